@@ -1,0 +1,59 @@
+"""A gate after ExampleValidator: anomalies stop the run.
+
+TFX 1.16's ExampleValidator only records anomalies (and a `blessed` flag per
+split) and lets Transform and the Trainer run on bad data. This component
+reads the anomalies and fails, listing every one, so that the pipeline stops
+before Transform; `create_pipeline` makes Transform wait for it.
+"""
+
+import os
+
+from tfx import v1 as tfx
+from tfx.types import standard_artifact_utils
+from tfx.utils import io_utils
+from tensorflow_metadata.proto.v0 import anomalies_pb2
+
+SCHEMA_DIFF = "SchemaDiff.pb"
+
+
+class AnomaliesFound(RuntimeError):
+  """The data does not match its schema."""
+
+
+def describe(anomalies: anomalies_pb2.Anomalies) -> list:
+  """One line per anomaly: the feature, its short description and details."""
+  lines = []
+  for feature, info in sorted(anomalies.anomaly_info.items()):
+    reasons = "; ".join(f"{r.short_description}: {r.description}"
+                        for r in info.reason)
+    lines.append(f"feature '{feature}': {reasons or info.description}")
+  if anomalies.HasField("dataset_anomaly_info"):
+    info = anomalies.dataset_anomaly_info
+    lines.append("dataset: " + "; ".join(r.description for r in info.reason))
+  return lines
+
+
+def read_anomalies(uri: str, split_names: str) -> dict:
+  """split -> the Anomalies proto that ExampleValidator wrote for it."""
+  result = {}
+  for split in standard_artifact_utils.decode_split_names(split_names):
+    path = os.path.join(uri, f"Split-{split}", SCHEMA_DIFF)
+    result[split] = anomalies_pb2.Anomalies.FromString(
+        io_utils.read_bytes_file(path))
+  return result
+
+
+@tfx.dsl.components.component
+def AnomaliesGate(
+    anomalies: tfx.dsl.components.InputArtifact[
+        tfx.types.standard_artifacts.ExampleAnomalies]) -> None:
+  """Fails the run when ExampleValidator found anomalies in any split."""
+  found = {split: describe(a) for split, a in
+           read_anomalies(anomalies.uri, anomalies.split_names).items()}
+  found = {split: lines for split, lines in found.items() if lines}
+  if found:
+    report = "\n".join(f"  split '{split}': {line}"
+                       for split, lines in found.items() for line in lines)
+    raise AnomaliesFound(
+        f"ExampleValidator found anomalies against the schema; the run stops "
+        f"before Transform.\n{report}\nAnomalies: {anomalies.uri}")

@@ -1,0 +1,45 @@
+"""The serving signature, and the SavedModel export.
+
+`serving_default` takes a [batch] of serialized `tf.train.Example`s with the
+raw features exactly as stored in the input TFRecords, applies the Transform
+graph and the same image decoding as training, and returns
+`{"probabilities": float32 [batch, num_classes]}`. The Transform graph is
+part of the SavedModel, so training and serving cannot drift apart.
+"""
+
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from components.images import decode_images
+from dataset.declaration import Declaration
+
+SIGNATURE = "serving_default"
+OUTPUT_KEY = "probabilities"
+
+
+def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
+                    decl: Declaration):
+  """The `serving_default` function: serialized raw Examples -> probabilities."""
+  # Tracked on the model so that the SavedModel keeps the Transform assets
+  # (vocabularies) alongside it.
+  model.tft_layer = tft_output.transform_features_layer()
+  raw_spec = tft_output.raw_feature_spec()
+  raw_spec.pop(decl.label.name, None)
+
+  @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+  def serve(serialized):
+    transformed = model.tft_layer(tf.io.parse_example(serialized, raw_spec))
+    inputs = {f.name: transformed[f.name] for f in decl.features}
+    for f in decl.of_kind("image"):
+      inputs[f.name] = decode_images(inputs[f.name], f)
+    return {OUTPUT_KEY: model(inputs, training=False)}
+
+  return serve
+
+
+def export_serving_model(model: tf.keras.Model,
+                         tft_output: tft.TFTransformOutput,
+                         decl: Declaration, export_dir: str) -> None:
+  """Saves the model with its `serving_default` signature to export_dir."""
+  serve = make_serving_fn(model, tft_output, decl)
+  model.save(export_dir, save_format="tf", signatures={SIGNATURE: serve})

@@ -1,0 +1,103 @@
+"""The Keras model, built from the declaration: one tower per kind of feature.
+
+Towers:
+  image        a small CNN per image feature, pooled until the feature map is
+               at most 8 pixels on a side, then flattened.
+  numeric      all numeric features concatenated, then one dense layer.
+  categorical  an embedding per feature.
+  sequence     int: a masked embedding, averaged over the sequence;
+               float: one dense layer over the padded values.
+The towers are concatenated and feed a softmax over the label's classes.
+"""
+
+from typing import Dict, List, Mapping
+
+import tensorflow as tf
+
+from dataset.declaration import Declaration, Feature
+from pipeline.config import TrainingConfig
+
+keras = tf.keras
+
+
+def _check_keras() -> None:
+  # components/__init__.py chooses tf-keras; a TF that loaded Keras 3 before
+  # that ran would mix two Keras versions in one model and fail far from here.
+  if not keras.__name__.startswith("tf_keras"):
+    raise RuntimeError(
+        f"tf.keras is {keras.__name__}, expected tf_keras: import `components` "
+        "before TensorFlow touches tf.keras (it sets TF_USE_LEGACY_KERAS=1)")
+
+
+def model_input(f: Feature) -> keras.Input:
+  """The Keras input of one transformed feature."""
+  if f.kind == "image":
+    return keras.Input((f.height, f.width, f.channels), name=f.name)
+  if f.kind == "numeric":
+    return keras.Input((f.length,), name=f.name)
+  if f.kind == "categorical":
+    return keras.Input((), name=f.name, dtype=tf.int64)
+  dtype = tf.int64 if f.dtype == "int" else tf.float32
+  return keras.Input((f.max_length,), name=f.name, dtype=dtype)
+
+
+def image_tower(x, f: Feature):
+  filters = 32
+  while min(x.shape[1], x.shape[2]) > 8:
+    x = keras.layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+    x = keras.layers.MaxPooling2D()(x)
+    filters = min(filters * 2, 256)
+  x = keras.layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
+  x = keras.layers.Conv2D(filters * 2, 3, padding="same", activation="relu")(x)
+  x = keras.layers.Flatten()(x)
+  return keras.layers.Dense(128, activation="relu", name=f"{f.name}_tower")(x)
+
+
+def categorical_tower(x, f: Feature, vocab_size: int):
+  dim = max(2, min(16, round(vocab_size ** 0.5) + 1))
+  return keras.layers.Embedding(vocab_size, dim, name=f"{f.name}_embedding")(x)
+
+
+def sequence_tower(x, f: Feature):
+  if f.dtype == "int":
+    x = keras.layers.Embedding(f.vocab_size + 1, 16, mask_zero=True,
+                               name=f"{f.name}_embedding")(x)
+    return keras.layers.GlobalAveragePooling1D()(x)
+  return keras.layers.Dense(16, activation="relu", name=f"{f.name}_tower")(x)
+
+
+def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
+                config: TrainingConfig) -> keras.Model:
+  """Builds and compiles the model.
+
+  Args:
+    decl: the dataset declaration.
+    vocab_sizes: categorical feature name -> number of ids, OOV buckets
+      included (from the Transform output).
+    config: the learning rate.
+
+  Returns:
+    A compiled model that maps transformed inputs (images decoded) to class
+    probabilities.
+  """
+  _check_keras()
+  inputs: Dict[str, keras.Input] = {f.name: model_input(f) for f in decl.features}
+  towers: List = [image_tower(inputs[f.name], f) for f in decl.of_kind("image")]
+  numeric = [inputs[f.name] for f in decl.of_kind("numeric")]
+  if numeric:
+    x = numeric[0] if len(numeric) == 1 else keras.layers.Concatenate()(numeric)
+    towers.append(keras.layers.Dense(32, activation="relu",
+                                     name="numeric_tower")(x))
+  towers += [categorical_tower(inputs[f.name], f, vocab_sizes[f.name])
+             for f in decl.of_kind("categorical")]
+  towers += [sequence_tower(inputs[f.name], f) for f in decl.of_kind("sequence")]
+  x = towers[0] if len(towers) == 1 else keras.layers.Concatenate()(towers)
+  x = keras.layers.Dense(128, activation="relu")(x)
+  x = keras.layers.Dropout(0.2)(x)
+  outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
+                               name="probabilities")(x)
+  model = keras.Model(inputs=inputs, outputs=outputs)
+  model.compile(optimizer=keras.optimizers.Adam(config.learning_rate),
+                loss="sparse_categorical_crossentropy",
+                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  return model

@@ -1,0 +1,137 @@
+"""Checks a declaration against the first records of its data, before any run.
+
+A mismatch here would otherwise surface minutes later, deep inside Transform or
+the Trainer, as a shape error that names neither the file nor the feature.
+"""
+
+import glob
+import os
+from typing import Dict, List
+
+import tensorflow as tf
+from google.protobuf import message
+
+from dataset.declaration import Declaration, DeclarationError, Feature
+
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_JPEG_MAGIC = b"\xff\xd8\xff"
+
+
+def data_files(decl: Declaration) -> Dict[str, List[str]]:
+  """The record files of each input, keyed by split (or `all` when unsplit).
+
+  Raises:
+    DeclarationError: when a pattern matches no file.
+  """
+  patterns = dict(decl.data.splits) or {"all": decl.data.pattern}
+  files = {}
+  for split, pattern in patterns.items():
+    full = os.path.join(decl.data.root, pattern)
+    files[split] = sorted(p for p in glob.glob(full) if os.path.isfile(p))
+    if not files[split]:
+      raise DeclarationError(
+          f"{decl.path}: field 'data': expected TFRecord files matching "
+          f"{full}, found none")
+  return files
+
+
+def _values(feature: tf.train.Feature) -> list:
+  kind = feature.WhichOneof("kind")
+  return list(getattr(feature, kind).value) if kind else []
+
+
+def _check_image(f: Feature, value: bytes) -> str:
+  if f.encoding == "raw":
+    if len(value) != f.raw_num_bytes:
+      return (f"{f.raw_num_bytes} bytes ({f.height}x{f.width}x{f.channels} "
+              f"{f.raw_dtype})", f"{len(value)} bytes")
+    return ""
+  magic = _PNG_MAGIC if f.encoding == "png" else _JPEG_MAGIC
+  if not value.startswith(magic):
+    return (f"{f.encoding.upper()}-encoded bytes",
+            f"bytes starting {value[:8]!r}")
+  return ""
+
+
+def _check_feature(f: Feature, feature: tf.train.Feature):
+  """Returns (expected, found) when `feature` does not match `f`, else None."""
+  kind = feature.WhichOneof("kind")
+  if kind != f.proto_kind:
+    return f"a {f.proto_kind} ({f.kind}, {f.dtype})", f"a {kind or 'empty feature'}"
+  values = _values(feature)
+  if f.kind == "image":
+    if len(values) != 1:
+      return "exactly one image", f"{len(values)} values"
+    return _check_image(f, values[0]) or None
+  if f.kind == "numeric" and len(values) != f.length:
+    return f"{f.length} value(s)", f"{len(values)} value(s)"
+  if f.kind == "categorical" and len(values) != 1:
+    return "exactly one value", f"{len(values)} values"
+  if f.kind == "sequence" and f.dtype == "int":
+    bad = [v for v in values if not 0 <= v < f.vocab_size]
+    if bad:
+      return f"ids in [0, {f.vocab_size})", f"{bad[0]}"
+  return None
+
+
+def check_example(decl: Declaration, example: tf.train.Example, where: str):
+  """Raises DeclarationError if one example does not match the declaration."""
+  fmap = example.features.feature
+
+  def fail(field, expected, found):
+    raise DeclarationError(f"{where}: field '{field}': expected {expected}, "
+                           f"found {found} (declared in {decl.path})")
+
+  if decl.label.name not in fmap:
+    fail(decl.label.name, "the label", "no such feature in the record")
+  label = fmap[decl.label.name]
+  if label.WhichOneof("kind") != "int64_list" or len(label.int64_list.value) != 1:
+    fail(decl.label.name, "one integer class id (int64_list)",
+         f"{label.WhichOneof('kind')} {_values(label)[:3]}")
+  if not 0 <= label.int64_list.value[0] < decl.label.num_classes:
+    fail(decl.label.name, f"a class id in [0, {decl.label.num_classes})",
+         label.int64_list.value[0])
+  for f in decl.features:
+    if f.name not in fmap:
+      fail(f.name, f"a {f.kind} feature", "no such feature in the record")
+    mismatch = _check_feature(f, fmap[f.name])
+    if mismatch:
+      fail(f.name, *mismatch)
+
+
+def check_records(decl: Declaration, records_per_file: int = 20,
+                  max_files: int = 4) -> int:
+  """Checks the first records of the first files of each split.
+
+  Args:
+    decl: the declaration to check.
+    records_per_file: how many records to read from each file.
+    max_files: how many files to read from each split.
+
+  Returns:
+    How many records were checked.
+
+  Raises:
+    DeclarationError: naming the file, the record, the field, what was
+      expected and what was found.
+  """
+  compression = "" if decl.data.compression == "NONE" else "GZIP"
+  checked = 0
+  for files in data_files(decl).values():
+    for path in files[:max_files]:
+      dataset = tf.data.TFRecordDataset(path, compression_type=compression)
+      try:
+        for i, record in enumerate(dataset.take(records_per_file)):
+          try:
+            example = tf.train.Example.FromString(record.numpy())
+          except message.DecodeError:
+            raise DeclarationError(
+                f"{path}: record {i}: expected a serialized tf.train.Example, "
+                f"found {len(record.numpy())} bytes that do not parse as one")
+          check_example(decl, example, f"{path}: record {i}")
+          checked += 1
+      except (tf.errors.DataLossError, tf.errors.OpError) as e:
+        raise DeclarationError(
+            f"{path}: cannot read as a {decl.data.compression} TFRecord file "
+            f"(data.compression in {decl.path}): {e.message}") from None
+  return checked

@@ -1,0 +1,283 @@
+"""The dataset declaration: one YAML file that says what a dataset's records hold.
+
+This module is the one home of the dataset contract. Every other module (the
+Transform `preprocessing_fn`, the model builder, the input_fn, the serving
+signature, the schema writer) reads feature names, kinds and shapes from a
+`Declaration`; none of them spells a feature name.
+
+The format, with the bundled digits as the worked example (`datasets/digits.yaml`):
+
+    name: digits
+    data:
+      root: ../runs/data/digits   # relative to this file, or absolute
+      compression: GZIP           # GZIP or NONE
+      splits:                     # either pre-split folders ...
+        train: train/*
+        eval: eval/*
+      # ... or one folder split by hash buckets:
+      # pattern: "*"
+      # hash_buckets: {train: 4, eval: 1}
+    schema: ../schemas/digits.pbtxt   # optional curated schema
+    label: {name: label, num_classes: 10}
+    features:
+      image: {kind: image, encoding: png, height: 8, width: 8, channels: 1}
+      ink: {kind: numeric, dtype: float, length: 1}
+"""
+
+import dataclasses
+import os
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+import yaml
+
+KINDS = ("image", "numeric", "categorical", "sequence")
+ENCODINGS = ("png", "jpeg", "raw")
+RAW_DTYPES = {"uint8": 1, "uint16": 2, "float16": 2, "float32": 4, "float64": 8}
+COMPRESSIONS = ("GZIP", "NONE")
+SPLIT_NAMES = ("train", "eval")
+
+
+class DeclarationError(ValueError):
+  """A declaration that does not match its format, or its data.
+
+  The message always names the file, the field, what was expected and what was
+  found, so that a user can fix it without reading this module.
+  """
+
+
+@dataclasses.dataclass(frozen=True)
+class Feature:
+  """One declared input feature.
+
+  Attributes:
+    name: the key of the feature in `tf.train.Example.features`.
+    kind: one of KINDS.
+    dtype: `float` or `int` for numeric and sequence features, `string` or
+      `int` for categorical ones, `bytes` for images.
+    length: number of values of a fixed-length numeric feature.
+    encoding: `png`, `jpeg` or `raw` for images.
+    height, width, channels: image size; encoded images are resized to it.
+    raw_dtype: element type of raw image bytes, a key of RAW_DTYPES.
+    max_length: sequences are padded or cut to this many values.
+    vocab_size: int sequences: values are ids in [0, vocab_size).
+    top_k: categorical: keep the most frequent values (None keeps all).
+    num_oov_buckets: categorical: buckets for values outside the vocabulary.
+  """
+  name: str
+  kind: str
+  dtype: str = "float"
+  length: int = 1
+  encoding: Optional[str] = None
+  height: int = 0
+  width: int = 0
+  channels: int = 0
+  raw_dtype: str = "uint8"
+  max_length: int = 0
+  vocab_size: int = 0
+  top_k: Optional[int] = None
+  num_oov_buckets: int = 1
+
+  @property
+  def proto_kind(self) -> str:
+    """The `tf.train.Feature` list this feature is stored in."""
+    if self.kind == "image" or self.dtype == "string":
+      return "bytes_list"
+    return "int64_list" if self.dtype == "int" else "float_list"
+
+  @property
+  def raw_num_bytes(self) -> int:
+    """Exact byte length of one raw image."""
+    return self.height * self.width * self.channels * RAW_DTYPES[self.raw_dtype]
+
+
+@dataclasses.dataclass(frozen=True)
+class Label:
+  """The label: an int64 class id in [0, num_classes)."""
+  name: str
+  num_classes: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Data:
+  """Where the records are.
+
+  Attributes:
+    root: absolute folder that holds the TFRecords.
+    compression: `GZIP` or `NONE`.
+    splits: split name -> glob below root, for pre-split data; empty otherwise.
+    pattern: glob below root for data that ImportExampleGen splits itself.
+    hash_buckets: split name -> number of hash buckets, with `pattern`.
+  """
+  root: str
+  compression: str = "GZIP"
+  splits: Mapping[str, str] = dataclasses.field(default_factory=dict)
+  pattern: str = ""
+  hash_buckets: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Declaration:
+  """A whole dataset declaration, loaded and validated by `load`."""
+  name: str
+  path: str
+  data: Data
+  label: Label
+  features: Tuple[Feature, ...]
+  schema: Optional[str] = None
+
+  def of_kind(self, kind: str) -> List[Feature]:
+    return [f for f in self.features if f.kind == kind]
+
+  def to_dict(self) -> Dict[str, Any]:
+    """A JSON-able form, passed to Transform and Trainer as custom_config."""
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_dict(cls, d: Mapping[str, Any]) -> "Declaration":
+    """The inverse of `to_dict`."""
+    return cls(
+        name=d["name"], path=d["path"], schema=d.get("schema"),
+        data=Data(**d["data"]), label=Label(**d["label"]),
+        features=tuple(Feature(**f) for f in d["features"]))
+
+
+class _Reader:
+  """Reads typed fields from a YAML mapping, naming the file and field on error."""
+
+  def __init__(self, path: str):
+    self.path = path
+
+  def fail(self, field: str, expected: str, found: Any) -> DeclarationError:
+    return DeclarationError(
+        f"{self.path}: field '{field}': expected {expected}, found {found!r}")
+
+  def mapping(self, node: Any, field: str, allowed: Tuple[str, ...]) -> Mapping:
+    if not isinstance(node, Mapping):
+      raise self.fail(field, "a mapping", node)
+    unknown = sorted(set(node) - set(allowed))
+    if unknown:
+      raise self.fail(f"{field}.{unknown[0]}" if field else unknown[0],
+                      f"one of the keys {', '.join(allowed)}", "an unknown key")
+    return node
+
+  def get(self, node: Mapping, field: str, key: str, kind: type,
+          default: Any = ..., choices: Tuple = (), minimum: Optional[int] = None):
+    name = f"{field}.{key}" if field else key
+    if key not in node:
+      if default is ...:
+        raise self.fail(name, f"a {kind.__name__}", "nothing (the field is missing)")
+      return default
+    value = node[key]
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+      raise self.fail(name, f"a {kind.__name__}", value)
+    if choices and value not in choices:
+      raise self.fail(name, f"one of {', '.join(map(str, choices))}", value)
+    if minimum is not None and value < minimum:
+      raise self.fail(name, f"an integer >= {minimum}", value)
+    return value
+
+
+def _feature(r: _Reader, name: str, node: Any) -> Feature:
+  field = f"features.{name}"
+  node = r.mapping(node, field, (
+      "kind", "dtype", "length", "encoding", "height", "width", "channels",
+      "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets"))
+  kind = r.get(node, field, "kind", str, choices=KINDS)
+  if kind == "image":
+    encoding = r.get(node, field, "encoding", str, choices=ENCODINGS)
+    raw_dtype = r.get(node, field, "raw_dtype", str, "uint8", tuple(RAW_DTYPES))
+    return Feature(
+        name, kind, dtype="bytes", encoding=encoding, raw_dtype=raw_dtype,
+        height=r.get(node, field, "height", int, minimum=1),
+        width=r.get(node, field, "width", int, minimum=1),
+        channels=r.get(node, field, "channels", int, choices=(1, 3, 4)))
+  if kind == "numeric":
+    return Feature(name, kind,
+                   dtype=r.get(node, field, "dtype", str, choices=("float", "int")),
+                   length=r.get(node, field, "length", int, 1, minimum=1))
+  if kind == "categorical":
+    return Feature(name, kind,
+                   dtype=r.get(node, field, "dtype", str, choices=("string", "int")),
+                   top_k=r.get(node, field, "top_k", int, None, minimum=1),
+                   num_oov_buckets=r.get(node, field, "num_oov_buckets", int, 1,
+                                         minimum=1))
+  dtype = r.get(node, field, "dtype", str, choices=("float", "int"))
+  vocab_size = r.get(node, field, "vocab_size", int, 0, minimum=1)
+  if dtype == "int" and not vocab_size:
+    raise r.fail(f"{field}.vocab_size", "an integer >= 1 for an int sequence",
+                 "nothing (the field is missing)")
+  return Feature(name, kind, dtype=dtype, vocab_size=vocab_size,
+                 max_length=r.get(node, field, "max_length", int, minimum=1))
+
+
+def _data(r: _Reader, node: Any, base: str) -> Data:
+  node = r.mapping(node, "data", (
+      "root", "compression", "splits", "pattern", "hash_buckets"))
+  root = os.path.normpath(os.path.join(base, r.get(node, "data", "root", str)))
+  compression = r.get(node, "data", "compression", str, "GZIP", COMPRESSIONS)
+  if ("splits" in node) == ("pattern" in node):
+    raise r.fail("data", "exactly one of 'splits' (pre-split folders) or "
+                 "'pattern' (split by hash buckets)", sorted(node))
+  if "splits" in node:
+    splits = r.mapping(node["splits"], "data.splits", SPLIT_NAMES)
+    for split in SPLIT_NAMES:
+      r.get(splits, "data.splits", split, str)
+    return Data(root, compression, splits=dict(splits))
+  buckets = r.mapping(node.get("hash_buckets", {"train": 4, "eval": 1}),
+                      "data.hash_buckets", SPLIT_NAMES)
+  for split in SPLIT_NAMES:
+    r.get(buckets, "data.hash_buckets", split, int, minimum=1)
+  return Data(root, compression, pattern=r.get(node, "data", "pattern", str),
+              hash_buckets=dict(buckets))
+
+
+def parse(raw: Any, path: str) -> Declaration:
+  """Validates a parsed YAML document against the declaration format.
+
+  Args:
+    raw: the document, as `yaml.safe_load` returns it.
+    path: the file it came from; relative paths inside it are resolved from
+      its folder, and every error names it.
+
+  Returns:
+    The typed declaration.
+
+  Raises:
+    DeclarationError: naming the field, what was expected and what was found.
+  """
+  r = _Reader(path)
+  base = os.path.dirname(os.path.abspath(path))
+  raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features"))
+  name = r.get(raw, "", "name", str)
+  if not name.replace("-", "").replace("_", "").isalnum():
+    raise r.fail("name", "letters, digits, '-' and '_' only", name)
+  label_node = r.mapping(raw.get("label"), "label", ("name", "num_classes"))
+  label = Label(r.get(label_node, "label", "name", str),
+                r.get(label_node, "label", "num_classes", int, minimum=2))
+  features_node = r.get(raw, "", "features", dict)
+  if not features_node:
+    raise r.fail("features", "at least one feature", features_node)
+  features = tuple(_feature(r, str(n), f) for n, f in features_node.items())
+  if label.name in features_node:
+    raise r.fail(f"features.{label.name}", "no feature named like the label",
+                 "a feature with the label's name")
+  schema = r.get(raw, "", "schema", str, None)
+  if schema is not None:
+    schema = os.path.normpath(os.path.join(base, schema))
+    if not os.path.isfile(schema):
+      raise r.fail("schema", "an existing schema file", schema)
+  return Declaration(name=name, path=os.path.abspath(path),
+                     data=_data(r, raw.get("data"), base), label=label,
+                     features=features, schema=schema)
+
+
+def load(path: str) -> Declaration:
+  """Reads and validates the declaration at `path` (see `parse`)."""
+  try:
+    with open(path, encoding="utf-8") as f:
+      raw = yaml.safe_load(f)
+  except OSError as e:
+    raise DeclarationError(f"{path}: cannot read the declaration: {e.strerror}")
+  except yaml.YAMLError as e:
+    raise DeclarationError(f"{path}: not valid YAML: {e}")
+  return parse(raw, path)

@@ -1,0 +1,51 @@
+"""A starting TFMD schema, written from a declaration, to curate by hand.
+
+SchemaGen infers a schema from statistics, and gets two things wrong for this
+kind of data: image bytes look like strings (UTF-8 warnings, meaningless string
+statistics), and it guesses fixed versus variable length. The declaration
+already knows both, so the schema it writes marks images with an image domain,
+gives fixed-length features a shape and sequences a value count. A user then
+adds domains (value ranges, allowed strings) that only they know, and commits
+the file under `schemas/`; the pipeline imports it with ImportSchemaGen.
+"""
+
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from dataset.declaration import Declaration, Feature
+
+_TYPES = {"bytes_list": schema_pb2.BYTES, "int64_list": schema_pb2.INT,
+          "float_list": schema_pb2.FLOAT}
+
+
+def _fixed(feature: schema_pb2.Feature, length: int) -> None:
+  feature.shape.dim.add().size = length
+  feature.presence.min_fraction = 1.0
+
+
+def _add(schema: schema_pb2.Schema, f: Feature) -> None:
+  feature = schema.feature.add(name=f.name, type=_TYPES[f.proto_kind])
+  if f.kind == "image":
+    _fixed(feature, 1)
+    feature.image_domain.SetInParent()
+  elif f.kind == "numeric":
+    _fixed(feature, f.length)
+  elif f.kind == "categorical":
+    _fixed(feature, 1)
+  else:  # a sequence: variable length, no shape
+    feature.value_count.min = 1
+    feature.presence.min_fraction = 1.0
+    if f.dtype == "int":
+      feature.int_domain.min = 0
+      feature.int_domain.max = f.vocab_size - 1
+
+
+def from_declaration(decl: Declaration) -> schema_pb2.Schema:
+  """The schema that the declaration implies, with the label's class range."""
+  schema = schema_pb2.Schema()
+  label = schema.feature.add(name=decl.label.name, type=schema_pb2.INT)
+  _fixed(label, 1)
+  label.int_domain.min = 0
+  label.int_domain.max = decl.label.num_classes - 1
+  for f in decl.features:
+    _add(schema, f)
+  return schema

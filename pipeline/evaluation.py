@@ -1,0 +1,34 @@
+"""The Evaluator's configuration: always explicit thresholds.
+
+Without thresholds TFMA never blesses a model, silently (TFX issue #5148).
+Here a model is blessed only when its eval accuracy clears `min_accuracy`
+and, once a blessed model exists, it is at most `max_accuracy_drop` below the
+latest blessed model.
+"""
+
+import tensorflow_model_analysis as tfma
+
+from components.export import OUTPUT_KEY, SIGNATURE
+from pipeline.config import PipelineConfig
+
+METRIC = "sparse_categorical_accuracy"
+
+
+def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
+  """The EvalConfig for the candidate model and the baseline."""
+  threshold = tfma.MetricThreshold(
+      value_threshold=tfma.GenericValueThreshold(
+          lower_bound={"value": config.min_accuracy}),
+      change_threshold=tfma.GenericChangeThreshold(
+          direction=tfma.MetricDirection.HIGHER_IS_BETTER,
+          absolute={"value": -config.max_accuracy_drop - 1e-10}))
+  return tfma.EvalConfig(
+      model_specs=[tfma.ModelSpec(
+          signature_name=SIGNATURE, prediction_key=OUTPUT_KEY,
+          label_key=config.declaration.label.name)],
+      slicing_specs=[tfma.SlicingSpec()],
+      metrics_specs=[tfma.MetricsSpec(metrics=[
+          tfma.MetricConfig(class_name="ExampleCount"),
+          tfma.MetricConfig(class_name="SparseCategoricalAccuracy",
+                            threshold=threshold),
+      ])])

@@ -1,0 +1,114 @@
+"""What a pipeline run did, read back from ML Metadata.
+
+Used by the local runner to print why a model was or was not blessed and
+where it was pushed, and by the tests to assert on what really ran.
+"""
+
+import dataclasses
+from typing import Dict, Optional
+
+import ml_metadata as mlmd
+import tensorflow_model_analysis as tfma
+from ml_metadata.proto import metadata_store_pb2
+
+from pipeline.evaluation import METRIC
+
+_STATE = metadata_store_pb2.Execution.State
+
+
+@dataclasses.dataclass
+class Outcome:
+  """One pipeline run, as recorded in ML Metadata.
+
+  Attributes:
+    states: node id -> execution state of this run (`COMPLETE`, `CACHED`,
+      `FAILED`, ...); nodes that did not run are absent.
+    blessed: whether the Evaluator blessed the model; None if it did not run.
+    accuracy: the candidate model's eval accuracy, if evaluated.
+    reasons: why a model was not blessed, one line per failed threshold.
+    pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
+      had written), or None.
+  """
+  states: Dict[str, str]
+  blessed: Optional[bool] = None
+  accuracy: Optional[float] = None
+  reasons: tuple = ()
+  pushed_dir: Optional[str] = None
+
+  def summary(self) -> str:
+    lines = [f"  {node}: {state}" for node, state in self.states.items()]
+    if self.blessed is not None:
+      verdict = "blessed" if self.blessed else "NOT blessed"
+      lines.append(f"model {verdict}: eval accuracy {self.accuracy:.4f}")
+      lines += [f"  {r}" for r in self.reasons]
+    lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
+                 else "no model pushed")
+    return "\n".join(lines)
+
+
+def _store(metadata_path: str) -> mlmd.MetadataStore:
+  config = metadata_store_pb2.ConnectionConfig()
+  config.sqlite.filename_uri = metadata_path
+  config.sqlite.connection_mode = 1  # READONLY: never create or change it
+  return mlmd.MetadataStore(config)
+
+
+def _evaluation(uri: str) -> tuple:
+  """(accuracy, failed-threshold lines) from an Evaluator output folder."""
+  accuracy = None
+  for metrics in tfma.load_metrics(uri):
+    if not metrics.slice_key.single_slice_keys:
+      for kv in metrics.metric_keys_and_values:
+        if (kv.key.name == METRIC and not kv.key.is_diff
+            and kv.key.model_name != "baseline"):
+          accuracy = kv.value.double_value.value
+  reasons = []
+  for per_slice in tfma.load_validation_result(uri).metric_validations_per_slice:
+    for failure in per_slice.failures:
+      kind = "change against the baseline" if failure.metric_key.is_diff else "value"
+      reasons.append(f"{failure.metric_key.name} {kind} "
+                     f"{failure.metric_value.double_value.value:.4f} fails "
+                     f"its threshold {failure.metric_threshold}".replace("\n", " "))
+  return accuracy, tuple(reasons)
+
+
+def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
+  """The latest run of `pipeline_name` in the SQLite store at metadata_path."""
+  store = _store(metadata_path)
+  runs = [c for c in store.get_contexts_by_type("pipeline_run")
+          if store.get_parent_contexts_by_context(c.id)
+          and store.get_parent_contexts_by_context(c.id)[0].name == pipeline_name]
+  if not runs:
+    return Outcome(states={})
+  run = max(runs, key=lambda c: c.create_time_since_epoch)
+  in_run = {e.id: e for e in store.get_executions_by_context(run.id)}
+  prefix = pipeline_name + "."
+  outcome = Outcome(states={})
+  for node in store.get_contexts_by_type("node"):
+    if not node.name.startswith(prefix):
+      continue
+    for execution in store.get_executions_by_context(node.id):
+      if execution.id in in_run:
+        node_id = node.name[len(prefix):]
+        outcome.states[node_id] = _STATE.Name(execution.last_known_state)
+        _read_outputs(store, node_id, execution, outcome)
+  return outcome
+
+
+def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
+  """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
+  if node_id not in ("Evaluator", "Pusher"):
+    return
+  events = store.get_events_by_execution_ids([execution.id])
+  outputs = [e.artifact_id for e in events
+             if e.type in (metadata_store_pb2.Event.OUTPUT,
+                           metadata_store_pb2.Event.DECLARED_OUTPUT)]
+  for artifact in store.get_artifacts_by_id(outputs):
+    props = artifact.custom_properties
+    if "blessed" in props and "current_model" in props:
+      outcome.blessed = bool(props["blessed"].int_value)
+    elif "pushed" in props:
+      pushed = bool(props["pushed"].int_value)
+      outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
+    elif store.get_artifact_types_by_id([artifact.type_id])[0].name == "ModelEvaluation":
+      outcome.accuracy, outcome.reasons = _evaluation(artifact.uri)
