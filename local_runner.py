@@ -8,6 +8,10 @@ against the first records of the data; a mismatch stops here, with nothing
 written. Then every component runs in this process, one after the other, and
 the run ends by printing `pushed model: <directory>`.
 
+Exit status: 0 when a model was pushed; 1 when the run stopped on data
+anomalies or the model was not blessed (the output says why); 2 when the
+declaration or the configuration is invalid (nothing was run or written).
+
 Outputs, under --output-dir (default `runs/`):
   <pipeline>/pipeline_root/   every component's artifacts
   <pipeline>/metadata.sqlite  the ML Metadata store
@@ -19,9 +23,10 @@ import os
 import sys
 from typing import List, Optional
 
-import components  # noqa: F401  (makes the Keras choice before TF loads)
 from tfx import v1 as tfx
 
+import components  # noqa: F401  (makes the Keras choice before TF loads)
+from components.anomalies_gate import AnomaliesFound
 from dataset import check, declaration, digits
 from pipeline import outcome
 from pipeline.config import ConfigError, PipelineConfig, TrainingConfig
@@ -77,9 +82,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   metadata_path = os.path.join(home, "metadata.sqlite")
-  tfx.orchestration.LocalDagRunner().run(create_pipeline(
-      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(
-          metadata_path)))
+  try:
+    tfx.orchestration.LocalDagRunner().run(create_pipeline(
+        config, tfx.orchestration.metadata.sqlite_metadata_connection_config(
+            metadata_path)))
+  except AnomaliesFound as e:
+    print(f"error: {e}\nno model pushed", file=sys.stderr)
+    return 1
   result = outcome.read_outcome(metadata_path, name)
   print(result.summary())
   return 0 if result.pushed_dir else 1

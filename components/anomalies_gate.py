@@ -8,10 +8,10 @@ before Transform; `create_pipeline` makes Transform wait for it.
 
 import os
 
+from tensorflow_metadata.proto.v0 import anomalies_pb2
 from tfx import v1 as tfx
 from tfx.types import standard_artifact_utils
 from tfx.utils import io_utils
-from tensorflow_metadata.proto.v0 import anomalies_pb2
 
 SCHEMA_DIFF = "SchemaDiff.pb"
 

@@ -127,7 +127,7 @@ def check_records(decl: Declaration, records_per_file: int = 20,
           except message.DecodeError:
             raise DeclarationError(
                 f"{path}: record {i}: expected a serialized tf.train.Example, "
-                f"found {len(record.numpy())} bytes that do not parse as one")
+                f"found {len(record.numpy())} bytes that do not parse as one") from None
           check_example(decl, example, f"{path}: record {i}")
           checked += 1
       except (tf.errors.DataLossError, tf.errors.OpError) as e:

@@ -141,6 +141,15 @@ class Declaration:
         features=tuple(Feature(**f) for f in d["features"]))
 
 
+class _Missing:
+  def __repr__(self):
+    return "nothing (the field is missing)"
+
+
+MISSING = _Missing()
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping"}
+
+
 class _Reader:
   """Reads typed fields from a YAML mapping, naming the file and field on error."""
 
@@ -165,11 +174,11 @@ class _Reader:
     name = f"{field}.{key}" if field else key
     if key not in node:
       if default is ...:
-        raise self.fail(name, f"a {kind.__name__}", "nothing (the field is missing)")
+        raise self.fail(name, _TYPE_NAMES[kind], MISSING)
       return default
     value = node[key]
     if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-      raise self.fail(name, f"a {kind.__name__}", value)
+      raise self.fail(name, _TYPE_NAMES[kind], value)
     if choices and value not in choices:
       raise self.fail(name, f"one of {', '.join(map(str, choices))}", value)
     if minimum is not None and value < minimum:
@@ -205,7 +214,7 @@ def _feature(r: _Reader, name: str, node: Any) -> Feature:
   vocab_size = r.get(node, field, "vocab_size", int, 0, minimum=1)
   if dtype == "int" and not vocab_size:
     raise r.fail(f"{field}.vocab_size", "an integer >= 1 for an int sequence",
-                 "nothing (the field is missing)")
+                 MISSING)
   return Feature(name, kind, dtype=dtype, vocab_size=vocab_size,
                  max_length=r.get(node, field, "max_length", int, minimum=1))
 
@@ -277,7 +286,7 @@ def load(path: str) -> Declaration:
     with open(path, encoding="utf-8") as f:
       raw = yaml.safe_load(f)
   except OSError as e:
-    raise DeclarationError(f"{path}: cannot read the declaration: {e.strerror}")
+    raise DeclarationError(f"{path}: cannot read the declaration: {e.strerror}") from None
   except yaml.YAMLError as e:
-    raise DeclarationError(f"{path}: not valid YAML: {e}")
+    raise DeclarationError(f"{path}: not valid YAML: {e}") from None
   return parse(raw, path)

@@ -9,9 +9,10 @@ import os
 from typing import List, Optional
 
 from tfx import v1 as tfx
-from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
-    LatestBlessedModelStrategy)
 from tfx.dsl.components.base import executor_spec
+from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
+  LatestBlessedModelStrategy,
+)
 from tfx.orchestration import metadata
 
 import components

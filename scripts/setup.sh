@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Creates .venv with Python 3.10 and the locked stack in requirements.txt, once.
+# Re-running is cheap: it reinstalls only when requirements.txt has changed.
+# Why Python 3.10: see DEVELOPERS.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {
+  local candidates=(python3.10)
+  if command -v pyenv >/dev/null 2>&1; then
+    candidates+=("$(pyenv root)"/versions/3.10*/bin/python3.10)
+  fi
+  candidates+=("$HOME"/.pyenv/versions/3.10*/bin/python3.10 /usr/bin/python3.10 /usr/local/bin/python3.10)
+  for py in "${candidates[@]}"; do
+    if "$py" -c 'import sys; assert sys.version_info[:2] == (3, 10)' >/dev/null 2>&1; then
+      echo "$py"; return 0
+    fi
+  done
+  return 1
+}
+
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+py=$(find_python) || {
+  echo "setup: Python 3.10 is required (tfx 1.16 needs Python < 3.11, and no" >&2
+  echo "setup: tfx release newer than 1.17 installs on glibc 2.36); none found." >&2
+  echo "setup: install it, e.g. 'pyenv install 3.10', and run this again." >&2
+  exit 1
+}
+echo "setup: creating .venv with $py and installing requirements.txt (a few minutes, once)" >&2
+rm -rf .venv
+"$py" -m venv .venv
+.venv/bin/pip install --quiet --upgrade pip
+.venv/bin/pip install --quiet -r requirements.txt
+.venv/bin/pip install --quiet --no-deps -e .
+echo "$want" > "$stamp"

@@ -1,0 +1,84 @@
+"""Shared fixtures: synthetic records, declarations, and the bundled digits."""
+
+import copy
+import os
+
+import numpy as np
+import pytest
+import yaml
+
+import components  # noqa: F401  (the Keras choice, before TF loads Keras)
+from dataset import declaration, digits, shards
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DIGITS_YAML = os.path.join(REPO, "datasets", "digits.yaml")
+DIGITS_SCHEMA = os.path.join(REPO, "schemas", "digits.pbtxt")
+
+
+def digits_raw() -> dict:
+  """The digits declaration as a YAML document, to copy and modify."""
+  with open(DIGITS_YAML) as f:
+    return yaml.safe_load(f)
+
+
+def write_declaration(folder, raw: dict, name: str = "dataset.yaml") -> str:
+  path = os.path.join(str(folder), name)
+  with open(path, "w") as f:
+    yaml.safe_dump(raw, f)
+  return path
+
+
+def digit_rows(count: int, start: int = 0) -> list:
+  """Feature dicts of real digits, as the bundled writer makes them."""
+  from sklearn.datasets import load_digits
+  data = load_digits()
+  images = np.round(data.images * (255.0 / 16.0)).astype(np.uint8)
+  return [digits.digit_features(images[i], data.target[i])
+          for i in range(start, start + count)]
+
+
+def digits_dataset(folder, rows: list, pattern_layout: bool = True,
+                   schema: bool = True) -> str:
+  """Writes rows as GZIP records under folder/data and a declaration for them.
+
+  Returns:
+    The declaration's path.
+  """
+  data = os.path.join(str(folder), "data")
+  raw = copy.deepcopy(digits_raw())
+  if pattern_layout:
+    shards.write_examples(rows, data, "digits", 2, "GZIP")
+    raw["data"] = {"root": data, "compression": "GZIP", "pattern": "*.gz",
+                   "hash_buckets": {"train": 3, "eval": 1}}
+  else:
+    half = len(rows) * 3 // 4
+    shards.write_examples(rows[:half], os.path.join(data, "train"), "d", 1, "GZIP")
+    shards.write_examples(rows[half:], os.path.join(data, "eval"), "d", 1, "GZIP")
+    raw["data"]["root"] = data
+  if schema:
+    raw["schema"] = DIGITS_SCHEMA
+  else:
+    raw.pop("schema")
+  return write_declaration(folder, raw)
+
+
+@pytest.fixture
+def digits_decl(tmp_path) -> declaration.Declaration:
+  """A declaration of 64 real digits in pre-split folders."""
+  return declaration.load(digits_dataset(tmp_path, digit_rows(64),
+                                         pattern_layout=False))
+
+
+@pytest.fixture(scope="session")
+def transformed(tmp_path_factory):
+  """64 digits through the real preprocessing_fn with tft_beam.
+
+  Returns a dict with: decl, rows (raw feature dicts), transform_dir (a
+  TFTransformOutput folder), files (GZIP TFRecords of transformed Examples),
+  and outputs (the transformed instances, in input order).
+  """
+  from tests.transform_helpers import analyze_and_transform
+  folder = tmp_path_factory.mktemp("transformed")
+  rows = digit_rows(64)
+  decl = declaration.load(digits_dataset(folder, rows, pattern_layout=False))
+  return analyze_and_transform(decl, rows, str(folder))

@@ -1,0 +1,177 @@
+"""The dataset declaration: its format, and its check against the records."""
+
+import copy
+import os
+
+import pytest
+
+from dataset import check, declaration, shards
+from tests.conftest import (
+  DIGITS_SCHEMA,
+  DIGITS_YAML,
+  digit_rows,
+  digits_dataset,
+  digits_raw,
+  write_declaration,
+)
+
+DeclarationError = declaration.DeclarationError
+
+
+def test_bundled_digits_declaration_loads():
+  decl = declaration.load(DIGITS_YAML)
+  assert decl.name == "digits"
+  assert decl.label.num_classes == 10
+  assert [f.kind for f in decl.features] == [
+      "image", "numeric", "numeric", "categorical", "sequence"]
+  image = decl.of_kind("image")[0]
+  assert (image.encoding, image.height, image.width, image.channels) == ("png", 8, 8, 1)
+  assert decl.schema.endswith(os.path.join("schemas", "digits.pbtxt"))
+  assert decl.data.root.endswith(os.path.join("runs", "data", "digits"))
+
+
+def test_declaration_survives_the_custom_config_round_trip():
+  decl = declaration.load(DIGITS_YAML)
+  assert declaration.Declaration.from_dict(decl.to_dict()) == decl
+
+
+def test_raw_image_and_hash_split_declaration(tmp_path):
+  raw = digits_raw()
+  raw["features"] = {"pixels": {"kind": "image", "encoding": "raw", "height": 64,
+                                "width": 64, "channels": 1, "raw_dtype": "float32"}}
+  raw["data"] = {"root": "data", "pattern": "*.tfrecord", "compression": "NONE"}
+  raw.pop("schema")
+  decl = declaration.load(write_declaration(tmp_path, raw))
+  assert decl.features[0].raw_num_bytes == 64 * 64 * 4
+  assert decl.data.hash_buckets == {"train": 4, "eval": 1}
+  assert decl.data.root == os.path.join(str(tmp_path), "data")
+  assert decl.schema is None
+
+
+def _mutated(edit):
+  raw = copy.deepcopy(digits_raw())
+  raw["schema"] = DIGITS_SCHEMA
+  edit(raw)
+  return raw
+
+
+FORMAT_ERRORS = [
+    ("missing label", lambda r: r.pop("label"), "'label': expected a mapping"),
+    ("too few classes", lambda r: r["label"].update(num_classes=1),
+     "'label.num_classes': expected an integer >= 2, found 1"),
+    ("unknown kind", lambda r: r["features"]["ink"].update(kind="text"),
+     "'features.ink.kind': expected one of image, numeric, categorical, sequence, found 'text'"),
+    ("unknown encoding", lambda r: r["features"]["image"].update(encoding="gif"),
+     "'features.image.encoding': expected one of png, jpeg, raw, found 'gif'"),
+    ("image without height", lambda r: r["features"]["image"].pop("height"),
+     "'features.image.height': expected an integer, found nothing (the field is missing)"),
+    ("bad raw dtype", lambda r: r["features"]["image"].update(
+        encoding="raw", raw_dtype="int7"), "'features.image.raw_dtype'"),
+    ("int sequence without vocab", lambda r: r["features"]["row_ink"].pop("vocab_size"),
+     "'features.row_ink.vocab_size': expected an integer >= 1 for an int sequence"),
+    ("string numeric", lambda r: r["features"]["ink"].update(dtype="string"),
+     "'features.ink.dtype': expected one of float, int, found 'string'"),
+    ("unknown key", lambda r: r["features"]["ink"].update(lenght=3),
+     "'features.ink.lenght': expected one of the keys"),
+    ("no features", lambda r: r.update(features={}),
+     "'features': expected at least one feature"),
+    ("feature named like the label", lambda r: r["features"].update(
+        label={"kind": "numeric", "dtype": "int"}), "'features.label'"),
+    ("splits and pattern", lambda r: r["data"].update(pattern="*"),
+     "'data': expected exactly one of 'splits'"),
+    ("missing eval split", lambda r: r["data"]["splits"].pop("eval"),
+     "'data.splits.eval': expected a string, found nothing (the field is missing)"),
+    ("bad compression", lambda r: r["data"].update(compression="ZLIB"),
+     "'data.compression': expected one of GZIP, NONE, found 'ZLIB'"),
+    ("missing schema file", lambda r: r.update(schema="nowhere.pbtxt"),
+     "'schema': expected an existing schema file"),
+    ("boolean as int", lambda r: r["features"]["image"].update(width=True),
+     "'features.image.width': expected an integer, found True"),
+]
+
+
+@pytest.mark.parametrize("edit,message", [e[1:] for e in FORMAT_ERRORS],
+                         ids=[e[0] for e in FORMAT_ERRORS])
+def test_invalid_format_names_file_field_expected_and_found(tmp_path, edit, message):
+  path = write_declaration(tmp_path, _mutated(edit))
+  with pytest.raises(DeclarationError) as error:
+    declaration.load(path)
+  assert str(error.value).startswith(path + ": field")
+  assert message in str(error.value)
+
+
+def test_unreadable_and_invalid_yaml_name_the_file(tmp_path):
+  missing = str(tmp_path / "missing.yaml")
+  with pytest.raises(DeclarationError, match="missing.yaml: cannot read"):
+    declaration.load(missing)
+  bad = tmp_path / "bad.yaml"
+  bad.write_text("name: [unclosed\n")
+  with pytest.raises(DeclarationError, match="bad.yaml: not valid YAML"):
+    declaration.load(str(bad))
+
+
+def test_check_passes_on_matching_records(digits_decl):
+  assert check.check_records(digits_decl) == 20 + 16  # 20 of 48 train, all 16 eval
+
+
+def _bad_rows(edit):
+  """Eight good digits, but the fourth edited: record 1 of the second shard."""
+  rows = digit_rows(8)
+  edit(rows[3])
+  return rows
+
+
+DATA_ERRORS = [
+    ("feature absent", lambda r: r.pop("brightness"),
+     "record 1: field 'brightness': expected a numeric feature, found no such feature"),
+    ("label not an integer", lambda r: r.update(label=[3.0]),
+     "field 'label': expected one integer class id (int64_list), found float_list"),
+    ("label out of range", lambda r: r.update(label=[12]),
+     "field 'label': expected a class id in [0, 10), found 12"),
+    ("image not PNG", lambda r: r.update(image=[b"GIF89a...."]),
+     "field 'image': expected PNG-encoded bytes, found bytes starting b'GIF89a.."),
+    ("numeric too long", lambda r: r.update(ink=[0.1, 0.2]),
+     "field 'ink': expected 1 value(s), found 2 value(s)"),
+    ("sequence id out of vocabulary", lambda r: r.update(row_ink=[3, 9]),
+     "field 'row_ink': expected ids in [0, 9), found 9"),
+    ("wrong type", lambda r: r.update(shape=[1]),
+     "field 'shape': expected a bytes_list (categorical, string), found a int64_list"),
+]
+
+
+@pytest.mark.parametrize("edit,message", [e[1:] for e in DATA_ERRORS],
+                         ids=[e[0] for e in DATA_ERRORS])
+def test_records_that_do_not_match_fail_with_file_record_and_field(tmp_path, edit, message):
+  decl = declaration.load(digits_dataset(tmp_path, _bad_rows(edit)))
+  with pytest.raises(DeclarationError) as error:
+    check.check_records(decl)
+  assert os.path.join(str(tmp_path), "data", "digits-00001-of-00002") in str(error.value)
+  assert message in str(error.value)
+
+
+def test_raw_image_of_the_wrong_size_fails(tmp_path):
+  raw = digits_raw()
+  raw.pop("schema")
+  raw["features"] = {"pixels": {"kind": "image", "encoding": "raw", "height": 28,
+                                "width": 28, "channels": 1}}
+  raw["data"] = {"root": "data", "pattern": "*", "compression": "NONE"}
+  good = {"pixels": [bytes(28 * 28)], "label": [1]}
+  bad = {"pixels": [bytes(27 * 28)], "label": [1]}
+  shards.write_examples([good, bad], str(tmp_path / "data"), "p", 1, "NONE")
+  decl = declaration.load(write_declaration(tmp_path, raw))
+  with pytest.raises(DeclarationError, match=(
+      r"record 1: field 'pixels': expected 784 bytes \(28x28x1 uint8\), found 756 bytes")):
+    check.check_records(decl)
+
+
+def test_wrong_compression_and_missing_files_are_named(tmp_path):
+  path = digits_dataset(tmp_path, digit_rows(4))
+  raw = declaration.load(path)
+  plain = declaration.Declaration.from_dict(
+      {**raw.to_dict(), "data": {**raw.to_dict()["data"], "compression": "NONE"}})
+  with pytest.raises(DeclarationError, match="cannot read as a NONE TFRecord file"):
+    check.check_records(plain)
+  empty = declaration.Declaration.from_dict(
+      {**raw.to_dict(), "data": {**raw.to_dict()["data"], "pattern": "*.nothing"}})
+  with pytest.raises(DeclarationError, match=r"expected TFRecord files matching .*\*\.nothing, found none"):
+    check.check_records(empty)
