@@ -62,8 +62,9 @@ def test_image_bytes_pass_through_transform_unchanged(by_image):
 
 
 def _png_and_pixels():
-  from PIL import Image
   import io
+
+  from PIL import Image
   pixels = (np.arange(64, dtype=np.uint8).reshape(8, 8) * 4)
   buf = io.BytesIO()
   Image.fromarray(pixels, mode="L").save(buf, format="PNG")

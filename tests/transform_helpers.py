@@ -7,9 +7,9 @@ import apache_beam as beam
 import tensorflow as tf
 import tensorflow_transform as tft
 import tensorflow_transform.beam as tft_beam
+from tensorflow_metadata.proto.v0 import schema_pb2
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 from tfx.utils import io_utils
-from tensorflow_metadata.proto.v0 import schema_pb2
 
 from components import preprocessing
 
