@@ -19,6 +19,7 @@ Outputs, under --output-dir (default `runs/`):
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 from typing import List, Optional
@@ -41,6 +42,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser.add_argument("--dataset", default=DIGITS,
                       help="the dataset declaration (YAML); default: the "
                            "bundled digits, written on first use")
+  parser.add_argument("--data-root",
+                      help="read the records from here instead of the "
+                           "declaration's data.root")
   parser.add_argument("--output-dir", default=os.path.join(HERE, "runs"),
                       help="where artifacts, metadata and pushed models go")
   parser.add_argument("--pipeline-name",
@@ -55,9 +59,13 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   return parser.parse_args(argv)
 
 
-def load_dataset(path: str) -> declaration.Declaration:
+def load_dataset(path: str, data_root: Optional[str] = None
+                 ) -> declaration.Declaration:
   """Loads and checks a declaration; writes the bundled digits if needed."""
   decl = declaration.load(path)
+  if data_root:
+    decl = dataclasses.replace(decl, data=dataclasses.replace(
+        decl.data, root=os.path.abspath(data_root)))
   if os.path.abspath(path) == DIGITS and not os.path.isdir(decl.data.root):
     digits.write_digits(decl.data.root)
   check.check_records(decl)
@@ -67,7 +75,7 @@ def load_dataset(path: str) -> declaration.Declaration:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   try:
-    decl = load_dataset(args.dataset)
+    decl = load_dataset(args.dataset, args.data_root)
     name = args.pipeline_name or decl.name
     home = os.path.join(os.path.abspath(args.output_dir), name)
     config = PipelineConfig(

@@ -26,7 +26,7 @@ PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
 RUN_FN = "components.trainer.run_fn"
 
 
-def code_fingerprint() -> str:
+def code_fingerprint(folders=None) -> str:
   """A hash of the code that runs inside Transform and the Trainer.
 
   Transform and the Trainer name their functions by import path, so TFX's
@@ -35,8 +35,8 @@ def code_fingerprint() -> str:
   outputs from the cache.
   """
   digest = hashlib.sha256()
-  for package in (components, dataset):
-    folder = os.path.dirname(package.__file__)
+  folders = folders or [os.path.dirname(p.__file__) for p in (components, dataset)]
+  for folder in folders:
     for name in sorted(os.listdir(folder)):
       if name.endswith(".py"):
         with open(os.path.join(folder, name), "rb") as f:

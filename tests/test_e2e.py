@@ -1,0 +1,99 @@
+"""End to end on the bundled digits: the real pipeline, with LocalDagRunner.
+
+Runs `local_runner.py` as a user does, then checks ML Metadata, the pushed
+SavedModel (loaded the way TF Serving loads it), and caching on re-runs.
+"""
+
+import glob
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from pipeline import outcome
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.e2e
+
+TRAINING_NODES = ["ImportExampleGen", "ImportSchemaGen", "StatisticsGen",
+                  "ExampleValidator", "AnomaliesGate", "Transform", "Trainer"]
+ALL_NODES = TRAINING_NODES + ["latest_blessed_model_resolver", "Evaluator", "Pusher"]
+
+
+def run_local(*args):
+  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr)."""
+  proc = subprocess.run([sys.executable, os.path.join(REPO, "local_runner.py"), *args],
+                        capture_output=True, text=True, timeout=1200)
+  return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def digits_run(tmp_path_factory):
+  root = tmp_path_factory.mktemp("e2e")
+  args = ["--output-dir", str(root / "out"), "--data-root", str(root / "data")]
+  code, out, err = run_local(*args)
+  assert code == 0, err[-3000:]
+  return {"args": args, "root": root, "stdout": out,
+          "metadata": str(root / "out" / "digits" / "metadata.sqlite"),
+          "serving": str(root / "out" / "digits" / "serving")}
+
+
+def _executions_per_node(metadata_path):
+  store = outcome._store(metadata_path)
+  return {ctx.name.split(".", 1)[1]: store.get_executions_by_context(ctx.id)
+          for ctx in store.get_contexts_by_type("node")}
+
+
+def test_every_component_ran_once_and_the_model_was_blessed_and_pushed(digits_run):
+  per_node = _executions_per_node(digits_run["metadata"])
+  assert sorted(per_node) == sorted(ALL_NODES)
+  for node, executions in per_node.items():
+    assert len(executions) == 1, node
+    assert executions[0].last_known_state == outcome._STATE.COMPLETE, node
+  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  assert result.blessed is True
+  assert result.accuracy >= 0.9
+  last_line = digits_run["stdout"].strip().splitlines()[-1]
+  assert last_line == f"pushed model: {result.pushed_dir}"
+  assert os.path.dirname(result.pushed_dir) == digits_run["serving"]
+  assert os.path.isfile(os.path.join(result.pushed_dir, "saved_model.pb"))
+
+
+def test_pushed_model_serves_serialized_eval_examples_accurately(digits_run):
+  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_default"]
+  files = glob.glob(str(digits_run["root"] / "data" / "eval" / "*.tfrecord.gz"))
+  records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
+  labels = np.array([tf.train.Example.FromString(r).features.feature["label"]
+                     .int64_list.value[0] for r in records])
+  probs = serve(examples=tf.constant(records))["probabilities"].numpy()
+  assert probs.shape == (len(records), 10)
+  accuracy = float((probs.argmax(axis=1) == labels).mean())
+  assert len(records) > 300
+  assert accuracy >= 0.95
+
+
+def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
+  first = outcome.read_outcome(digits_run["metadata"], "digits")
+  code, out, err = run_local(*digits_run["args"])
+  assert code == 0, err[-3000:]
+  second = outcome.read_outcome(digits_run["metadata"], "digits")
+  assert {n: second.states[n] for n in TRAINING_NODES} == {
+      n: "CACHED" for n in TRAINING_NODES}
+  # The Evaluator runs again once, because the model it blessed is now its
+  # baseline; the unchanged model passes the change threshold, and the
+  # Pusher finds it already in the serving dir instead of copying it again.
+  assert second.blessed is True
+  assert second.pushed_dir == first.pushed_dir
+  assert os.listdir(digits_run["serving"]) == [os.path.basename(first.pushed_dir)]
+  assert out.strip().endswith(f"pushed model: {first.pushed_dir}")
+
+  code, out, err = run_local(*digits_run["args"])
+  assert code == 0, err[-3000:]
+  third = outcome.read_outcome(digits_run["metadata"], "digits")
+  assert {n: s for n, s in third.states.items() if n != "latest_blessed_model_resolver"} \
+      == {n: "CACHED" for n in ALL_NODES if n != "latest_blessed_model_resolver"}
+  assert third.pushed_dir == first.pushed_dir

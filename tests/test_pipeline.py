@@ -1,0 +1,131 @@
+"""Pipeline construction: what create_pipeline builds from a declaration."""
+
+import json
+import shutil
+
+import pytest
+from tfx import v1 as tfx
+
+from components.pusher import Executor as PusherExecutor
+from dataset import declaration
+from pipeline import pipeline
+from pipeline.config import ConfigError, PipelineConfig, TrainingConfig
+from tests.conftest import DIGITS_YAML, digit_rows, digits_dataset
+
+
+def _config(decl, **kwargs):
+  return PipelineConfig(pipeline_name="t", pipeline_root="/tmp/t/root",
+                        serving_dir="/tmp/t/serving", declaration=decl, **kwargs)
+
+
+def _by_id(p):
+  return {c.id: c for c in p.components}
+
+
+def test_curated_schema_is_imported_and_used_by_statistics():
+  p = pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML)))
+  nodes = _by_id(p)
+  assert set(nodes) == {
+      "ImportExampleGen", "StatisticsGen", "ImportSchemaGen", "ExampleValidator",
+      "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
+      "Evaluator", "Pusher"}
+  assert nodes["ImportSchemaGen"].exec_properties["schema_file"].endswith(
+      "schemas/digits.pbtxt")
+  assert "schema" in nodes["StatisticsGen"].inputs
+
+
+def test_without_curated_schema_schemagen_infers_shapes(tmp_path):
+  decl = declaration.load(digits_dataset(tmp_path, digit_rows(4), schema=False))
+  nodes = _by_id(pipeline.create_pipeline(_config(decl)))
+  assert "SchemaGen" in nodes and "ImportSchemaGen" not in nodes
+  assert nodes["SchemaGen"].exec_properties["infer_feature_shape"] in (True, 1)
+
+
+def test_hash_split_and_pre_split_inputs(tmp_path):
+  hashed = declaration.load(digits_dataset(tmp_path / "a", digit_rows(4)))
+  gen = _by_id(pipeline.create_pipeline(_config(hashed)))["ImportExampleGen"]
+  output = json.loads(gen.exec_properties["output_config"])
+  assert {s["name"]: s["hash_buckets"] for s in output["split_config"]["splits"]} \
+      == {"train": 3, "eval": 1}
+  split = declaration.load(digits_dataset(tmp_path / "b", digit_rows(4),
+                                          pattern_layout=False))
+  gen = _by_id(pipeline.create_pipeline(_config(split)))["ImportExampleGen"]
+  inputs = json.loads(gen.exec_properties["input_config"])
+  assert {s["name"]: s["pattern"] for s in inputs["splits"]} == {
+      "train": "train/*.tfrecord.gz", "eval": "eval/*.tfrecord.gz"}
+
+
+def test_transform_waits_for_the_anomalies_gate():
+  nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))
+  assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
+
+
+def test_evaluator_has_value_and_change_thresholds():
+  config = _config(declaration.load(DIGITS_YAML), min_accuracy=0.93,
+                   max_accuracy_drop=0.02)
+  evaluator = _by_id(pipeline.create_pipeline(config))["Evaluator"]
+  eval_config = json.loads(evaluator.exec_properties["eval_config"])
+  metric = [m for m in eval_config["metrics_specs"][0]["metrics"]
+            if m["class_name"] == "SparseCategoricalAccuracy"][0]
+  assert metric["threshold"]["value_threshold"]["lower_bound"] == 0.93
+  change = metric["threshold"]["change_threshold"]
+  assert change["direction"] == "HIGHER_IS_BETTER"
+  assert change["absolute"] == pytest.approx(-0.02)
+  assert "baseline_model" in evaluator.inputs
+
+
+def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():
+  pusher = _by_id(pipeline.create_pipeline(
+      _config(declaration.load(DIGITS_YAML))))["Pusher"]
+  assert pusher.executor_spec.executor_class is PusherExecutor
+  assert "/tmp/t/serving" in pusher.exec_properties["push_destination"]
+
+
+def test_training_config_reaches_trainer_and_transform():
+  config = _config(declaration.load(DIGITS_YAML),
+                   training=TrainingConfig(train_steps=123, batch_size=7))
+  nodes = _by_id(pipeline.create_pipeline(config))
+  custom = json.loads(nodes["Trainer"].exec_properties["custom_config"])
+  assert custom["training"]["train_steps"] == 123
+  assert custom["training"]["batch_size"] == 7
+  assert custom["declaration"]["name"] == "digits"
+  assert json.loads(nodes["Transform"].exec_properties["custom_config"])["code"] \
+      == custom["code"]
+
+
+def test_code_fingerprint_changes_when_component_code_changes(tmp_path):
+  import components
+  folder = tmp_path / "components"
+  shutil.copytree(components.__path__[0], folder)
+  before = pipeline.code_fingerprint([str(folder)])
+  assert pipeline.code_fingerprint([str(folder)]) == before
+  (folder / "model.py").write_text((folder / "model.py").read_text() + "\n# edit\n")
+  assert pipeline.code_fingerprint([str(folder)]) != before
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"min_accuracy": 1.5}, "min_accuracy"),
+    ({"max_accuracy_drop": -0.1}, "max_accuracy_drop"),
+    ({"pipeline_name": "a b"}, "pipeline_name"),
+])
+def test_invalid_pipeline_config_names_the_field(kwargs, field):
+  base = dict(pipeline_name="t", pipeline_root="r", serving_dir="s",
+              declaration=declaration.load(DIGITS_YAML))
+  base.update(kwargs)
+  with pytest.raises(ConfigError, match=f"config field '{field}': expected"):
+    PipelineConfig(**base)
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"train_steps": 0}, "train_steps"), ({"batch_size": 2.5}, "batch_size"),
+    ({"learning_rate": 3}, "learning_rate"), ({"epochs": 10, "train_steps": 5}, "epochs"),
+])
+def test_invalid_training_config_names_the_field(kwargs, field):
+  with pytest.raises(ConfigError, match=f"config field '{field}': expected"):
+    TrainingConfig(**kwargs)
+
+
+def test_pipeline_is_runner_agnostic():
+  p = pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML)))
+  assert isinstance(p, tfx.dsl.Pipeline)
+  assert p.metadata_connection_config is None
