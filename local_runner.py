@@ -24,9 +24,13 @@ import os
 import sys
 from typing import List, Optional
 
+# The Keras choice must come before anything imports TensorFlow's Keras (TFMA
+# does, at import): keep `components` first, apart from the sorted imports.
+import components  # noqa: F401
+
+# isort: split
 from tfx import v1 as tfx
 
-import components  # noqa: F401  (makes the Keras choice before TF loads)
 from components.anomalies_gate import AnomaliesFound
 from dataset import check, declaration, digits
 from pipeline import outcome

@@ -6,6 +6,7 @@ the Trainer, as a shape error that names neither the file nor the feature.
 
 import glob
 import os
+import re
 from typing import Dict, List
 
 import tensorflow as tf
@@ -15,6 +16,21 @@ from dataset.declaration import Declaration, DeclarationError, Feature
 
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _JPEG_MAGIC = b"\xff\xd8\xff"
+
+
+def _glob(pattern: str) -> List[str]:
+  """Files matching a pattern; with `{SPAN}` in it, those of the latest span,
+  as ImportExampleGen reads them."""
+  if "{SPAN}" not in pattern:
+    return sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+  rx = re.compile(re.escape(pattern).replace(re.escape("{SPAN}"), r"(\d+)")
+                  .replace(r"\*", r"[^/]*").replace(r"\?", "[^/]") + "$")
+  spans: Dict[int, List[str]] = {}
+  for path in glob.glob(pattern.replace("{SPAN}", "*")):
+    match = rx.match(path)
+    if match and os.path.isfile(path):
+      spans.setdefault(int(match.group(1)), []).append(path)
+  return sorted(spans[max(spans)]) if spans else []
 
 
 def data_files(decl: Declaration) -> Dict[str, List[str]]:
@@ -27,7 +43,7 @@ def data_files(decl: Declaration) -> Dict[str, List[str]]:
   files = {}
   for split, pattern in patterns.items():
     full = os.path.join(decl.data.root, pattern)
-    files[split] = sorted(p for p in glob.glob(full) if os.path.isfile(p))
+    files[split] = _glob(full)
     if not files[split]:
       raise DeclarationError(
           f"{decl.path}: field 'data': expected TFRecord files matching "

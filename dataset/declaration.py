@@ -92,9 +92,16 @@ class Feature:
 
 @dataclasses.dataclass(frozen=True)
 class Label:
-  """The label: an int64 class id in [0, num_classes)."""
+  """The label: an int64 class id in [0, num_classes).
+
+  Attributes:
+    name: the label's key in the records.
+    num_classes: how many classes.
+    classes: optional class names, by id.
+  """
   name: str
   num_classes: int
+  classes: Tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,7 +144,8 @@ class Declaration:
     """The inverse of `to_dict`."""
     return cls(
         name=d["name"], path=d["path"], schema=d.get("schema"),
-        data=Data(**d["data"]), label=Label(**d["label"]),
+        data=Data(**d["data"]),
+        label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
         features=tuple(Feature(**f) for f in d["features"]))
 
 
@@ -147,7 +155,7 @@ class _Missing:
 
 
 MISSING = _Missing()
-_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping"}
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping", list: "a list"}
 
 
 class _Reader:
@@ -260,9 +268,13 @@ def parse(raw: Any, path: str) -> Declaration:
   name = r.get(raw, "", "name", str)
   if not name.replace("-", "").replace("_", "").isalnum():
     raise r.fail("name", "letters, digits, '-' and '_' only", name)
-  label_node = r.mapping(raw.get("label"), "label", ("name", "num_classes"))
+  label_node = r.mapping(raw.get("label"), "label", ("name", "num_classes", "classes"))
   label = Label(r.get(label_node, "label", "name", str),
-                r.get(label_node, "label", "num_classes", int, minimum=2))
+                r.get(label_node, "label", "num_classes", int, minimum=2),
+                tuple(str(c) for c in r.get(label_node, "label", "classes", list, [])))
+  if label.classes and len(label.classes) != label.num_classes:
+    raise r.fail("label.classes", f"{label.num_classes} names (num_classes)",
+                 f"{len(label.classes)} names")
   features_node = r.get(raw, "", "features", dict)
   if not features_node:
     raise r.fail("features", "at least one feature", features_node)

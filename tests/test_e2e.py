@@ -24,9 +24,14 @@ ALL_NODES = TRAINING_NODES + ["latest_blessed_model_resolver", "Evaluator", "Pus
 
 
 def run_local(*args):
-  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr)."""
+  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr).
+
+  The environment is the user's: without the Keras choice that importing
+  `components` made in this test process.
+  """
+  env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
   proc = subprocess.run([sys.executable, os.path.join(REPO, "local_runner.py"), *args],
-                        capture_output=True, text=True, timeout=1200)
+                        capture_output=True, text=True, timeout=1200, env=env)
   return proc.returncode, proc.stdout, proc.stderr
 
 

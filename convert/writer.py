@@ -1,0 +1,293 @@
+"""Parallel, sharded, all-or-nothing writing of converted records.
+
+A `Source` (images, tables, arrays) turns a range of its items into an Arrow
+RecordBatch of list columns. Each worker process takes one contiguous part of
+the items, encodes it in bulk with tfx_bsl's RecordBatch-to-Example encoder,
+splits it by a stable hash of each item's key, and writes its own shards into
+a staging folder. Only when every worker has finished are the shards renamed
+to `<prefix>-00000-of-000NN.tfrecord[.gz]` in the output; an interrupted or
+failed convert removes the staging folder and leaves nothing that looks done.
+"""
+
+import collections
+import dataclasses
+import gzip
+import hashlib
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+import traceback
+from typing import Dict, List, Tuple
+
+from tfx_bsl.coders import example_coder
+from tqdm import tqdm
+
+from records import format as tfrecord
+
+SUFFIX = {"GZIP": ".tfrecord.gz", "NONE": ".tfrecord"}
+CHUNK = 512  # items per RecordBatch: big enough to amortize, small in memory
+
+
+class ConvertError(Exception):
+  """An input that cannot be converted: names the path or row, and why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+  """Where and how to write.
+
+  Attributes:
+    out_dir: the output folder; must be empty or missing.
+    prefix: shard file name prefix.
+    compression: GZIP or NONE.
+    shard_mb: a shard is closed once it holds about this many MB.
+    eval_percent: percent of items in the eval split (by a stable hash of
+      their key); 0 writes one unsplit folder.
+    workers: processes to use; 1 converts in this process.
+    skip_bad: skip unreadable items and report them, instead of stopping.
+  """
+  out_dir: str
+  prefix: str = "data"
+  compression: str = "GZIP"
+  shard_mb: float = 100.0
+  eval_percent: int = 0
+  workers: int = os.cpu_count() or 1
+  skip_bad: bool = False
+
+  @property
+  def splits(self) -> Tuple[str, ...]:
+    return ("train", "eval") if self.eval_percent else ("",)
+
+
+def split_of(key: str, eval_percent: int) -> str:
+  """`train` or `eval`, the same for the same key on every run and machine."""
+  bucket = int.from_bytes(hashlib.md5(key.encode()).digest()[:8], "little") % 100
+  return "eval" if bucket < eval_percent else "train"
+
+
+class _Shard:
+  """One open shard file in the staging folder."""
+
+  def __init__(self, path: str, compression: str):
+    self.path, self.records = path, 0
+    self.raw = open(path, "wb")
+    self.stream = (gzip.GzipFile(fileobj=self.raw, mode="wb", compresslevel=6)
+                   if compression == "GZIP" else self.raw)
+
+  def write(self, records: List[bytes]) -> None:
+    self.stream.write(b"".join(map(tfrecord.frame, records)))
+    self.records += len(records)
+
+  @property
+  def size(self) -> int:
+    return self.raw.tell()  # bytes on disk so far: compressed, for GZIP
+
+  def close(self) -> None:
+    if self.stream is not self.raw:
+      self.stream.close()
+    self.raw.close()
+
+
+class _ShardSink:
+  """One worker's open shards, one per split, each closed at the size target."""
+
+  def __init__(self, staging: str, worker: int, output: Output):
+    self.staging, self.worker, self.output = staging, worker, output
+    self.open: Dict[str, _Shard] = {}
+    self.done: List[Tuple[str, str, int]] = []  # (split, path, records)
+
+  def write(self, split: str, records: List[bytes]) -> None:
+    shard = self.open.get(split)
+    if shard is None:
+      n = sum(1 for s, _, _ in self.done if s == split)
+      name = f"{split or 'all'}-{self.worker:03d}-{n:05d}"
+      shard = self.open[split] = _Shard(os.path.join(self.staging, name),
+                                        self.output.compression)
+    shard.write(records)
+    if shard.size >= self.output.shard_mb * 1e6:
+      self._close(split)
+
+  def _close(self, split: str) -> None:
+    shard = self.open.pop(split)
+    shard.close()
+    self.done.append((split, shard.path, shard.records))
+
+  def close(self) -> List[Tuple[str, str, int]]:
+    for split in list(self.open):
+      self._close(split)
+    return self.done
+
+
+def _work(source, start: int, stop: int, worker: int, staging: str,
+          output: Output, queue) -> None:
+  """Converts items [start, stop) of source; reports through queue."""
+  sink = _ShardSink(staging, worker, output)
+  skipped: List[Tuple[str, str]] = []
+  summary: collections.Counter = collections.Counter()
+  try:
+    for lo in range(start, stop, CHUNK):
+      hi = min(lo + CHUNK, stop)
+      batch, keys, bad = source.record_batch(lo, hi, output.skip_bad, summary)
+      skipped += bad
+      records = example_coder.RecordBatchToExamples(batch) if keys else []
+      by_split: Dict[str, List[bytes]] = {}
+      for key, record in zip(keys, records):
+        split = split_of(key, output.eval_percent) if output.eval_percent else ""
+        by_split.setdefault(split, []).append(record)
+      for split, recs in by_split.items():
+        sink.write(split, recs)
+      queue.put(("progress", hi - lo, sum(map(len, records))))
+    queue.put(("done", worker, sink.close(), skipped, summary))
+  except ConvertError as e:
+    queue.put(("error", worker, str(e)))
+  except Exception:  # noqa: BLE001  (reported to the parent, which stops)
+    queue.put(("error", worker, traceback.format_exc()))
+
+
+@dataclasses.dataclass
+class Result:
+  """What a convert wrote.
+
+  Attributes:
+    files: split ('' when unsplit) -> final shard paths.
+    counts: split -> records written.
+    skipped: (item, reason) of each skipped bad item.
+    bytes: bytes written, all shards.
+    seconds: wall time.
+    summary: what the source counted while converting (image formats and
+      sizes), merged over workers; used to write the declaration.
+  """
+  files: Dict[str, List[str]]
+  counts: Dict[str, int]
+  skipped: List[Tuple[str, str]]
+  bytes: int
+  seconds: float = 0.0
+  summary: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+
+  @property
+  def total(self) -> int:
+    return sum(self.counts.values())
+
+
+def _check_out_dir(out_dir: str) -> None:
+  if os.path.isdir(out_dir) and os.listdir(out_dir):
+    raise ConvertError(f"{out_dir}: the output folder is not empty; convert never "
+                       "overwrites: choose a new folder or remove this one")
+  if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+    raise ConvertError(f"{out_dir}: exists and is not a folder")
+
+
+def _run_workers(source, output: Output, staging: str, bar) -> list:
+  """Runs the workers; returns their 'done' messages or raises ConvertError."""
+  n = max(1, min(output.workers, source.num_items // CHUNK + 1))
+  bounds = [source.num_items * i // n for i in range(n + 1)]
+  if n == 1:
+    inline = _ListQueue()
+    _work(source, 0, source.num_items, 0, staging, output, inline)
+    messages, processes = inline.items, []
+    queue = None
+  else:
+    # fork: workers inherit the source (a table, arrays, a file list) without
+    # pickling it. Nothing in this process has started TensorFlow.
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    processes = [ctx.Process(target=_work, daemon=True, args=(
+        source, bounds[i], bounds[i + 1], i, staging, output, queue)) for i in range(n)]
+    for p in processes:
+      p.start()
+    messages = []
+  done = []
+  try:
+    pending = n
+    while pending:
+      message = messages.pop(0) if queue is None else queue.get()
+      if message[0] == "progress":
+        bar.update(message[1])
+      elif message[0] == "error":
+        raise ConvertError(message[2])
+      else:
+        done.append(message)
+        pending -= 1
+  finally:
+    for p in processes:
+      if p.is_alive():
+        p.terminate()
+      p.join()
+  return sorted(done, key=lambda m: m[1])
+
+
+class _ListQueue:
+  def __init__(self):
+    self.items = []
+
+  def put(self, item):
+    self.items.append(item)
+
+
+def convert(source, output: Output, declaration_fn=None) -> Result:
+  """Converts every item of source into sharded TFRecords under output.out_dir.
+
+  Args:
+    source: a convert source (see `convert.images`, `convert.tables`,
+      `convert.arrays`).
+    output: where and how to write.
+    declaration_fn: optional; called with the Result, returns the text of a
+      dataset declaration, written as `dataset.yaml` beside the shards.
+
+  Returns:
+    What was written.
+
+  Raises:
+    ConvertError: a bad item (unless skip_bad), or a non-empty out_dir.
+      Nothing is left in out_dir then.
+  """
+  out_dir = os.path.abspath(output.out_dir)
+  _check_out_dir(out_dir)
+  parent = os.path.dirname(out_dir)
+  os.makedirs(parent, exist_ok=True)
+  staging = tempfile.mkdtemp(prefix=".convert-", dir=parent)
+  start = time.time()
+  try:
+    with tqdm(total=source.num_items, unit="ex", unit_scale=True,
+              desc="convert", mininterval=0.5) as bar:
+      done = _run_workers(source, output, staging, bar)
+    result = _finalize(done, output, os.path.join(staging, "out"), out_dir)
+    result.seconds = time.time() - start
+    if declaration_fn:
+      with open(os.path.join(staging, "out", "dataset.yaml"), "w") as f:
+        f.write(declaration_fn(result))
+    if os.path.isdir(out_dir):
+      os.rmdir(out_dir)  # empty, checked above; rename needs it gone
+    os.rename(os.path.join(staging, "out"), out_dir)
+    return result
+  finally:
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def _finalize(done: list, output: Output, tmp_out: str, out_dir: str) -> Result:
+  """Renames staged shards to their final names inside tmp_out."""
+  suffix = SUFFIX[output.compression]
+  files: Dict[str, List[str]] = {}
+  counts: Dict[str, int] = {}
+  skipped: List[Tuple[str, str]] = []
+  total_bytes = 0
+  for split in output.splits:
+    shards = [(path, n) for _, written, _ in done for s, path, n in written
+              if s == split and n]
+    folder = os.path.join(tmp_out, split)
+    os.makedirs(folder, exist_ok=True)
+    files[split], counts[split] = [], 0
+    for i, (path, n) in enumerate(shards):
+      name = f"{output.prefix}-{i:05d}-of-{len(shards):05d}{suffix}"
+      os.replace(path, os.path.join(folder, name))
+      files[split].append(os.path.join(out_dir, split, name) if split
+                          else os.path.join(out_dir, name))
+      counts[split] += n
+      total_bytes += os.path.getsize(os.path.join(folder, name))
+  summary: collections.Counter = collections.Counter()
+  for message in done:
+    skipped += message[3]
+    summary.update(message[4])
+  return Result(files, counts, skipped, total_bytes, summary=summary)
