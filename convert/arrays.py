@@ -104,9 +104,7 @@ class Arrays:
     columns = {self.image_name: arrow.bytes_column([a.tobytes() for a in self.images[lo:hi]]),
                self.label_name: arrow.list_column(self.labels[lo:hi])}
     for name, values in self.extras.items():
-      part = values[lo:hi]
-      offsets = np.arange(0, part.size + 1, part.shape[1], dtype=np.int32)
-      columns[name] = arrow.pa.ListArray.from_arrays(offsets, part.reshape(-1))
+      columns[name] = arrow.rows_column(values[lo:hi])
     return arrow.record_batch(columns), self.keys[lo:hi], []
 
   def declaration(self, summary: collections.Counter) -> dict:

@@ -118,7 +118,7 @@ class Table:
     valid = np.ones(hi - lo, dtype=bool)
     bad = []
     for name in used:
-      nulls = part.column(name).is_null().to_numpy(zero_copy_only=False)
+      nulls = part.column(name).is_null().combine_chunks().to_numpy(zero_copy_only=False)
       for i in np.flatnonzero(nulls & valid):
         reason = f"{self.path}: row {lo + i}: column '{name}' is missing a value"
         if not skip_bad:

@@ -21,9 +21,9 @@ import time
 import traceback
 from typing import Dict, List, Tuple
 
-from tfx_bsl.coders import example_coder
 from tqdm import tqdm
 
+from convert import arrow
 from records import format as tfrecord
 
 SUFFIX = {"GZIP": ".tfrecord.gz", "NONE": ".tfrecord"}
@@ -131,7 +131,7 @@ def _work(source, start: int, stop: int, worker: int, staging: str,
       hi = min(lo + CHUNK, stop)
       batch, keys, bad = source.record_batch(lo, hi, output.skip_bad, summary)
       skipped += bad
-      records = example_coder.RecordBatchToExamples(batch) if keys else []
+      records = arrow.encode(batch) if keys else []
       by_split: Dict[str, List[bytes]] = {}
       for key, record in zip(keys, records):
         split = split_of(key, output.eval_percent) if output.eval_percent else ""
@@ -226,7 +226,7 @@ class _ListQueue:
     self.items.append(item)
 
 
-def convert(source, output: Output, declaration_fn=None) -> Result:
+def convert(source, output: Output, declaration_fn=None, progress: bool = True) -> Result:
   """Converts every item of source into sharded TFRecords under output.out_dir.
 
   Args:
@@ -246,12 +246,16 @@ def convert(source, output: Output, declaration_fn=None) -> Result:
   out_dir = os.path.abspath(output.out_dir)
   _check_out_dir(out_dir)
   parent = os.path.dirname(out_dir)
+  made_parent = not os.path.isdir(parent)
   os.makedirs(parent, exist_ok=True)
+  # Staged beside the output, on the same filesystem, so the final rename is
+  # one atomic step.
   staging = tempfile.mkdtemp(prefix=".convert-", dir=parent)
   start = time.time()
+  ok = False
   try:
     with tqdm(total=source.num_items, unit="ex", unit_scale=True,
-              desc="convert", mininterval=0.5) as bar:
+              desc="convert", mininterval=0.5, disable=not progress) as bar:
       done = _run_workers(source, output, staging, bar)
     result = _finalize(done, output, os.path.join(staging, "out"), out_dir)
     result.seconds = time.time() - start
@@ -261,9 +265,12 @@ def convert(source, output: Output, declaration_fn=None) -> Result:
     if os.path.isdir(out_dir):
       os.rmdir(out_dir)  # empty, checked above; rename needs it gone
     os.rename(os.path.join(staging, "out"), out_dir)
+    ok = True
     return result
   finally:
     shutil.rmtree(staging, ignore_errors=True)
+    if made_parent and not ok:
+      shutil.rmtree(parent, ignore_errors=True)
 
 
 def _finalize(done: list, output: Output, tmp_out: str, out_dir: str) -> Result:
@@ -274,7 +281,7 @@ def _finalize(done: list, output: Output, tmp_out: str, out_dir: str) -> Result:
   skipped: List[Tuple[str, str]] = []
   total_bytes = 0
   for split in output.splits:
-    shards = [(path, n) for _, written, _ in done for s, path, n in written
+    shards = [(path, n) for message in done for s, path, n in message[2]
               if s == split and n]
     folder = os.path.join(tmp_out, split)
     os.makedirs(folder, exist_ok=True)

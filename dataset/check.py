@@ -108,7 +108,8 @@ def check_example(decl: Declaration, example: tf.train.Example, where: str):
     fail(decl.label.name, f"a class id in [0, {decl.label.num_classes})",
          label.int64_list.value[0])
   for f in decl.features:
-    if f.name not in fmap:
+    # A feature with no value list at all is how encoders write a missing value.
+    if f.name not in fmap or fmap[f.name].WhichOneof("kind") is None:
       fail(f.name, f"a {f.kind} feature", "no such feature in the record")
     mismatch = _check_feature(f, fmap[f.name])
     if mismatch:

@@ -12,18 +12,16 @@ every declared kind, so that the worked example exercises the whole format:
 `datasets/digits.yaml` declares exactly this layout.
 """
 
-import hashlib
 import io
-import os
-from typing import Dict, List
+from typing import Dict
 
 import numpy as np
 from PIL import Image
 
-from dataset import shards
+from convert.rows import write_rows
+from convert.writer import Result
 
 EVAL_PERCENT = 20
-NUM_SHARDS = 2
 
 
 def _png(pixels: np.ndarray) -> bytes:
@@ -54,28 +52,16 @@ def digit_features(pixels: np.ndarray, label: int) -> Dict[str, list]:
   }
 
 
-def split_of(key: str) -> str:
-  """A stable train/eval split: the same key lands in the same split on every run."""
-  bucket = int(hashlib.sha256(key.encode()).hexdigest(), 16) % 100
-  return "eval" if bucket < EVAL_PERCENT else "train"
-
-
-def write_digits(out_dir: str) -> Dict[str, List[str]]:
+def write_digits(out_dir: str) -> Result:
   """Writes the digits as GZIP TFRecord shards under out_dir/{train,eval}/.
 
-  Returns:
-    split -> the shard paths written.
+  The same code as `tfrecords convert` writes them: 20% go to eval by a
+  stable hash of `digits-<index>`.
   """
   from sklearn.datasets import load_digits  # only this writer needs sklearn
   digits = load_digits()
   # The data holds 0-16 per pixel; scale to the 0-255 that real images use.
   images = np.round(digits.images * (255.0 / 16.0)).astype(np.uint8)
-  rows = {"train": [], "eval": []}
-  for i, (pixels, label) in enumerate(zip(images, digits.target)):
-    rows[split_of(f"digits-{i}")].append(digit_features(pixels, label))
-  return {
-      split: shards.write_examples(
-          examples, os.path.join(out_dir, split), prefix="digits",
-          num_shards=NUM_SHARDS, compression="GZIP")
-      for split, examples in rows.items()
-  }
+  rows = [digit_features(pixels, label) for pixels, label in zip(images, digits.target)]
+  return write_rows(rows, out_dir, prefix="digits", eval_percent=EVAL_PERCENT,
+                    keys=[f"digits-{i}" for i in range(len(rows))])

@@ -65,6 +65,13 @@ def _update(stats: Dict[str, FeatureStats], batch: pa.RecordBatch) -> None:
                       if values and image_format(values[0]))
 
 
+def _is_text(value: bytes) -> bool:
+  try:
+    return value.decode("utf-8").isprintable()
+  except UnicodeDecodeError:
+    return False
+
+
 def describe_value(values) -> str:
   """A readable form of one feature's values: images as format and size."""
   if values and isinstance(values[0], bytes):
@@ -75,8 +82,8 @@ def describe_value(values) -> str:
         return f"<{fmt.upper()} {image.size[0]}x{image.size[1]} {image.mode}, {len(values[0])} bytes>"
       except OSError:
         return f"<{fmt.upper()}, unreadable, {len(values[0])} bytes>"
-    if len(values) == 1 and len(values[0]) > 64:
-      return f"<{len(values[0])} bytes>"
+    if any(len(v) > 64 or not _is_text(v) for v in values):
+      return f"<{len(values)} value(s) of {', '.join(str(len(v)) for v in values[:4])} bytes>"
   shown = list(values[:8])
   return repr(shown)[:-1] + (", ...]" if len(values) > 8 else "]")
 

@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 import components  # noqa: F401  (the Keras choice, before TF loads Keras)
-from dataset import declaration, digits, shards
+from convert.rows import write_rows
+from dataset import declaration, digits
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGITS_YAML = os.path.join(REPO, "datasets", "digits.yaml")
@@ -47,13 +48,13 @@ def digits_dataset(folder, rows: list, pattern_layout: bool = True,
   data = os.path.join(str(folder), "data")
   raw = copy.deepcopy(digits_raw())
   if pattern_layout:
-    shards.write_examples(rows, data, "digits", 2, "GZIP")
+    write_rows(rows, data, "digits")
     raw["data"] = {"root": data, "compression": "GZIP", "pattern": "*.gz",
                    "hash_buckets": {"train": 3, "eval": 1}}
   else:
     half = len(rows) * 3 // 4
-    shards.write_examples(rows[:half], os.path.join(data, "train"), "d", 1, "GZIP")
-    shards.write_examples(rows[half:], os.path.join(data, "eval"), "d", 1, "GZIP")
+    write_rows(rows[:half], os.path.join(data, "train"), "d")
+    write_rows(rows[half:], os.path.join(data, "eval"), "d")
     raw["data"]["root"] = data
   if schema:
     raw["schema"] = DIGITS_SCHEMA

@@ -34,14 +34,15 @@ def test_schema_anomalies_stop_the_run_before_transform(tmp_path):
 
 def test_declaration_that_does_not_match_the_data_fails_before_anything_is_written(tmp_path):
   rows = digit_rows(10)
-  rows[2]["label"] = [2.5]  # a label that is not an integer
+  for row in rows:
+    row["label"] = [row["label"][0] + 0.5]  # labels that are not integers
   path = digits_dataset(tmp_path, rows)
   out = tmp_path / "out"
   code, stdout, stderr = run_local("--dataset", path, "--output-dir", str(out))
   assert code == 2
   assert "field 'label': expected one integer class id (int64_list), found float_list" \
       in stderr
-  assert "digits-00000-of-00002.tfrecord.gz: record 1" in stderr
+  assert "digits-00000-of-00001.tfrecord.gz: record 0" in stderr
   assert not out.exists()
 
 

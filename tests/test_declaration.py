@@ -5,7 +5,8 @@ import os
 
 import pytest
 
-from dataset import check, declaration, shards
+from convert.rows import write_rows
+from dataset import check, declaration
 from tests.conftest import (
   DIGITS_SCHEMA,
   DIGITS_YAML,
@@ -114,39 +115,43 @@ def test_check_passes_on_matching_records(digits_decl):
   assert check.check_records(digits_decl) == 20 + 16  # 20 of 48 train, all 16 eval
 
 
-def _bad_rows(edit):
-  """Eight good digits, but the fourth edited: record 1 of the second shard."""
+def _bad_rows(edit, every_row):
+  """Eight good digits, then edited: the fourth (record 3), or every one (the
+  encoder types a column as a whole, so a wrong type is in every record)."""
   rows = digit_rows(8)
-  edit(rows[3])
+  for row in rows if every_row else rows[3:4]:
+    edit(row)
   return rows
 
 
 DATA_ERRORS = [
-    ("feature absent", lambda r: r.pop("brightness"),
-     "record 1: field 'brightness': expected a numeric feature, found no such feature"),
-    ("label not an integer", lambda r: r.update(label=[3.0]),
+    ("feature absent", lambda r: r.pop("brightness"), False,
+     "field 'brightness': expected a numeric feature, found no such feature"),
+    ("label not an integer", lambda r: r.update(label=[3.0]), True,
      "field 'label': expected one integer class id (int64_list), found float_list"),
-    ("label out of range", lambda r: r.update(label=[12]),
+    ("label out of range", lambda r: r.update(label=[12]), False,
      "field 'label': expected a class id in [0, 10), found 12"),
-    ("image not PNG", lambda r: r.update(image=[b"GIF89a...."]),
+    ("image not PNG", lambda r: r.update(image=[b"GIF89a...."]), False,
      "field 'image': expected PNG-encoded bytes, found bytes starting b'GIF89a.."),
-    ("numeric too long", lambda r: r.update(ink=[0.1, 0.2]),
+    ("numeric too long", lambda r: r.update(ink=[0.1, 0.2]), False,
      "field 'ink': expected 1 value(s), found 2 value(s)"),
-    ("sequence id out of vocabulary", lambda r: r.update(row_ink=[3, 9]),
+    ("sequence id out of vocabulary", lambda r: r.update(row_ink=[3, 9]), False,
      "field 'row_ink': expected ids in [0, 9), found 9"),
-    ("wrong type", lambda r: r.update(shape=[1]),
+    ("wrong type", lambda r: r.update(shape=[1]), True,
      "field 'shape': expected a bytes_list (categorical, string), found a int64_list"),
 ]
 
 
-@pytest.mark.parametrize("edit,message", [e[1:] for e in DATA_ERRORS],
+@pytest.mark.parametrize("edit,every_row,message", [e[1:] for e in DATA_ERRORS],
                          ids=[e[0] for e in DATA_ERRORS])
-def test_records_that_do_not_match_fail_with_file_record_and_field(tmp_path, edit, message):
-  decl = declaration.load(digits_dataset(tmp_path, _bad_rows(edit)))
+def test_records_that_do_not_match_fail_with_file_record_and_field(
+    tmp_path, edit, every_row, message):
+  decl = declaration.load(digits_dataset(tmp_path, _bad_rows(edit, every_row)))
   with pytest.raises(DeclarationError) as error:
     check.check_records(decl)
-  assert os.path.join(str(tmp_path), "data", "digits-00001-of-00002") in str(error.value)
-  assert message in str(error.value)
+  record = 0 if every_row else 3
+  where = os.path.join(str(tmp_path), "data", "digits-00000-of-00001.tfrecord.gz")
+  assert f"{where}: record {record}: {message}" in str(error.value)
 
 
 def test_raw_image_of_the_wrong_size_fails(tmp_path):
@@ -157,7 +162,7 @@ def test_raw_image_of_the_wrong_size_fails(tmp_path):
   raw["data"] = {"root": "data", "pattern": "*", "compression": "NONE"}
   good = {"pixels": [bytes(28 * 28)], "label": [1]}
   bad = {"pixels": [bytes(27 * 28)], "label": [1]}
-  shards.write_examples([good, bad], str(tmp_path / "data"), "p", 1, "NONE")
+  write_rows([good, bad], str(tmp_path / "data"), "p", compression="NONE")
   decl = declaration.load(write_declaration(tmp_path, raw))
   with pytest.raises(DeclarationError, match=(
       r"record 1: field 'pixels': expected 784 bytes \(28x28x1 uint8\), found 756 bytes")):

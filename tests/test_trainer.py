@@ -6,7 +6,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from components import export, input_fn, model, trainer
-from dataset import shards
+from convert.rows import serialize
 from pipeline.config import TrainingConfig
 
 CONFIG = TrainingConfig(batch_size=16, shuffle_buffer=64, learning_rate=0.01)
@@ -66,7 +66,7 @@ def test_serving_signature_takes_raw_examples_and_matches_training_inputs(
   loaded = tf.saved_model.load(str(tmp_path / "model"))
   serve = loaded.signatures[export.SIGNATURE]
   rows = transformed["rows"][:10]
-  serialized = [shards.to_example(r).SerializeToString() for r in rows]
+  serialized = serialize(rows)
   probs = serve(examples=tf.constant(serialized))[export.OUTPUT_KEY].numpy()
   assert probs.shape == (10, 10)
   np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
@@ -86,7 +86,7 @@ def test_serving_ignores_the_label_and_needs_no_label(tmp_path, transformed, par
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
   serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
   row = dict(transformed["rows"][0])
-  with_label = serve(examples=tf.constant([shards.to_example(row).SerializeToString()]))
+  with_label = serve(examples=tf.constant(serialize([row])))
   row.pop("label")
-  without = serve(examples=tf.constant([shards.to_example(row).SerializeToString()]))
+  without = serve(examples=tf.constant(serialize([row])))
   np.testing.assert_allclose(with_label[export.OUTPUT_KEY], without[export.OUTPUT_KEY])
