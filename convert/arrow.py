@@ -26,6 +26,12 @@ def list_column(values) -> pa.ListArray:
   return pa.ListArray.from_arrays(offsets, array)
 
 
+def cast_lists(column: pa.Array) -> pa.Array:
+  """A list column with its values cast to what tf.train.Example holds."""
+  value_type = example_type(pa.array([], column.type.value_type)).type
+  return column.cast(pa.list_(value_type))
+
+
 def rows_column(values: np.ndarray) -> pa.ListArray:
   """A list column of one fixed-length row per item, from a 2-D array."""
   offsets = np.arange(0, values.size + 1, max(1, values.shape[1]), dtype=np.int32)

@@ -13,12 +13,6 @@ from convert import arrow
 from convert.writer import Output, Result, convert
 
 
-def _column(values: List[Optional[Sequence]]) -> pa.ListArray:
-  column = pa.array(values)
-  value_type = arrow.example_type(pa.array([], column.type.value_type)).type
-  return column.cast(pa.list_(value_type))
-
-
 class Rows:
   """Items given as dicts; keys (for the split) default to the item index."""
 
@@ -30,7 +24,7 @@ class Rows:
   def record_batch(self, lo: int, hi: int, skip_bad: bool, summary: collections.Counter):
     part = self.rows[lo:hi]
     names = list(dict.fromkeys(name for row in part for name in row))
-    columns = {n: _column([row.get(n) for row in part]) for n in names}
+    columns = {n: arrow.cast_lists(pa.array([row.get(n) for row in part])) for n in names}
     return arrow.record_batch(columns), self.keys[lo:hi], []
 
 

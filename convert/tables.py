@@ -35,8 +35,10 @@ def _read_csv(path: str, skip_bad: bool, skipped: list) -> pa.Table:
     return "error"
 
   try:
-    return pacsv.read_csv(path, parse_options=pacsv.ParseOptions(
-        invalid_row_handler=on_invalid))
+    # One reading thread: only then does pyarrow know the line number of a
+    # bad row, which the error must name.
+    return pacsv.read_csv(path, read_options=pacsv.ReadOptions(use_threads=False),
+                          parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid))
   except pa.ArrowInvalid as e:
     raise ConvertError(f"{path}: {first_bad[0] if first_bad else e}") from None
 
@@ -150,7 +152,7 @@ class Table:
         summary[("max_length", name)] = max(
             summary[("max_length", name)],
             int(pc.max(pc.list_value_length(column)).as_py() or 0))
-        columns[name] = column
+        columns[name] = arrow.cast_lists(column)
       else:
         if pa.types.is_boolean(column.type):
           column = column.cast(pa.int64())

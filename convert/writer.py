@@ -99,15 +99,24 @@ class _ShardSink:
     self.done: List[Tuple[str, str, int]] = []  # (split, path, records)
 
   def write(self, split: str, records: List[bytes]) -> None:
-    shard = self.open.get(split)
-    if shard is None:
-      n = sum(1 for s, _, _ in self.done if s == split)
-      name = f"{split or 'all'}-{self.worker:03d}-{n:05d}"
-      shard = self.open[split] = _Shard(os.path.join(self.staging, name),
-                                        self.output.compression)
-    shard.write(records)
-    if shard.size >= self.output.shard_mb * 1e6:
-      self._close(split)
+    limit = self.output.shard_mb * 1e6
+    start = 0
+    while start < len(records):
+      shard = self.open.get(split)
+      if shard is None:
+        n = sum(1 for s, _, _ in self.done if s == split)
+        name = f"{split or 'all'}-{self.worker:03d}-{n:05d}"
+        shard = self.open[split] = _Shard(os.path.join(self.staging, name),
+                                          self.output.compression)
+      # Fill the shard up to the size target, then roll over to a new one.
+      end, room = start, limit - shard.size
+      while end < len(records) and (room > 0 or end == start):
+        room -= len(records[end]) + tfrecord.HEADER + tfrecord.FOOTER
+        end += 1
+      shard.write(records[start:end])
+      start = end
+      if room <= 0:
+        self._close(split)
 
   def _close(self, split: str) -> None:
     shard = self.open.pop(split)

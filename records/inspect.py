@@ -36,7 +36,7 @@ class FeatureStats:
   images: int = 0
 
   def spec(self, total: int) -> str:
-    fixed = self.min_length == self.max_length and self.present == total
+    fixed = self.min_length == self.max_length
     shape = (f"fixed length {self.max_length}" if fixed else
              f"variable length {self.min_length}..{self.max_length}")
     missing = f", missing in {total - self.present}" if self.present < total else ""
