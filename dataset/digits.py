@@ -7,7 +7,8 @@ every declared kind, so that the worked example exercises the whole format:
   ink          numeric float   fraction of pixels with any ink
   brightness   numeric float   mean pixel value, in [0, 1]
   shape        categorical     bounding box of the ink: tall, wide or square
-  row_ink      sequence int    ink pixels per non-empty row (1 to 8 values)
+  row_ink      sequence int    dark pixels (> 127) in each row that has any:
+                               1 to 8 values, as many as the digit is tall
 
 `datasets/digits.yaml` declares exactly this layout.
 """
@@ -41,14 +42,14 @@ def _shape(pixels: np.ndarray) -> str:
 
 def digit_features(pixels: np.ndarray, label: int) -> Dict[str, list]:
   """The feature values of one digit, from its 8x8 uint8 pixels (0-255)."""
-  row_ink = (pixels > 0).sum(axis=1)
+  row_ink = (pixels > 127).sum(axis=1)
   return {
       "image": [_png(pixels)],
       "label": [int(label)],
       "ink": [float((pixels > 0).mean())],
       "brightness": [float(pixels.mean() / 255.0)],
       "shape": [_shape(pixels).encode()],
-      "row_ink": [int(v) for v in row_ink[row_ink > 0]],
+      "row_ink": [int(v) for v in row_ink[row_ink > 0]] or [0],
   }
 
 

@@ -102,3 +102,23 @@ def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
   assert {n: s for n, s in third.states.items() if n != "latest_blessed_model_resolver"} \
       == {n: "CACHED" for n in ALL_NODES if n != "latest_blessed_model_resolver"}
   assert third.pushed_dir == first.pushed_dir
+
+
+def test_convert_then_run_needs_no_hand_editing(tmp_path):
+  """Raw-pixel digits from NumPy, converted, then the pipeline on them as is."""
+  from sklearn.datasets import load_digits
+
+  from cli.main import main as tfrecords
+  data = load_digits()
+  images = np.round(data.images * (255.0 / 16.0)).astype(np.uint8)[..., None]
+  np.savez(tmp_path / "digits.npz", images=images, labels=data.target,
+           ink=(images > 0).mean(axis=(1, 2, 3)).astype(np.float32))
+  assert tfrecords(["convert", "arrays", str(tmp_path / "digits.npz"), "--output",
+                    str(tmp_path / "raw_digits"), "--eval-percent", "20"]) == 0
+  code, out, err = run_local("--dataset", str(tmp_path / "raw_digits" / "dataset.yaml"),
+                             "--output-dir", str(tmp_path / "runs"), "--train-steps", "400")
+  assert code == 0, err[-3000:]
+  result = outcome.read_outcome(str(tmp_path / "runs" / "raw_digits" / "metadata.sqlite"),
+                                "raw_digits")
+  assert result.blessed and result.accuracy >= 0.9
+  assert out.strip().endswith(f"pushed model: {result.pushed_dir}")
