@@ -11,7 +11,6 @@ failed convert removes the staging folder and leaves nothing that looks done.
 
 import collections
 import dataclasses
-import gzip
 import hashlib
 import multiprocessing
 import os
@@ -24,7 +23,7 @@ from typing import Dict, List, Tuple
 from tqdm import tqdm
 
 from convert import arrow
-from records import format as tfrecord
+from convert.shards import ShardSink
 
 SUFFIX = {"GZIP": ".tfrecord.gz", "NONE": ".tfrecord"}
 CHUNK = 512  # items per RecordBatch: big enough to amortize, small in memory
@@ -67,72 +66,10 @@ def split_of(key: str, eval_percent: int) -> str:
   return "eval" if bucket < eval_percent else "train"
 
 
-class _Shard:
-  """One open shard file in the staging folder."""
-
-  def __init__(self, path: str, compression: str):
-    self.path, self.records = path, 0
-    self.raw = open(path, "wb")
-    self.stream = (gzip.GzipFile(fileobj=self.raw, mode="wb", compresslevel=6)
-                   if compression == "GZIP" else self.raw)
-
-  def write(self, records: List[bytes]) -> None:
-    self.stream.write(b"".join(map(tfrecord.frame, records)))
-    self.records += len(records)
-
-  @property
-  def size(self) -> int:
-    return self.raw.tell()  # bytes on disk so far: compressed, for GZIP
-
-  def close(self) -> None:
-    if self.stream is not self.raw:
-      self.stream.close()
-    self.raw.close()
-
-
-class _ShardSink:
-  """One worker's open shards, one per split, each closed at the size target."""
-
-  def __init__(self, staging: str, worker: int, output: Output):
-    self.staging, self.worker, self.output = staging, worker, output
-    self.open: Dict[str, _Shard] = {}
-    self.done: List[Tuple[str, str, int]] = []  # (split, path, records)
-
-  def write(self, split: str, records: List[bytes]) -> None:
-    limit = self.output.shard_mb * 1e6
-    start = 0
-    while start < len(records):
-      shard = self.open.get(split)
-      if shard is None:
-        n = sum(1 for s, _, _ in self.done if s == split)
-        name = f"{split or 'all'}-{self.worker:03d}-{n:05d}"
-        shard = self.open[split] = _Shard(os.path.join(self.staging, name),
-                                          self.output.compression)
-      # Fill the shard up to the size target, then roll over to a new one.
-      end, room = start, limit - shard.size
-      while end < len(records) and (room > 0 or end == start):
-        room -= len(records[end]) + tfrecord.HEADER + tfrecord.FOOTER
-        end += 1
-      shard.write(records[start:end])
-      start = end
-      if room <= 0:
-        self._close(split)
-
-  def _close(self, split: str) -> None:
-    shard = self.open.pop(split)
-    shard.close()
-    self.done.append((split, shard.path, shard.records))
-
-  def close(self) -> List[Tuple[str, str, int]]:
-    for split in list(self.open):
-      self._close(split)
-    return self.done
-
-
 def _work(source, start: int, stop: int, worker: int, staging: str,
           output: Output, queue) -> None:
   """Converts items [start, stop) of source; reports through queue."""
-  sink = _ShardSink(staging, worker, output)
+  sink = ShardSink(staging, worker, output)
   skipped: List[Tuple[str, str]] = []
   summary: collections.Counter = collections.Counter()
   try:

@@ -30,19 +30,13 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 import yaml
 
+from dataset.fields import MISSING, DeclarationError, FieldReader
+
 KINDS = ("image", "numeric", "categorical", "sequence")
 ENCODINGS = ("png", "jpeg", "raw")
 RAW_DTYPES = {"uint8": 1, "uint16": 2, "float16": 2, "float32": 4, "float64": 8}
 COMPRESSIONS = ("GZIP", "NONE")
 SPLIT_NAMES = ("train", "eval")
-
-
-class DeclarationError(ValueError):
-  """A declaration that does not match its format, or its data.
-
-  The message always names the file, the field, what was expected and what was
-  found, so that a user can fix it without reading this module.
-  """
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,52 +143,7 @@ class Declaration:
         features=tuple(Feature(**f) for f in d["features"]))
 
 
-class _Missing:
-  def __repr__(self):
-    return "nothing (the field is missing)"
-
-
-MISSING = _Missing()
-_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping", list: "a list"}
-
-
-class _Reader:
-  """Reads typed fields from a YAML mapping, naming the file and field on error."""
-
-  def __init__(self, path: str):
-    self.path = path
-
-  def fail(self, field: str, expected: str, found: Any) -> DeclarationError:
-    return DeclarationError(
-        f"{self.path}: field '{field}': expected {expected}, found {found!r}")
-
-  def mapping(self, node: Any, field: str, allowed: Tuple[str, ...]) -> Mapping:
-    if not isinstance(node, Mapping):
-      raise self.fail(field, "a mapping", node)
-    unknown = sorted(set(node) - set(allowed))
-    if unknown:
-      raise self.fail(f"{field}.{unknown[0]}" if field else unknown[0],
-                      f"one of the keys {', '.join(allowed)}", "an unknown key")
-    return node
-
-  def get(self, node: Mapping, field: str, key: str, kind: type,
-          default: Any = ..., choices: Tuple = (), minimum: Optional[int] = None):
-    name = f"{field}.{key}" if field else key
-    if key not in node:
-      if default is ...:
-        raise self.fail(name, _TYPE_NAMES[kind], MISSING)
-      return default
-    value = node[key]
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
-      raise self.fail(name, _TYPE_NAMES[kind], value)
-    if choices and value not in choices:
-      raise self.fail(name, f"one of {', '.join(map(str, choices))}", value)
-    if minimum is not None and value < minimum:
-      raise self.fail(name, f"an integer >= {minimum}", value)
-    return value
-
-
-def _feature(r: _Reader, name: str, node: Any) -> Feature:
+def _feature(r: FieldReader, name: str, node: Any) -> Feature:
   field = f"features.{name}"
   node = r.mapping(node, field, (
       "kind", "dtype", "length", "encoding", "height", "width", "channels",
@@ -227,7 +176,7 @@ def _feature(r: _Reader, name: str, node: Any) -> Feature:
                  max_length=r.get(node, field, "max_length", int, minimum=1))
 
 
-def _data(r: _Reader, node: Any, base: str) -> Data:
+def _data(r: FieldReader, node: Any, base: str) -> Data:
   node = r.mapping(node, "data", (
       "root", "compression", "splits", "pattern", "hash_buckets"))
   root = os.path.normpath(os.path.join(base, r.get(node, "data", "root", str)))
@@ -262,7 +211,7 @@ def parse(raw: Any, path: str) -> Declaration:
   Raises:
     DeclarationError: naming the field, what was expected and what was found.
   """
-  r = _Reader(path)
+  r = FieldReader(path)
   base = os.path.dirname(os.path.abspath(path))
   raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features"))
   name = r.get(raw, "", "name", str)

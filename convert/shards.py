@@ -1,0 +1,73 @@
+"""A worker's shard files in the staging folder, rolled over by size.
+
+Each worker writes only its own files, named `<split>-<worker>-<n>`, so
+workers never share a file handle; `convert.writer` renames them at the end.
+"""
+
+import gzip
+import os
+from typing import Dict, List, Tuple
+
+from records import format as tfrecord
+
+
+class _Shard:
+  """One open shard file in the staging folder."""
+
+  def __init__(self, path: str, compression: str):
+    self.path, self.records = path, 0
+    self.raw = open(path, "wb")
+    self.stream = (gzip.GzipFile(fileobj=self.raw, mode="wb", compresslevel=6)
+                   if compression == "GZIP" else self.raw)
+
+  def write(self, records: List[bytes]) -> None:
+    self.stream.write(b"".join(map(tfrecord.frame, records)))
+    self.records += len(records)
+
+  @property
+  def size(self) -> int:
+    return self.raw.tell()  # bytes on disk so far: compressed, for GZIP
+
+  def close(self) -> None:
+    if self.stream is not self.raw:
+      self.stream.close()
+    self.raw.close()
+
+
+class ShardSink:
+  """One worker's open shards, one per split, each closed at the size target."""
+
+  def __init__(self, staging: str, worker: int, output):
+    self.staging, self.worker, self.output = staging, worker, output
+    self.open: Dict[str, _Shard] = {}
+    self.done: List[Tuple[str, str, int]] = []  # (split, path, records)
+
+  def write(self, split: str, records: List[bytes]) -> None:
+    limit = self.output.shard_mb * 1e6
+    start = 0
+    while start < len(records):
+      shard = self.open.get(split)
+      if shard is None:
+        n = sum(1 for s, _, _ in self.done if s == split)
+        name = f"{split or 'all'}-{self.worker:03d}-{n:05d}"
+        shard = self.open[split] = _Shard(os.path.join(self.staging, name),
+                                          self.output.compression)
+      # Fill the shard up to the size target, then roll over to a new one.
+      end, room = start, limit - shard.size
+      while end < len(records) and (room > 0 or end == start):
+        room -= len(records[end]) + tfrecord.HEADER + tfrecord.FOOTER
+        end += 1
+      shard.write(records[start:end])
+      start = end
+      if room <= 0:
+        self._close(split)
+
+  def _close(self, split: str) -> None:
+    shard = self.open.pop(split)
+    shard.close()
+    self.done.append((split, shard.path, shard.records))
+
+  def close(self) -> List[Tuple[str, str, int]]:
+    for split in list(self.open):
+      self._close(split)
+    return self.done

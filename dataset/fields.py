@@ -1,0 +1,60 @@
+"""Typed fields from a parsed YAML mapping, with errors that name the field.
+
+Every error names the file, the dotted field, what was expected and what was
+found, so that a user can fix a declaration without reading the code.
+"""
+
+from typing import Any, Mapping, Optional, Tuple
+
+
+class DeclarationError(ValueError):
+  """A declaration that does not match its format, or its data.
+
+  The message always names the file, the field, what was expected and what was
+  found, so that a user can fix it without reading this module.
+  """
+
+
+class _Missing:
+  def __repr__(self):
+    return "nothing (the field is missing)"
+
+
+MISSING = _Missing()
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping", list: "a list"}
+
+
+class FieldReader:
+  """Reads typed fields from a YAML mapping, naming the file and field on error."""
+
+  def __init__(self, path: str):
+    self.path = path
+
+  def fail(self, field: str, expected: str, found: Any) -> DeclarationError:
+    return DeclarationError(
+        f"{self.path}: field '{field}': expected {expected}, found {found!r}")
+
+  def mapping(self, node: Any, field: str, allowed: Tuple[str, ...]) -> Mapping:
+    if not isinstance(node, Mapping):
+      raise self.fail(field, "a mapping", node)
+    unknown = sorted(set(node) - set(allowed))
+    if unknown:
+      raise self.fail(f"{field}.{unknown[0]}" if field else unknown[0],
+                      f"one of the keys {', '.join(allowed)}", "an unknown key")
+    return node
+
+  def get(self, node: Mapping, field: str, key: str, kind: type,
+          default: Any = ..., choices: Tuple = (), minimum: Optional[int] = None):
+    name = f"{field}.{key}" if field else key
+    if key not in node:
+      if default is ...:
+        raise self.fail(name, _TYPE_NAMES[kind], MISSING)
+      return default
+    value = node[key]
+    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+      raise self.fail(name, _TYPE_NAMES[kind], value)
+    if choices and value not in choices:
+      raise self.fail(name, f"one of {', '.join(map(str, choices))}", value)
+    if minimum is not None and value < minimum:
+      raise self.fail(name, f"an integer >= {minimum}", value)
+    return value
