@@ -8,7 +8,11 @@ against the first records of the data; a mismatch stops here, with nothing
 written. Then every component runs in this process, one after the other, and
 the run ends by printing `pushed model: <directory>`.
 
-Exit status: 0 when a model was pushed; 1 when the run stopped on data
+A partial run (--from-node / --to-node) runs part of the DAG; the nodes
+before it take their inputs from the previous run.
+
+Exit status: 0 when a model was pushed (or a partial run without the Pusher
+finished); 1 when the run stopped on data
 anomalies or the model was not blessed (the output says why); 2 when the
 declaration or the configuration is invalid (nothing was run or written).
 
@@ -30,6 +34,7 @@ import components  # noqa: F401
 
 # isort: split
 from tfx import v1 as tfx
+from tfx.orchestration.pipeline import RunOptions
 
 from components.anomalies_gate import AnomaliesFound
 from dataset import check, declaration, digits
@@ -57,6 +62,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                       default=TrainingConfig.train_steps)
   parser.add_argument("--min-accuracy", type=float,
                       default=PipelineConfig.min_accuracy)
+  parser.add_argument("--from-node", action="append", metavar="NODE",
+                      help="partial run: start at this component (repeatable); "
+                           "what it needs comes from the previous run")
+  parser.add_argument("--to-node", action="append", metavar="NODE",
+                      help="partial run: stop after this component (repeatable)")
   parser.add_argument("--no-cache", action="store_true",
                       help="re-run every component even if its inputs are "
                            "unchanged")
@@ -94,16 +104,41 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   metadata_path = os.path.join(home, "metadata.sqlite")
+  pipeline = create_pipeline(
+      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
   try:
-    tfx.orchestration.LocalDagRunner().run(create_pipeline(
-        config, tfx.orchestration.metadata.sqlite_metadata_connection_config(
-            metadata_path)))
+    run_options = partial_run(pipeline, args.from_node, args.to_node)
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  try:
+    tfx.orchestration.LocalDagRunner().run(pipeline, run_options=run_options)
   except AnomaliesFound as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     return 1
+  except LookupError as e:
+    # TFX's partial run found no earlier run of a node it must reuse.
+    print(f"error: partial run: {e} Run the whole pipeline once first.", file=sys.stderr)
+    return 2
   result = outcome.read_outcome(metadata_path, name)
   print(result.summary())
-  return 0 if result.pushed_dir else 1
+  return 0 if result.pushed_dir or "Pusher" not in result.states else 1
+
+
+def partial_run(pipeline, from_nodes, to_nodes) -> Optional[RunOptions]:
+  """RunOptions for a partial run, or None for a whole one.
+
+  Raises:
+    ValueError: naming an unknown node and the pipeline's nodes.
+  """
+  if not (from_nodes or to_nodes):
+    return None
+  ids = [c.id for c in pipeline.components]
+  for flag, nodes in (("--from-node", from_nodes), ("--to-node", to_nodes)):
+    for node in nodes or ():
+      if node not in ids:
+        raise ValueError(f"{flag}: expected one of {', '.join(ids)}, found {node!r}")
+  return RunOptions(from_nodes=from_nodes, to_nodes=to_nodes)
 
 
 if __name__ == "__main__":

@@ -122,3 +122,18 @@ def test_convert_then_run_needs_no_hand_editing(tmp_path):
                                 "raw_digits")
   assert result.blessed and result.accuracy >= 0.9
   assert out.strip().endswith(f"pushed model: {result.pushed_dir}")
+
+
+def test_partial_run_reruns_only_the_chosen_nodes(digits_run):
+  code, out, err = run_local(*digits_run["args"], "--from-node", "Trainer",
+                             "--to-node", "Trainer", "--no-cache")
+  assert code == 0, err[-3000:]
+  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  # The nodes before Trainer are not run: TFX records their earlier outputs
+  # as reused (CACHED); the nodes after it are left out.
+  assert result.states["Trainer"] == "COMPLETE"
+  assert {n for n, s in result.states.items() if s != "CACHED"} == {"Trainer"}
+  assert "Evaluator" not in result.states and "Pusher" not in result.states
+  code, _, err = run_local(*digits_run["args"], "--to-node", "Pushr")
+  assert code == 2
+  assert "--to-node: expected one of ImportExampleGen," in err and "found 'Pushr'" in err
