@@ -116,6 +116,18 @@ def check_example(decl: Declaration, example: tf.train.Example, where: str):
       fail(f.name, *mismatch)
 
 
+def _check_name(decl: Declaration, path: str) -> None:
+  # ImportExampleGen reads with Beam, which infers compression from the file
+  # name alone: a GZIP file not named *.gz would be read as plain records.
+  gz = path.endswith((".gz", ".gzip"))
+  if gz != (decl.data.compression == "GZIP"):
+    expected = "a name ending in .gz" if not gz else "no .gz ending"
+    raise DeclarationError(
+        f"{path}: field 'data.compression' is {decl.data.compression}, so the "
+        f"file needs {expected} (ImportExampleGen infers compression from the "
+        f"file name); rename the files or fix data.compression in {decl.path}")
+
+
 def check_records(decl: Declaration, records_per_file: int = 20,
                   max_files: int = 4) -> int:
   """Checks the first records of the first files of each split.
@@ -135,6 +147,8 @@ def check_records(decl: Declaration, records_per_file: int = 20,
   compression = "" if decl.data.compression == "NONE" else "GZIP"
   checked = 0
   for files in data_files(decl).values():
+    for path in files:
+      _check_name(decl, path)
     for path in files[:max_files]:
       dataset = tf.data.TFRecordDataset(path, compression_type=compression)
       try:

@@ -169,11 +169,27 @@ def test_raw_image_of_the_wrong_size_fails(tmp_path):
     check.check_records(decl)
 
 
+def test_compression_that_the_file_names_contradict_is_named(tmp_path):
+  path = digits_dataset(tmp_path, digit_rows(4))
+  decl = declaration.load(path)
+  for name in os.listdir(tmp_path / "data"):
+    os.rename(tmp_path / "data" / name, tmp_path / "data" / name.replace(".gz", ""))
+  renamed = declaration.Declaration.from_dict(
+      {**decl.to_dict(), "data": {**decl.to_dict()["data"], "pattern": "*.tfrecord"}})
+  with pytest.raises(DeclarationError, match=(
+      r"digits-00000-of-00001.tfrecord: field 'data.compression' is GZIP, so the "
+      r"file needs a name ending in .gz")):
+    check.check_records(renamed)
+
+
 def test_wrong_compression_and_missing_files_are_named(tmp_path):
   path = digits_dataset(tmp_path, digit_rows(4))
   raw = declaration.load(path)
+  for name in os.listdir(tmp_path / "data"):  # GZIP content, plain names
+    os.rename(tmp_path / "data" / name, tmp_path / "data" / name.replace(".gz", ""))
   plain = declaration.Declaration.from_dict(
-      {**raw.to_dict(), "data": {**raw.to_dict()["data"], "compression": "NONE"}})
+      {**raw.to_dict(), "data": {**raw.to_dict()["data"], "compression": "NONE",
+                                 "pattern": "*"}})
   with pytest.raises(DeclarationError, match="cannot read as a NONE TFRecord file"):
     check.check_records(plain)
   empty = declaration.Declaration.from_dict(

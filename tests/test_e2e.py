@@ -105,7 +105,8 @@ def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
 
 
 def test_convert_then_run_needs_no_hand_editing(tmp_path):
-  """Raw-pixel digits from NumPy, converted, then the pipeline on them as is."""
+  """Raw-pixel digits from NumPy, converted to plain (uncompressed) TFRecords,
+  then the pipeline on them as is."""
   from sklearn.datasets import load_digits
 
   from cli.main import main as tfrecords
@@ -114,7 +115,8 @@ def test_convert_then_run_needs_no_hand_editing(tmp_path):
   np.savez(tmp_path / "digits.npz", images=images, labels=data.target,
            ink=(images > 0).mean(axis=(1, 2, 3)).astype(np.float32))
   assert tfrecords(["convert", "arrays", str(tmp_path / "digits.npz"), "--output",
-                    str(tmp_path / "raw_digits"), "--eval-percent", "20"]) == 0
+                    str(tmp_path / "raw_digits"), "--eval-percent", "20",
+                    "--compression", "NONE"]) == 0
   code, out, err = run_local("--dataset", str(tmp_path / "raw_digits" / "dataset.yaml"),
                              "--output-dir", str(tmp_path / "runs"), "--train-steps", "400")
   assert code == 0, err[-3000:]
