@@ -104,6 +104,20 @@ def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
   assert third.pushed_dir == first.pushed_dir
 
 
+def test_model_below_the_threshold_is_not_blessed_and_not_pushed(digits_run):
+  before = sorted(os.listdir(digits_run["serving"]))
+  code, out, err = run_local(*digits_run["args"], "--min-accuracy", "0.9999")
+  assert code == 1, err[-3000:]
+  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  assert result.states["Evaluator"] == "COMPLETE" and result.states["Pusher"] == "COMPLETE"
+  assert result.blessed is False and result.pushed_dir is None
+  assert "model NOT blessed: eval accuracy" in out
+  assert any("sparse_categorical_accuracy value" in r and "0.9999" in r
+             for r in result.reasons), result.reasons
+  assert out.strip().endswith("no model pushed")
+  assert sorted(os.listdir(digits_run["serving"])) == before
+
+
 def test_convert_then_run_needs_no_hand_editing(tmp_path):
   """Raw-pixel digits from NumPy, converted to plain (uncompressed) TFRecords,
   then the pipeline on them as is."""

@@ -51,17 +51,18 @@ CASES = {
 
 @pytest.mark.parametrize("features", CASES.values(), ids=CASES.keys())
 def test_model_maps_each_kind_to_class_probabilities_and_learns(features):
+  tf.keras.utils.set_random_seed(0)
   decl = _decl(*features)
-  m = model.build_model(decl, VOCAB, TrainingConfig(learning_rate=0.01))
+  m = model.build_model(decl, VOCAB, TrainingConfig(learning_rate=3e-3))
   assert sorted(m.input_names) == sorted(f.name for f in features)
   x, y = _batch(decl)
   probs = m.predict(x, verbose=0)
   assert probs.shape == (6, 4)
   np.testing.assert_allclose(probs.sum(axis=1), 1.0, atol=1e-5)
   first = m.train_on_batch(x, y)[0]
-  for _ in range(30):
+  for _ in range(60):
     last = m.train_on_batch(x, y)[0]
-  assert last < first  # gradients reach the output from every tower
+  assert last < first  # it learns: gradients flow from the loss to every tower
 
 
 def test_every_tower_reaches_the_output():
