@@ -18,6 +18,7 @@ import shutil
 import tempfile
 import time
 import traceback
+from queue import Empty
 from typing import Dict, List, Tuple
 
 from tqdm import tqdm
@@ -125,51 +126,67 @@ def _check_out_dir(out_dir: str) -> None:
     raise ConvertError(f"{out_dir}: exists and is not a folder")
 
 
+class _InlineQueue:
+  """The queue of a single in-process worker: progress goes straight to the bar."""
+
+  def __init__(self, bar):
+    self.bar, self.items = bar, []
+
+  def put(self, message):
+    if message[0] == "progress":
+      self.bar.update(message[1])
+    else:
+      self.items.append(message)
+
+
+def _collect(queue, processes, n: int, bar) -> list:
+  """Waits for n 'done' messages; raises ConvertError on a worker's error or death."""
+  done = []
+  while len(done) < n:
+    try:
+      message = queue.get(timeout=1.0)
+    except Empty:
+      dead = [p for p in processes if p.exitcode not in (None, 0)]
+      if dead:
+        raise ConvertError(f"a convert worker died (exit code {dead[0].exitcode}); "
+                           "nothing was written") from None
+      continue
+    if message[0] == "progress":
+      bar.update(message[1])
+    elif message[0] == "error":
+      raise ConvertError(message[2])
+    else:
+      done.append(message)
+  return done
+
+
 def _run_workers(source, output: Output, staging: str, bar) -> list:
   """Runs the workers; returns their 'done' messages or raises ConvertError."""
   n = max(1, min(output.workers, source.num_items // CHUNK + 1))
-  bounds = [source.num_items * i // n for i in range(n + 1)]
   if n == 1:
-    inline = _ListQueue()
+    inline = _InlineQueue(bar)
     _work(source, 0, source.num_items, 0, staging, output, inline)
-    messages, processes = inline.items, []
-    queue = None
-  else:
-    # fork: workers inherit the source (a table, arrays, a file list) without
-    # pickling it. Nothing in this process has started TensorFlow.
-    ctx = multiprocessing.get_context("fork")
-    queue = ctx.Queue()
-    processes = [ctx.Process(target=_work, daemon=True, args=(
-        source, bounds[i], bounds[i + 1], i, staging, output, queue)) for i in range(n)]
-    for p in processes:
-      p.start()
-    messages = []
-  done = []
-  try:
-    pending = n
-    while pending:
-      message = messages.pop(0) if queue is None else queue.get()
-      if message[0] == "progress":
-        bar.update(message[1])
-      elif message[0] == "error":
+    for message in inline.items:
+      if message[0] == "error":
         raise ConvertError(message[2])
-      else:
-        done.append(message)
-        pending -= 1
+    return inline.items
+  bounds = [source.num_items * i // n for i in range(n + 1)]
+  # fork: workers inherit the source (a table, arrays, a file list) without
+  # pickling it. They use only pyarrow, tfx_bsl, PIL and zlib, never
+  # TensorFlow, so forking is safe even in a process that imported it.
+  ctx = multiprocessing.get_context("fork")
+  queue = ctx.Queue()
+  processes = [ctx.Process(target=_work, daemon=True, args=(
+      source, bounds[i], bounds[i + 1], i, staging, output, queue)) for i in range(n)]
+  for p in processes:
+    p.start()
+  try:
+    return sorted(_collect(queue, processes, n, bar), key=lambda m: m[1])
   finally:
     for p in processes:
       if p.is_alive():
         p.terminate()
       p.join()
-  return sorted(done, key=lambda m: m[1])
-
-
-class _ListQueue:
-  def __init__(self):
-    self.items = []
-
-  def put(self, item):
-    self.items.append(item)
 
 
 def convert(source, output: Output, declaration_fn=None, progress: bool = True) -> Result:

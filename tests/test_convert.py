@@ -306,3 +306,16 @@ def test_records_are_framed_exactly_as_tensorflow_writes_them(tmp_path):
       w.write(d)
   with open(path, "rb") as f:
     assert f.read() == b"".join(map(tfrecord.frame, data))
+
+
+def test_a_worker_that_dies_stops_convert_with_nothing_written(tmp_path, monkeypatch, capsys):
+  from convert import images
+  image_folder(tmp_path / "in", per_class=400)  # enough chunks for two workers
+
+  def crash(*args, **kwargs):
+    os._exit(3)  # as if the worker process were killed
+
+  monkeypatch.setattr(images, "load_image", crash)
+  assert run("images", tmp_path / "in", "--output", tmp_path / "out", "--workers", 2) == 2
+  assert "a convert worker died (exit code 3)" in capsys.readouterr().err
+  assert sorted(os.listdir(tmp_path)) == ["in"]
