@@ -37,7 +37,8 @@ def _common(p) -> None:
   p.add_argument("--prefix", default="data", help="shard file name prefix")
   p.add_argument("--compression", choices=("GZIP", "NONE"), default="GZIP")
   p.add_argument("--shard-mb", type=float, default=100.0,
-                 help="target shard size in MB (default 100)")
+                 help="target shard size in MB of records before compression "
+                      "(default 100)")
   p.add_argument("--eval-percent", type=int, default=0,
                  help="put this percent in eval/ and the rest in train/, by a "
                       "stable hash of each item's key; 0 (default) writes one folder")

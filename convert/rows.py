@@ -36,8 +36,8 @@ def serialize(rows: List[Dict[str, Sequence]]) -> List[bytes]:
 
 def write_rows(rows: List[Dict[str, Sequence]], out_dir: str, prefix: str,
                compression: str = "GZIP", eval_percent: int = 0,
-               keys: Optional[List[str]] = None) -> Result:
+               keys: Optional[List[str]] = None, shard_mb: float = 100.0) -> Result:
   """Writes rows as TFRecord shards in this process (no worker processes)."""
   return convert(Rows(rows, keys), Output(
-      out_dir=out_dir, prefix=prefix, compression=compression,
+      out_dir=out_dir, prefix=prefix, compression=compression, shard_mb=shard_mb,
       eval_percent=eval_percent, workers=1), progress=False)

@@ -15,18 +15,16 @@ class _Shard:
   """One open shard file in the staging folder."""
 
   def __init__(self, path: str, compression: str):
-    self.path, self.records = path, 0
+    self.path, self.records, self.bytes = path, 0, 0
     self.raw = open(path, "wb")
     self.stream = (gzip.GzipFile(fileobj=self.raw, mode="wb", compresslevel=6)
                    if compression == "GZIP" else self.raw)
 
   def write(self, records: List[bytes]) -> None:
-    self.stream.write(b"".join(map(tfrecord.frame, records)))
+    data = b"".join(map(tfrecord.frame, records))
+    self.stream.write(data)
     self.records += len(records)
-
-  @property
-  def size(self) -> int:
-    return self.raw.tell()  # bytes on disk so far: compressed, for GZIP
+    self.bytes += len(data)
 
   def close(self) -> None:
     if self.stream is not self.raw:
@@ -53,7 +51,9 @@ class ShardSink:
         shard = self.open[split] = _Shard(os.path.join(self.staging, name),
                                           self.output.compression)
       # Fill the shard up to the size target, then roll over to a new one.
-      end, room = start, limit - shard.size
+      # The target counts record bytes before compression: what a GZIP
+      # stream holds on disk is known only once it is flushed.
+      end, room = start, limit - shard.bytes
       while end < len(records) and (room > 0 or end == start):
         room -= len(records[end]) + tfrecord.HEADER + tfrecord.FOOTER
         end += 1

@@ -23,6 +23,7 @@ from convert.rows import write_rows
 from convert.writer import Result
 
 EVAL_PERCENT = 20
+SHARD_MB = 0.15  # small shards, so the worked example is sharded like real data
 
 
 def _png(pixels: np.ndarray) -> bytes:
@@ -65,4 +66,4 @@ def write_digits(out_dir: str) -> Result:
   images = np.round(digits.images * (255.0 / 16.0)).astype(np.uint8)
   rows = [digit_features(pixels, label) for pixels, label in zip(images, digits.target)]
   return write_rows(rows, out_dir, prefix="digits", eval_percent=EVAL_PERCENT,
-                    keys=[f"digits-{i}" for i in range(len(rows))])
+                    keys=[f"digits-{i}" for i in range(len(rows))], shard_mb=SHARD_MB)
