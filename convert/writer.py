@@ -19,7 +19,7 @@ import tempfile
 import time
 import traceback
 from queue import Empty
-from typing import Dict, List, Tuple
+from typing import Dict, List, Protocol, Tuple
 
 from tqdm import tqdm
 
@@ -28,6 +28,24 @@ from convert.shards import ShardSink
 
 SUFFIX = {"GZIP": ".tfrecord.gz", "NONE": ".tfrecord"}
 CHUNK = 512  # items per RecordBatch: big enough to amortize, small in memory
+
+
+class Source(Protocol):
+  """What convert reads from: images (`convert.images`), tables
+  (`convert.tables`), arrays (`convert.arrays`) or in-memory rows
+  (`convert.rows`).
+
+  Attributes:
+    num_items: how many items (records, before skipping bad ones).
+  """
+  num_items: int
+
+  def record_batch(self, lo: int, hi: int, skip_bad: bool,
+                   summary: collections.Counter) -> Tuple[object, List[str], list]:
+    """Items [lo, hi) as (pa.RecordBatch of list columns, split keys of the
+    rows kept, [(item, reason)] of the bad items skipped). Counts what the
+    declaration needs (image formats and sizes) into summary. Raises
+    ConvertError for a bad item unless skip_bad."""
 
 
 class ConvertError(Exception):
@@ -189,12 +207,11 @@ def _run_workers(source, output: Output, staging: str, bar) -> list:
       p.join()
 
 
-def convert(source, output: Output, declaration_fn=None, progress: bool = True) -> Result:
+def convert(source: Source, output: Output, declaration_fn=None, progress: bool = True) -> Result:
   """Converts every item of source into sharded TFRecords under output.out_dir.
 
   Args:
-    source: a convert source (see `convert.images`, `convert.tables`,
-      `convert.arrays`).
+    source: what to convert (see `Source`).
     output: where and how to write.
     declaration_fn: optional; called with the Result, returns the text of a
       dataset declaration, written as `dataset.yaml` beside the shards.
