@@ -7,15 +7,15 @@ the Trainer, as a shape error that names neither the file nor the feature.
 import glob
 import os
 import re
-from typing import Dict, List
+import zlib
+from typing import Dict, List, Optional, Tuple
 
 import tensorflow as tf
 from google.protobuf import message
 
+from convert.images import image_format
 from dataset.declaration import Declaration, DeclarationError, Feature
-
-_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-_JPEG_MAGIC = b"\xff\xd8\xff"
+from records import format as tfrecord
 
 
 def _glob(pattern: str) -> List[str]:
@@ -56,17 +56,15 @@ def _values(feature: tf.train.Feature) -> list:
   return list(getattr(feature, kind).value) if kind else []
 
 
-def _check_image(f: Feature, value: bytes) -> str:
+def _check_image(f: Feature, value: bytes) -> Optional[Tuple[str, str]]:
+  """(expected, found) when one image's bytes do not match `f`, else None."""
   if f.encoding == "raw":
     if len(value) != f.raw_num_bytes:
       return (f"{f.raw_num_bytes} bytes ({f.height}x{f.width}x{f.channels} "
               f"{f.raw_dtype})", f"{len(value)} bytes")
-    return ""
-  magic = _PNG_MAGIC if f.encoding == "png" else _JPEG_MAGIC
-  if not value.startswith(magic):
-    return (f"{f.encoding.upper()}-encoded bytes",
-            f"bytes starting {value[:8]!r}")
-  return ""
+  elif image_format(value) != f.encoding:
+    return f"{f.encoding.upper()}-encoded bytes", f"bytes starting {value[:8]!r}"
+  return None
 
 
 def _check_feature(f: Feature, feature: tf.train.Feature):
@@ -78,7 +76,7 @@ def _check_feature(f: Feature, feature: tf.train.Feature):
   if f.kind == "image":
     if len(values) != 1:
       return "exactly one image", f"{len(values)} values"
-    return _check_image(f, values[0]) or None
+    return _check_image(f, values[0])
   if f.kind == "numeric" and len(values) != f.length:
     return f"{f.length} value(s)", f"{len(values)} value(s)"
   if f.kind == "categorical" and len(values) != 1:
@@ -144,25 +142,24 @@ def check_records(decl: Declaration, records_per_file: int = 20,
     DeclarationError: naming the file, the record, the field, what was
       expected and what was found.
   """
-  compression = "" if decl.data.compression == "NONE" else "GZIP"
   checked = 0
   for files in data_files(decl).values():
     for path in files:
       _check_name(decl, path)
     for path in files[:max_files]:
-      dataset = tf.data.TFRecordDataset(path, compression_type=compression)
+      records = tfrecord.read_records(path, records_per_file, decl.data.compression)
       try:
-        for i, record in enumerate(dataset.take(records_per_file)):
+        for i, record in enumerate(records):
           try:
-            example = tf.train.Example.FromString(record.numpy())
+            example = tf.train.Example.FromString(record)
           except message.DecodeError:
             raise DeclarationError(
                 f"{path}: record {i}: expected a serialized tf.train.Example, "
-                f"found {len(record.numpy())} bytes that do not parse as one") from None
+                f"found {len(record)} bytes that do not parse as one") from None
           check_example(decl, example, f"{path}: record {i}")
           checked += 1
-      except (tf.errors.DataLossError, tf.errors.OpError) as e:
+      except (tfrecord.BadRecord, OSError, EOFError, zlib.error) as e:
         raise DeclarationError(
             f"{path}: cannot read as a {decl.data.compression} TFRecord file "
-            f"(data.compression in {decl.path}): {e.message}") from None
+            f"(data.compression in {decl.path}): {e}") from None
   return checked

@@ -14,7 +14,7 @@ every declared kind, so that the worked example exercises the whole format:
 """
 
 import io
-from typing import Dict
+from typing import Dict, Tuple
 
 import numpy as np
 from PIL import Image
@@ -54,16 +54,20 @@ def digit_features(pixels: np.ndarray, label: int) -> Dict[str, list]:
   }
 
 
+def load_images() -> Tuple[np.ndarray, np.ndarray]:
+  """scikit-learn's digits as (uint8 [1797, 8, 8] images, int labels)."""
+  from sklearn.datasets import load_digits  # only the bundled data needs sklearn
+  digits = load_digits()
+  # The data holds 0-16 per pixel; scale to the 0-255 that real images use.
+  return np.round(digits.images * (255.0 / 16.0)).astype(np.uint8), digits.target
+
+
 def write_digits(out_dir: str) -> Result:
   """Writes the digits as GZIP TFRecord shards under out_dir/{train,eval}/.
 
   The same code as `tfrecords convert` writes them: 20% go to eval by a
   stable hash of `digits-<index>`.
   """
-  from sklearn.datasets import load_digits  # only this writer needs sklearn
-  digits = load_digits()
-  # The data holds 0-16 per pixel; scale to the 0-255 that real images use.
-  images = np.round(digits.images * (255.0 / 16.0)).astype(np.uint8)
-  rows = [digit_features(pixels, label) for pixels, label in zip(images, digits.target)]
+  rows = [digit_features(pixels, label) for pixels, label in zip(*load_images())]
   return write_rows(rows, out_dir, prefix="digits", eval_percent=EVAL_PERCENT,
                     keys=[f"digits-{i}" for i in range(len(rows))], shard_mb=SHARD_MB)

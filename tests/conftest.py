@@ -3,7 +3,6 @@
 import copy
 import os
 
-import numpy as np
 import pytest
 import yaml
 
@@ -31,10 +30,8 @@ def write_declaration(folder, raw: dict, name: str = "dataset.yaml") -> str:
 
 def digit_rows(count: int, start: int = 0) -> list:
   """Feature dicts of real digits, as the bundled writer makes them."""
-  from sklearn.datasets import load_digits
-  data = load_digits()
-  images = np.round(data.images * (255.0 / 16.0)).astype(np.uint8)
-  return [digits.digit_features(images[i], data.target[i])
+  images, labels = digits.load_images()
+  return [digits.digit_features(images[i], labels[i])
           for i in range(start, start + count)]
 
 

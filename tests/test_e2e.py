@@ -125,12 +125,11 @@ def test_model_below_the_threshold_is_not_blessed_and_not_pushed(digits_run):
 def test_convert_then_run_needs_no_hand_editing(tmp_path):
   """Raw-pixel digits from NumPy, converted to plain (uncompressed) TFRecords,
   then the pipeline on them as is."""
-  from sklearn.datasets import load_digits
-
   from cli.main import main as tfrecords
-  data = load_digits()
-  images = np.round(data.images * (255.0 / 16.0)).astype(np.uint8)[..., None]
-  np.savez(tmp_path / "digits.npz", images=images, labels=data.target,
+  from dataset.digits import load_images
+  images, labels = load_images()
+  images = images[..., None]
+  np.savez(tmp_path / "digits.npz", images=images, labels=labels,
            ink=(images > 0).mean(axis=(1, 2, 3)).astype(np.float32))
   assert tfrecords(["convert", "arrays", str(tmp_path / "digits.npz"), "--output",
                     str(tmp_path / "raw_digits"), "--eval-percent", "20",
