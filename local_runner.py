@@ -23,7 +23,6 @@ Outputs, under --output-dir (default `runs/`):
 """
 
 import argparse
-import dataclasses
 import os
 import sys
 from typing import List, Optional
@@ -38,8 +37,8 @@ from tfx.orchestration.pipeline import RunOptions
 
 from components.anomalies_gate import AnomaliesFound
 from dataset import check, declaration, digits
-from pipeline import outcome
-from pipeline.config import ConfigError, PipelineConfig, TrainingConfig
+from pipeline import flags, outcome
+from pipeline.config import ConfigError
 from pipeline.pipeline import create_pipeline
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -48,39 +47,21 @@ DIGITS = os.path.join(HERE, "datasets", "digits.yaml")
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-  parser.add_argument("--dataset", default=DIGITS,
-                      help="the dataset declaration (YAML); default: the "
-                           "bundled digits, written on first use")
-  parser.add_argument("--data-root",
-                      help="read the records from here instead of the "
-                           "declaration's data.root")
+  flags.add_pipeline_flags(parser, default_dataset=DIGITS)
   parser.add_argument("--output-dir", default=os.path.join(HERE, "runs"),
                       help="where artifacts, metadata and pushed models go")
-  parser.add_argument("--pipeline-name",
-                      help="default: the declaration's name")
-  parser.add_argument("--train-steps", type=int,
-                      default=TrainingConfig.train_steps)
-  parser.add_argument("--min-accuracy", type=float,
-                      default=PipelineConfig.min_accuracy)
   parser.add_argument("--from-node", action="append", metavar="NODE",
                       help="partial run: start at this component (repeatable); "
                            "what it needs comes from the previous run")
   parser.add_argument("--to-node", action="append", metavar="NODE",
                       help="partial run: stop after this component (repeatable)")
-  parser.add_argument("--no-cache", action="store_true",
-                      help="re-run every component even if its inputs are "
-                           "unchanged")
   return parser.parse_args(argv)
 
 
-def load_dataset(path: str, data_root: Optional[str] = None
-                 ) -> declaration.Declaration:
+def load_dataset(args: argparse.Namespace) -> declaration.Declaration:
   """Loads and checks a declaration; writes the bundled digits if needed."""
-  decl = declaration.load(path)
-  if data_root:
-    decl = dataclasses.replace(decl, data=dataclasses.replace(
-        decl.data, root=os.path.abspath(data_root)))
-  if os.path.abspath(path) == DIGITS and not os.path.isdir(decl.data.root):
+  decl = flags.load_declaration(args)
+  if os.path.abspath(args.dataset) == DIGITS and not os.path.isdir(decl.data.root):
     digits.write_digits(decl.data.root)
   check.check_records(decl)
   return decl
@@ -89,17 +70,12 @@ def load_dataset(path: str, data_root: Optional[str] = None
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   try:
-    decl = load_dataset(args.dataset, args.data_root)
-    name = args.pipeline_name or decl.name
+    decl = load_dataset(args)
+    name = flags.pipeline_name(args, decl)
     home = os.path.join(os.path.abspath(args.output_dir), name)
-    config = PipelineConfig(
-        pipeline_name=name,
-        pipeline_root=os.path.join(home, "pipeline_root"),
-        serving_dir=os.path.join(home, "serving"),
-        declaration=decl,
-        training=TrainingConfig(train_steps=args.train_steps),
-        min_accuracy=args.min_accuracy,
-        enable_cache=not args.no_cache)
+    config = flags.pipeline_config(
+        args, decl, pipeline_root=os.path.join(home, "pipeline_root"),
+        serving_dir=os.path.join(home, "serving"))
   except (declaration.DeclarationError, ConfigError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2

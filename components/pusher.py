@@ -11,7 +11,9 @@ versions are never overwritten or deleted.
 import os
 
 from absl import logging
+from tfx.components.pusher import component as pusher_component
 from tfx.components.pusher import executor
+from tfx.dsl.components.base import executor_spec
 from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
@@ -57,3 +59,8 @@ class Executor(executor.Executor):
                          pushed_version=os.path.basename(existing))
         return
     super().Do(input_dict, output_dict, exec_properties)
+
+
+class Pusher(pusher_component.Pusher):
+  """TFX's Pusher, running the executor above."""
+  EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)

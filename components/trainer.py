@@ -26,6 +26,8 @@ def run_fn(fn_args: FnArgs) -> None:
   """
   decl = Declaration.from_dict(fn_args.custom_config["declaration"])
   config = TrainingConfig.from_dict(fn_args.custom_config["training"])
+  # train_args carries the steps: on Kubeflow a run-time parameter.
+  config = config.with_train_steps(fn_args.train_steps or config.train_steps)
   tft_output = tft.TFTransformOutput(fn_args.transform_output)
   spec = tft_output.transformed_feature_spec()
   train = input_fn.make_dataset(fn_args.train_files, spec, decl, config, True)

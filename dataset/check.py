@@ -4,7 +4,8 @@ A mismatch here would otherwise surface minutes later, deep inside Transform or
 the Trainer, as a shape error that names neither the file nor the feature.
 """
 
-import glob
+import gzip
+import itertools
 import os
 import re
 import zlib
@@ -18,17 +19,22 @@ from dataset.declaration import Declaration, DeclarationError, Feature
 from records import format as tfrecord
 
 
+def _files(pattern: str) -> List[str]:
+  # tf.io.gfile, so that gs://, s3:// and other URIs TFX reads work here too.
+  return [p for p in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(p)]
+
+
 def _glob(pattern: str) -> List[str]:
   """Files matching a pattern; with `{SPAN}` in it, those of the latest span,
   as ImportExampleGen reads them."""
   if "{SPAN}" not in pattern:
-    return sorted(p for p in glob.glob(pattern) if os.path.isfile(p))
+    return sorted(_files(pattern))
   rx = re.compile(re.escape(pattern).replace(re.escape("{SPAN}"), r"(\d+)")
                   .replace(r"\*", r"[^/]*").replace(r"\?", "[^/]") + "$")
   spans: Dict[int, List[str]] = {}
-  for path in glob.glob(pattern.replace("{SPAN}", "*")):
+  for path in _files(pattern.replace("{SPAN}", "*")):
     match = rx.match(path)
-    if match and os.path.isfile(path):
+    if match:
       spans.setdefault(int(match.group(1)), []).append(path)
   return sorted(spans[max(spans)]) if spans else []
 
@@ -126,6 +132,13 @@ def _check_name(decl: Declaration, path: str) -> None:
         f"file name); rename the files or fix data.compression in {decl.path}")
 
 
+def _first_records(path: str, limit: int, compression: str) -> List[bytes]:
+  """The first `limit` records of a file, CRC-checked, read through tf.io.gfile."""
+  with tf.io.gfile.GFile(path, "rb") as raw:
+    stream = gzip.GzipFile(fileobj=raw) if compression == "GZIP" else raw
+    return [data for _, data in itertools.islice(tfrecord.iter_records(stream), limit)]
+
+
 def check_records(decl: Declaration, records_per_file: int = 20,
                   max_files: int = 4) -> int:
   """Checks the first records of the first files of each split.
@@ -147,9 +160,9 @@ def check_records(decl: Declaration, records_per_file: int = 20,
     for path in files:
       _check_name(decl, path)
     for path in files[:max_files]:
-      records = tfrecord.read_records(path, records_per_file, decl.data.compression)
       try:
-        for i, record in enumerate(records):
+        for i, record in enumerate(_first_records(path, records_per_file,
+                                                  decl.data.compression)):
           try:
             example = tf.train.Example.FromString(record)
           except message.DecodeError:
@@ -158,7 +171,8 @@ def check_records(decl: Declaration, records_per_file: int = 20,
                 f"found {len(record)} bytes that do not parse as one") from None
           check_example(decl, example, f"{path}: record {i}")
           checked += 1
-      except (tfrecord.BadRecord, OSError, EOFError, zlib.error) as e:
+      except (tfrecord.BadRecord, OSError, EOFError, zlib.error,
+              tf.errors.OpError) as e:
         raise DeclarationError(
             f"{path}: cannot read as a {decl.data.compression} TFRecord file "
             f"(data.compression in {decl.path}): {e}") from None

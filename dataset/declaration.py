@@ -130,8 +130,20 @@ class Declaration:
     return [f for f in self.features if f.kind == kind]
 
   def to_dict(self) -> Dict[str, Any]:
-    """A JSON-able form, passed to Transform and Trainer as custom_config."""
+    """A JSON-able form of the whole declaration."""
     return dataclasses.asdict(self)
+
+  def contract(self) -> Dict[str, Any]:
+    """What Transform and the Trainer need, as JSON: name, label, features.
+
+    Leaves out where the files are (the YAML's path, the data root, the
+    schema file): that is the runners' business, it would put the compiling
+    machine's paths into a Kubeflow spec, and moving the data must not
+    invalidate Transform's and the Trainer's cache. `from_dict` reads it back.
+    """
+    return {"name": self.name, "path": "", "data": {"root": ""},
+            "label": dataclasses.asdict(self.label),
+            "features": [dataclasses.asdict(f) for f in self.features]}
 
   @classmethod
   def from_dict(cls, d: Mapping[str, Any]) -> "Declaration":
@@ -141,6 +153,16 @@ class Declaration:
         data=Data(**d["data"]),
         label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
         features=tuple(Feature(**f) for f in d["features"]))
+
+
+def is_uri(path: str) -> bool:
+  """True for a filesystem URI such as gs://bucket/dir (TFX's fileio reads those)."""
+  return "://" in path
+
+
+def resolve(base: str, path: str) -> str:
+  """`path` relative to the folder `base`; URIs and absolute paths as they are."""
+  return path if is_uri(path) else os.path.normpath(os.path.join(base, path))
 
 
 def _feature(r: FieldReader, name: str, node: Any) -> Feature:
@@ -179,7 +201,7 @@ def _feature(r: FieldReader, name: str, node: Any) -> Feature:
 def _data(r: FieldReader, node: Any, base: str) -> Data:
   node = r.mapping(node, "data", (
       "root", "compression", "splits", "pattern", "hash_buckets"))
-  root = os.path.normpath(os.path.join(base, r.get(node, "data", "root", str)))
+  root = resolve(base, r.get(node, "data", "root", str))
   compression = r.get(node, "data", "compression", str, "GZIP", COMPRESSIONS)
   if ("splits" in node) == ("pattern" in node):
     raise r.fail("data", "exactly one of 'splits' (pre-split folders) or "
@@ -233,6 +255,8 @@ def parse(raw: Any, path: str) -> Declaration:
                  "a feature with the label's name")
   schema = r.get(raw, "", "schema", str, None)
   if schema is not None:
+    # The schema's text travels inside the pipeline (see CuratedSchema), so
+    # it is read here, on the machine that builds the pipeline.
     schema = os.path.normpath(os.path.join(base, schema))
     if not os.path.isfile(schema):
       raise r.fail("schema", "an existing schema file", schema)

@@ -59,6 +59,12 @@ class TrainingConfig:
     _check("max_brightness_delta", self.max_brightness_delta,
            0 <= self.max_brightness_delta < 1, "a number in [0, 1)")
 
+  def with_train_steps(self, train_steps: int) -> "TrainingConfig":
+    """The same configuration for another number of steps (a run-time value
+    on Kubeflow); fewer steps than epochs means one step per epoch."""
+    return dataclasses.replace(self, train_steps=train_steps,
+                               epochs=min(self.epochs, train_steps))
+
   @property
   def steps_per_epoch(self) -> int:
     return math.ceil(self.train_steps / self.epochs)
@@ -69,6 +75,33 @@ class TrainingConfig:
   @classmethod
   def from_dict(cls, d: Mapping[str, Any]) -> "TrainingConfig":
     return cls(**d)
+
+
+@dataclasses.dataclass(frozen=True)
+class Resources:
+  """What one component's container asks of the cluster (Kubeflow only).
+
+  Attributes:
+    cpu: CPU cores, requested and limited to; 0 leaves the cluster default.
+    memory_gb: memory in GB, requested and limited to; 0 leaves the default.
+    gpus: accelerators (GPUs) attached to the container.
+    gpu_type: the accelerator's name: a Kubernetes resource name such as
+      `nvidia.com/gpu` on open-source Kubeflow Pipelines, an accelerator type
+      such as `NVIDIA_TESLA_T4` on Vertex AI Pipelines.
+  """
+  cpu: float = 0
+  memory_gb: float = 0
+  gpus: int = 0
+  gpu_type: str = "nvidia.com/gpu"
+
+  def __post_init__(self):
+    _check("resources.cpu", self.cpu, self.cpu >= 0, "a number >= 0")
+    _check("resources.memory_gb", self.memory_gb, self.memory_gb >= 0,
+           "a number >= 0")
+    _check("resources.gpus", self.gpus,
+           isinstance(self.gpus, int) and self.gpus >= 0, "an integer >= 0")
+    _check("resources.gpu_type", self.gpu_type, bool(self.gpu_type),
+           "an accelerator name")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,6 +121,11 @@ class PipelineConfig:
     enable_cache: reuse a component's earlier outputs when its inputs and
       configuration are unchanged.
     beam_args: Apache Beam pipeline options for the data components.
+    resources: component id -> its container's resources on Kubeflow.
+    runtime_parameters: make the values that change from run to run (data
+      root, train steps, push destination) runtime parameters, with this
+      configuration's values as defaults; Kubeflow only, since
+      LocalDagRunner needs every value when the pipeline is built.
   """
   pipeline_name: str
   pipeline_root: str
@@ -100,6 +138,8 @@ class PipelineConfig:
   beam_args: List[str] = dataclasses.field(
       default_factory=lambda: ["--direct_running_mode=in_memory",
                                "--direct_num_workers=1"])
+  resources: Mapping[str, Resources] = dataclasses.field(default_factory=dict)
+  runtime_parameters: bool = False
 
   def __post_init__(self):
     _check("pipeline_name", self.pipeline_name,

@@ -1,25 +1,30 @@
 """The pipeline, defined once: every runner calls `create_pipeline`.
 
-ImportExampleGen -> StatisticsGen -> SchemaGen (or ImportSchemaGen) ->
-ExampleValidator -> AnomaliesGate -> Transform -> Trainer -> Evaluator -> Pusher
+ImportExampleGen -> StatisticsGen -> SchemaGen (or CuratedSchema) ->
+ExampleValidator -> AnomaliesGate -> Transform -> Trainer -> Evaluator -> Pusher,
+with BaselineModel (the model in production) feeding the Evaluator.
+
+Every step is an ordinary component, so the same DAG compiles for Kubeflow
+Pipelines v2 and runs on its open-source backend (which runs no importer-free
+resolver steps) as well as on LocalDagRunner.
 """
 
 import hashlib
 import os
 from typing import List, Optional
 
+from google.protobuf import json_format
 from tfx import v1 as tfx
-from tfx.dsl.components.base import executor_spec
-from tfx.dsl.input_resolution.strategies.latest_blessed_model_strategy import (
-  LatestBlessedModelStrategy,
-)
 from tfx.orchestration import metadata
 
 import components
 import dataset
 from components.anomalies_gate import AnomaliesGate
-from components.pusher import Executor as pusher_executor
-from pipeline.config import PipelineConfig
+from components.baseline import BaselineModel
+from components.curated_schema import curated_schema
+from components.evaluator import Evaluator
+from components.pusher import Pusher
+from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 
 PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
@@ -44,6 +49,24 @@ def code_fingerprint(folders=None) -> str:
   return digest.hexdigest()[:16]
 
 
+def _runtime(config: PipelineConfig, name: str, value, ptype=str):
+  """`value`, or a runtime parameter `name` defaulting to it (Kubeflow).
+
+  Protos travel as JSON strings, which is how TFX passes them to executors.
+  """
+  if not config.runtime_parameters:
+    return value
+  if ptype is str and not isinstance(value, str):
+    value = json_format.MessageToJson(value, sort_keys=True, indent=None)
+  return tfx.dsl.experimental.RuntimeParameter(name=name, ptype=ptype,
+                                                default=value)
+
+
+def push_destination(serving_dir: str) -> tfx.proto.PushDestination:
+  return tfx.proto.PushDestination(filesystem=tfx.proto.PushDestination.Filesystem(
+      base_directory=serving_dir))
+
+
 def _input_config(config: PipelineConfig):
   """ImportExampleGen's input and output split configuration."""
   data = config.declaration.data
@@ -62,16 +85,18 @@ def _input_config(config: PipelineConfig):
 def create_components(config: PipelineConfig) -> List:
   """The pipeline's components, in order."""
   decl = config.declaration
-  custom_config = {"declaration": decl.to_dict(),
+  custom_config = {"declaration": decl.contract(),
                    "training": config.training.to_dict(),
                    "code": code_fingerprint()}
+  destination = push_destination(config.serving_dir)
 
   # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split.
   example_gen = tfx.components.ImportExampleGen(
-      input_base=decl.data.root, **_input_config(config))
+      input_base=_runtime(config, "data_root", decl.data.root),
+      **_input_config(config))
   if decl.schema:
     # A curated schema from schemas/ is the contract; statistics use it too.
-    schema_gen = tfx.components.ImportSchemaGen(schema_file=decl.schema)
+    schema_gen = curated_schema(decl.schema)
     statistics_gen = tfx.components.StatisticsGen(
         examples=example_gen.outputs["examples"],
         schema=schema_gen.outputs["schema"])
@@ -99,33 +124,39 @@ def create_components(config: PipelineConfig) -> List:
       examples=transform.outputs["transformed_examples"],
       transform_graph=transform.outputs["transform_graph"],
       schema=schema_gen.outputs["schema"],
-      train_args=tfx.proto.TrainArgs(num_steps=config.training.train_steps),
+      train_args=_runtime(config, "train_args", tfx.proto.TrainArgs(
+          num_steps=config.training.train_steps)),
       eval_args=tfx.proto.EvalArgs(num_steps=config.training.eval_steps),
       custom_config=custom_config)
-  # The latest blessed model, if any: the baseline for the change threshold.
-  baseline = tfx.dsl.Resolver(
-      strategy_class=LatestBlessedModelStrategy,
-      model=tfx.dsl.Channel(type=tfx.types.standard_artifacts.Model),
-      model_blessing=tfx.dsl.Channel(
-          type=tfx.types.standard_artifacts.ModelBlessing),
-  ).with_id("latest_blessed_model_resolver")
+  # The model in production (the newest pushed), if any: the baseline.
+  destination_param = _runtime(config, "push_destination", destination)
+  baseline = BaselineModel(
+      examples=example_gen.outputs["examples"],
+      push_destination=(destination_param if config.runtime_parameters else
+                        json_format.MessageToJson(destination, indent=None)))
   # Blesses the model only if it clears the thresholds.
-  evaluator = tfx.components.Evaluator(
+  evaluator = Evaluator(
       examples=example_gen.outputs["examples"],
       model=trainer.outputs["model"],
       baseline_model=baseline.outputs["model"],
       eval_config=eval_config(config))
   # Copies a blessed model into a new version folder of the serving dir,
   # unless that dir already holds this very model.
-  pusher = tfx.components.Pusher(
-      custom_executor_spec=executor_spec.ExecutorClassSpec(pusher_executor),
+  pusher = Pusher(
       model=trainer.outputs["model"],
       model_blessing=evaluator.outputs["blessing"],
-      push_destination=tfx.proto.PushDestination(
-          filesystem=tfx.proto.PushDestination.Filesystem(
-              base_directory=config.serving_dir)))
-  return [example_gen, statistics_gen, schema_gen, example_validator, gate,
-          transform, trainer, baseline, evaluator, pusher]
+      push_destination=destination_param)
+  nodes = [example_gen, statistics_gen, schema_gen, example_validator, gate,
+           transform, trainer, baseline, evaluator, pusher]
+  _check_resources(config, [n.id for n in nodes])
+  return nodes
+
+
+def _check_resources(config: PipelineConfig, ids: List[str]) -> None:
+  for node in config.resources:
+    if node not in ids:
+      raise ConfigError(f"config field 'resources': expected a component id "
+                        f"({', '.join(ids)}), found {node!r}")
 
 
 def create_pipeline(config: PipelineConfig,

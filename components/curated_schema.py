@@ -1,0 +1,49 @@
+"""CuratedSchema: the curated schema, carried inside the pipeline definition.
+
+TFX's ImportSchemaGen takes a file path, which on Kubeflow would be a path
+on the machine that compiled the pipeline, and whose cache key does not
+change when the file's content does. This component takes the schema's
+text as a parameter instead: the pipeline spec holds it, and editing the
+schema re-runs what depends on it.
+"""
+
+import os
+
+from google.protobuf import text_format
+from tensorflow_metadata.proto.v0 import schema_pb2
+from tfx import v1 as tfx
+from tfx.dsl.components.base import base_component
+
+SCHEMA_FILE = "schema.pbtxt"
+
+
+def parse_schema(text: str, source: str) -> schema_pb2.Schema:
+  """Parses a schema's pbtxt text.
+
+  Raises:
+    ValueError: naming `source` and the parse error.
+  """
+  try:
+    return text_format.Parse(text, schema_pb2.Schema())
+  except text_format.ParseError as e:
+    raise ValueError(f"{source}: expected a TFMD Schema in text format, "
+                     f"found a parse error: {e}") from None
+
+
+@tfx.dsl.components.component
+def CuratedSchema(
+    schema_text: tfx.dsl.components.Parameter[str],
+    schema: tfx.dsl.components.OutputArtifact[
+        tfx.types.standard_artifacts.Schema]) -> None:
+  """Writes `schema_text` as the Schema artifact (`schema.pbtxt`)."""
+  parsed = parse_schema(schema_text, "CuratedSchema.schema_text")
+  with tfx.dsl.io.fileio.open(os.path.join(schema.uri, SCHEMA_FILE), "w") as f:
+    f.write(text_format.MessageToString(parsed))
+
+
+def curated_schema(path: str) -> base_component.BaseComponent:
+  """The CuratedSchema component for the schema file at `path`."""
+  with open(path, encoding="utf-8") as f:
+    text = f.read()
+  parse_schema(text, path)
+  return CuratedSchema(schema_text=text)

@@ -1,0 +1,198 @@
+"""One run, or a recurring run, on a Kubeflow Pipelines endpoint.
+
+Everything goes through `kfp.Client` (the v2beta1 REST API). Each operation
+either completes or leaves nothing behind: a pipeline version uploaded for a
+run or a schedule that could not be created is deleted again, and replacing
+a schedule pauses the old one first and brings it back if the new one fails.
+"""
+
+import datetime
+import json
+from typing import Dict, List, Optional, Tuple
+
+import kfp
+import kfp_server_api
+import requests
+
+from kubeflow import cron
+
+HEALTHZ = "/apis/v2beta1/healthz"
+
+
+class KubeflowError(RuntimeError):
+  """What went wrong talking to Kubeflow, in one line."""
+
+
+def _reason(e: Exception) -> str:
+  if isinstance(e, kfp_server_api.ApiException):
+    body = (e.body or "").strip().replace("\n", " ")
+    return f"HTTP {e.status} {e.reason}: {body[:300]}"
+  return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def connect(host: str, namespace: Optional[str] = None,
+            token: Optional[str] = None) -> kfp.Client:
+  """A client for `host`, after one quick check that it answers and accepts us.
+
+  Args:
+    host: the API endpoint, e.g. http://localhost:8080 through a port-forward.
+    namespace: the Kubeflow profile namespace (multi-user installations).
+    token: a bearer token, or None for an endpoint without authentication.
+
+  Raises:
+    KubeflowError: the endpoint is unreachable or rejects the credentials.
+  """
+  headers = {"Authorization": f"Bearer {token}"} if token else {}
+  try:
+    response = requests.get(host.rstrip("/") + HEALTHZ, headers=headers, timeout=15)
+  except requests.RequestException as e:
+    raise KubeflowError(f"cannot reach Kubeflow Pipelines at {host}: "
+                        f"{type(e).__name__}") from None
+  if response.status_code in (401, 403):
+    raise KubeflowError(f"Kubeflow Pipelines at {host} rejected the credentials "
+                        f"(HTTP {response.status_code}); pass --token, or check "
+                        f"KF_PIPELINES_SA_TOKEN_PATH")
+  if response.status_code != 200:
+    raise KubeflowError(f"Kubeflow Pipelines at {host} answered HTTP "
+                        f"{response.status_code} to {HEALTHZ}; is this its API endpoint?")
+  return kfp.Client(host=host, namespace=namespace, existing_token=token)
+
+
+def _experiment_id(client: kfp.Client, name: str, namespace: Optional[str]) -> str:
+  try:
+    return client.get_experiment(experiment_name=name, namespace=namespace).experiment_id
+  except ValueError:  # kfp: no experiment of that name
+    return client.create_experiment(name, namespace=namespace).experiment_id
+
+
+def find_experiment(client: kfp.Client, name: str, namespace: Optional[str]) -> str:
+  """The id of experiment `name`.
+
+  Raises:
+    KubeflowError: there is none.
+  """
+  try:
+    return client.get_experiment(experiment_name=name, namespace=namespace).experiment_id
+  except ValueError:
+    raise KubeflowError(f"no experiment named {name!r}") from None
+
+
+def _upload(client: kfp.Client, spec_path: str, name: str) -> Tuple[str, str, bool]:
+  """Uploads the spec as a new version of pipeline `name` (created if new).
+
+  Returns:
+    (pipeline id, version id, whether the pipeline itself was created).
+  """
+  pipeline_id = client.get_pipeline_id(name)
+  if pipeline_id is None:
+    pipeline = client.upload_pipeline(spec_path, pipeline_name=name)
+    versions = client.list_pipeline_versions(pipeline.pipeline_id).pipeline_versions
+    return pipeline.pipeline_id, versions[0].pipeline_version_id, True
+  stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
+  version = client.upload_pipeline_version(
+      spec_path, pipeline_version_name=f"{name}-{stamp}", pipeline_id=pipeline_id)
+  return pipeline_id, version.pipeline_version_id, False
+
+
+def _undo_upload(client: kfp.Client, pipeline_id: str, version_id: str,
+                 created: bool) -> None:
+  client.delete_pipeline_version(pipeline_id, version_id)
+  if created:
+    client.delete_pipeline(pipeline_id)
+
+
+def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
+           experiment: str, run_name: str, params: Dict,
+           namespace: Optional[str] = None):
+  """Uploads the spec and starts one run of it.
+
+  Returns:
+    The created run (kfp_server_api.V2beta1Run).
+
+  Raises:
+    KubeflowError: nothing is left uploaded then.
+  """
+  try:
+    experiment_id = _experiment_id(client, experiment, namespace)
+    pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name)
+  except (kfp_server_api.ApiException, ValueError) as e:
+    raise KubeflowError(f"upload of {spec_path} failed: {_reason(e)}") from None
+  try:
+    return client.run_pipeline(experiment_id, run_name, params=params,
+                               pipeline_id=pipeline_id, version_id=version_id)
+  except kfp_server_api.ApiException as e:
+    _undo_upload(client, pipeline_id, version_id, created)
+    raise KubeflowError(f"creating the run failed: {_reason(e)}") from None
+
+
+def recurring_runs(client: kfp.Client, name: Optional[str], experiment_id: str) -> List:
+  """The recurring runs called `name` in the experiment (all for None)."""
+  found, token = [], ""
+  while True:
+    page = client.list_recurring_runs(experiment_id=experiment_id,
+                                      page_token=token, page_size=100)
+    found += [r for r in page.recurring_runs or [] if name in (None, r.display_name)]
+    token = page.next_page_token
+    if not token:
+      return found
+
+
+def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
+             experiment: str, name: str, cron_expression: str, params: Dict,
+             no_catchup: bool = True, namespace: Optional[str] = None):
+  """Creates the recurring run `name`, or replaces the one of that name.
+
+  Kubeflow's API cannot edit a recurring run, so replacing means: pause the
+  old one, create the new one, delete the old one; if creating fails, the old
+  one is resumed and the uploaded version deleted. At most one schedule of a
+  name is ever active, and each runs one pipeline run at a time.
+
+  Returns:
+    (the new recurring run, how many old ones it replaced).
+
+  Raises:
+    CronError: before anything is uploaded.
+    KubeflowError: with the previous state restored.
+  """
+  expression = cron.normalize(cron_expression)
+  try:
+    experiment_id = _experiment_id(client, experiment, namespace)
+    old = recurring_runs(client, name, experiment_id)
+    pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name)
+  except (kfp_server_api.ApiException, ValueError) as e:
+    raise KubeflowError(f"upload of {spec_path} failed: {_reason(e)}") from None
+  paused = [r for r in old if r.status == "ENABLED"]
+  try:
+    for r in paused:
+      client.disable_recurring_run(r.recurring_run_id)
+    new = client.create_recurring_run(
+        experiment_id, name, cron_expression=expression, max_concurrency=1,
+        no_catchup=no_catchup, params=params, pipeline_id=pipeline_id,
+        version_id=version_id, enabled=True)
+  except kfp_server_api.ApiException as e:
+    for r in paused:
+      client.enable_recurring_run(r.recurring_run_id)
+    _undo_upload(client, pipeline_id, version_id, created)
+    raise KubeflowError(f"creating the schedule {name!r} failed: {_reason(e)}") from None
+  for r in old:
+    client.delete_recurring_run(r.recurring_run_id)
+  return new, len(old)
+
+
+def runtime_params(data_root: Optional[str] = None, train_steps: Optional[int] = None,
+                   serving_dir: Optional[str] = None,
+                   extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+  """Runtime parameter values, in the form the compiled pipeline takes.
+
+  `train_args` and `push_destination` are the JSON of TFX's TrainArgs and
+  PushDestination protos, as the pipeline's own defaults are.
+  """
+  params = dict(extra or {})
+  if data_root:
+    params["data_root"] = data_root
+  if train_steps:
+    params["train_args"] = json.dumps({"num_steps": train_steps})
+  if serving_dir:
+    params["push_destination"] = json.dumps(
+        {"filesystem": {"base_directory": serving_dir}})
+  return params

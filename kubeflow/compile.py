@@ -1,0 +1,118 @@
+"""Compiles `create_pipeline(config)` for Kubeflow Pipelines v2.
+
+TFX's KubeflowV2DagRunner does the compiling; this module fixes up what it
+leaves out, so that the compiled files run as they are:
+
+- runtime parameters get their defaults (TFX writes none into the spec);
+- each component's container gets the configured CPU, memory and GPUs,
+  ImportExampleGen included (TFX's compiler drops them there);
+- ImportExampleGen is never served from Kubeflow's cache: its cache key holds
+  the data's location but not the files' content (TFX's driver that
+  fingerprints them runs only on Vertex AI), so new files in the same place
+  would otherwise go unseen.
+
+It writes two files: the pipeline spec as YAML, which the open-source
+Kubeflow Pipelines backend and `kfp.Client` take, and the PipelineJob JSON,
+which Vertex AI Pipelines takes.
+"""
+
+import json
+import os
+from typing import Dict, Tuple
+
+import yaml
+from tfx import v1 as tfx
+from tfx.dsl.io import fileio
+
+from pipeline.config import PipelineConfig, Resources
+from pipeline.pipeline import create_pipeline
+
+SPEC_FILE = "pipeline.yaml"
+JOB_FILE = "pipeline_job.json"
+# Kubeflow's rule for pipeline names (TFX's own error message garbles it).
+NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
+NEVER_CACHED = ("ImportExampleGen",)
+
+
+class CompileError(ValueError):
+  """The configuration cannot be compiled for Kubeflow; says why."""
+
+
+def check_name(name: str) -> None:
+  if not (name and len(name) <= 128 and set(name) <= set(NAME_CHARS)
+          and name[0] != "-"):
+    raise CompileError(
+        f"pipeline name: expected lower-case letters, digits and '-' (not "
+        f"first), at most 128, as Kubeflow requires; found {name!r} "
+        f"(set --pipeline-name)")
+
+
+def resource_spec(r: Resources) -> Dict:
+  """A PipelineContainerSpec.ResourceSpec, as JSON."""
+  spec = {}
+  if r.cpu:
+    spec.update(cpuLimit=r.cpu, cpuRequest=r.cpu)
+  if r.memory_gb:
+    spec.update(memoryLimit=r.memory_gb, memoryRequest=r.memory_gb)
+  if r.gpus:
+    spec["accelerator"] = {"type": r.gpu_type, "count": str(r.gpus)}
+  return spec
+
+
+def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict) -> None:
+  """Applies the module docstring's fixes to a pipelineSpec dict in place."""
+  for name, value in defaults.items():
+    spec["root"]["inputDefinitions"]["parameters"][name]["defaultValue"] = value
+  tasks = spec["root"]["dag"]["tasks"]
+  executors = spec["deploymentSpec"]["executors"]
+  for node, resources in config.resources.items():
+    label = spec["components"][node]["executorLabel"]
+    executors[label]["container"]["resources"] = resource_spec(resources)
+  for node in NEVER_CACHED:
+    tasks[node].pop("cachingOptions", None)
+  spec["defaultPipelineRoot"] = config.pipeline_root
+
+
+def runtime_defaults(pipeline) -> Dict:
+  """Runtime parameter name -> its default, from the pipeline's components."""
+  defaults = {}
+  for component in pipeline.components:
+    for value in component.exec_properties.values():
+      if isinstance(value, tfx.dsl.experimental.RuntimeParameter):
+        defaults[value.name] = value.default
+  return defaults
+
+
+def compile_pipeline(config: PipelineConfig, image: str,
+                     output_dir: str) -> Tuple[str, str]:
+  """Compiles the pipeline for `config` to run in containers of `image`.
+
+  Args:
+    config: the pipeline's configuration; its runtime_parameters must be on.
+    image: the container image, REGISTRY/NAME:TAG, built from
+      kubeflow/Dockerfile.
+    output_dir: where the two files go (a folder or a URI).
+
+  Returns:
+    (pipeline spec YAML path, PipelineJob JSON path).
+
+  Raises:
+    CompileError: for a name Kubeflow does not accept.
+  """
+  check_name(config.pipeline_name)
+  pipeline = create_pipeline(config)
+  runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
+      config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
+          default_image=image, use_pipeline_spec_2_1=True))
+  job = runner.run(pipeline, write_out=False)
+  defaults = runtime_defaults(pipeline)
+  _fix_up(job["pipelineSpec"], config, defaults)
+  job["runtimeConfig"]["parameterValues"] = defaults
+  fileio.makedirs(output_dir)
+  spec_path = os.path.join(output_dir, SPEC_FILE)
+  job_path = os.path.join(output_dir, JOB_FILE)
+  with fileio.open(spec_path, "w") as f:
+    f.write(yaml.safe_dump(job["pipelineSpec"], sort_keys=True))
+  with fileio.open(job_path, "w") as f:
+    f.write(json.dumps(job, indent=2, sort_keys=True))
+  return spec_path, job_path

@@ -1,0 +1,67 @@
+"""Cron expressions as Kubeflow Pipelines' scheduler takes them, checked here.
+
+The scheduler (robfig/cron) reads six fields, seconds first; the usual five
+fields are accepted too and get a leading `0` seconds. Descriptors such as
+`@daily` and `@every 6h` pass through. Checking here means a typo fails
+before anything is uploaded.
+"""
+
+import re
+
+DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily",
+               "@midnight", "@hourly")
+# (name, lowest, highest, names allowed in place of numbers)
+FIELDS = (("second", 0, 59, ()), ("minute", 0, 59, ()), ("hour", 0, 23, ()),
+          ("day of month", 1, 31, ()),
+          ("month", 1, 12, ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL",
+                            "AUG", "SEP", "OCT", "NOV", "DEC")),
+          ("day of week", 0, 6, ("SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT")))
+_EVERY = re.compile(r"@every (\d+(\.\d+)?(ns|us|ms|s|m|h))+$")
+
+
+class CronError(ValueError):
+  """A malformed cron expression; says which field and why."""
+
+
+def _value(text: str, field) -> int:
+  name, low, high, names = field
+  if text.upper() in names:
+    return names.index(text.upper()) + low
+  if not text.isdigit() or not low <= int(text) <= high:
+    raise CronError(f"{name}: expected a number in [{low}, {high}]"
+                    f"{' or a name' if names else ''}, found {text!r}")
+  return int(text)
+
+
+def _check_field(text: str, field) -> None:
+  for part in text.split(","):
+    body, _, step = part.partition("/")
+    if step and (not step.isdigit() or int(step) == 0):
+      raise CronError(f"{field[0]}: expected a step >= 1 after '/', found {step!r}")
+    if body in ("*", "?"):
+      continue
+    low, _, high = body.partition("-")
+    if high and _value(low, field) > _value(high, field):
+      raise CronError(f"{field[0]}: range {body!r} runs backwards")
+    _value(low, field)
+
+
+def normalize(expression: str) -> str:
+  """The six-field (or descriptor) form of a cron expression.
+
+  Raises:
+    CronError: naming the field, what was expected and what was found.
+  """
+  text = " ".join(expression.split())
+  if text in DESCRIPTORS or _EVERY.match(text):
+    return text
+  parts = text.split(" ")
+  if len(parts) == 5:
+    parts = ["0"] + parts
+  if len(parts) != 6:
+    raise CronError(f"expected 5 fields (minute hour day month weekday) or 6 "
+                    f"(seconds first), or a descriptor such as @daily; found "
+                    f"{len(parts)} field(s) in {expression!r}")
+  for part, field in zip(parts, FIELDS):
+    _check_field(part, field)
+  return " ".join(parts)

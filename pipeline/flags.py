@@ -1,0 +1,83 @@
+"""The flags both runners share, defined once, and the config built from them.
+
+`local_runner.py` and `python -m kubeflow compile` both call
+`add_pipeline_flags`, so a flag means the same thing on both and has one
+default. Each runner adds only what is its own (local: --output-dir and
+partial runs; Kubeflow: --image, --pipeline-root, resources).
+"""
+
+import argparse
+import dataclasses
+import os
+import shlex
+from typing import Optional
+
+from dataset import declaration
+from pipeline.config import PipelineConfig, TrainingConfig
+
+DEFAULT_BEAM_ARGS = " ".join(PipelineConfig.__dataclass_fields__["beam_args"]
+                             .default_factory())
+
+
+def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) -> None:
+  """Adds the flags that configure the pipeline itself."""
+  parser.add_argument("--dataset", default=default_dataset,
+                      help="the dataset declaration (YAML); default: the "
+                           "bundled digits")
+  parser.add_argument("--data-root",
+                      help="read the records from here (a folder or a URI "
+                           "such as gs://bucket/data) instead of the "
+                           "declaration's data.root")
+  parser.add_argument("--pipeline-name",
+                      help="default: the declaration's name")
+  parser.add_argument("--train-steps", type=int,
+                      default=TrainingConfig.train_steps)
+  parser.add_argument("--min-accuracy", type=float,
+                      default=PipelineConfig.min_accuracy,
+                      help="bless a model only at or above this eval accuracy")
+  parser.add_argument("--max-accuracy-drop", type=float,
+                      default=PipelineConfig.max_accuracy_drop,
+                      help="once a model is served, bless a new one only if its "
+                           "accuracy is at most this much below the served one's")
+  parser.add_argument("--beam-args", default=DEFAULT_BEAM_ARGS,
+                      help="Apache Beam options for the data components, as "
+                           "one string (default: %(default)r)")
+  parser.add_argument("--no-cache", action="store_true",
+                      help="re-run every component even if its inputs are "
+                           "unchanged")
+
+
+def load_declaration(args: argparse.Namespace) -> declaration.Declaration:
+  """The declaration named by --dataset, with --data-root applied.
+
+  Raises:
+    DeclarationError: naming the file and the field.
+  """
+  decl = declaration.load(args.dataset)
+  if args.data_root:
+    root = args.data_root if declaration.is_uri(args.data_root) \
+        else os.path.abspath(args.data_root)
+    decl = dataclasses.replace(decl, data=dataclasses.replace(decl.data, root=root))
+  return decl
+
+
+def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
+                    pipeline_root: str, serving_dir: str,
+                    **overrides) -> PipelineConfig:
+  """The PipelineConfig of these flags.
+
+  Raises:
+    ConfigError: naming the field, what was expected and what was found.
+  """
+  return PipelineConfig(
+      pipeline_name=pipeline_name(args, decl),
+      pipeline_root=pipeline_root, serving_dir=serving_dir, declaration=decl,
+      training=TrainingConfig().with_train_steps(args.train_steps),
+      min_accuracy=args.min_accuracy, max_accuracy_drop=args.max_accuracy_drop,
+      enable_cache=not args.no_cache, beam_args=shlex.split(args.beam_args),
+      **overrides)
+
+
+def pipeline_name(args: argparse.Namespace,
+                  decl: Optional[declaration.Declaration] = None) -> str:
+  return args.pipeline_name or decl.name
