@@ -14,9 +14,12 @@ by its Unix time. The step copies it into its output Model artifact (as
 output holds no model and is marked `has_model=0`; the Evaluator then runs
 without a baseline (components/evaluator.py).
 
-It takes the pipeline's examples as input only to be re-run when they
-change: new data means a new candidate, which must meet the model served
-now; unchanged data means the cached comparison still holds.
+Its cache key must change whenever the served model does, or a retrained
+model would meet a stale baseline. Locally, `served_version` (the newest
+version's name when the pipeline is built) is that key: a rerun with nothing
+new is served from the cache, a new push re-runs it. On Kubeflow the
+pipeline is compiled long before it runs, so this step's cache is switched
+off in the compiled spec instead (kubeflow/compile.py).
 """
 
 import os
@@ -57,13 +60,12 @@ def serving_directory(push_destination: str) -> str:
 
 @tfx.dsl.components.component
 def BaselineModel(
-    examples: tfx.dsl.components.InputArtifact[
-        tfx.types.standard_artifacts.Examples],
     push_destination: tfx.dsl.components.Parameter[str],
+    served_version: tfx.dsl.components.Parameter[str],
     model: tfx.dsl.components.OutputArtifact[
         tfx.types.standard_artifacts.Model]) -> None:
   """Copies the newest pushed model into `model`, or marks it empty."""
-  del examples  # only a trigger: see the module docstring
+  del served_version  # only a cache key: see the module docstring
   source = latest_version(serving_directory(push_destination))
   model.set_int_custom_property(HAS_MODEL, int(source is not None))
   if source:
@@ -72,7 +74,10 @@ def BaselineModel(
 
 
 def has_model(artifact) -> bool:
-  """Whether a Model artifact holds a model (a BaselineModel output may not)."""
-  if artifact.has_custom_property(HAS_MODEL):
-    return bool(artifact.get_int_custom_property(HAS_MODEL))
-  return True
+  """Whether a Model artifact holds a model (a BaselineModel output may not).
+
+  Looks at the files, not at `has_model`: custom properties come back as
+  other types once Kubeflow has stored them.
+  """
+  return fileio.exists(os.path.join(path_utils.serving_model_path(artifact.uri),
+                                    "saved_model.pb"))

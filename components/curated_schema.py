@@ -37,6 +37,7 @@ def CuratedSchema(
         tfx.types.standard_artifacts.Schema]) -> None:
   """Writes `schema_text` as the Schema artifact (`schema.pbtxt`)."""
   parsed = parse_schema(schema_text, "CuratedSchema.schema_text")
+  tfx.dsl.io.fileio.makedirs(schema.uri)
   with tfx.dsl.io.fileio.open(os.path.join(schema.uri, SCHEMA_FILE), "w") as f:
     f.write(text_format.MessageToString(parsed))
 

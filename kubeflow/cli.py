@@ -222,9 +222,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-  args = parser().parse_args(argv)
-  if not args.verbose:
-    logging.disable(logging.WARNING)
+  try:
+    args = parser().parse_args(argv)
+  except SystemExit as e:  # argparse has printed the one-line error
+    return e.code
+  if args.verbose:
+    logging.getLogger().setLevel(logging.INFO)
   try:
     return args.func(args)
   except BAD_INPUT as e:

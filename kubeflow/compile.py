@@ -9,7 +9,8 @@ leaves out, so that the compiled files run as they are:
 - ImportExampleGen is never served from Kubeflow's cache: its cache key holds
   the data's location but not the files' content (TFX's driver that
   fingerprints them runs only on Vertex AI), so new files in the same place
-  would otherwise go unseen.
+  would otherwise go unseen. Nor is BaselineModel: the model served when the
+  run starts is not known when the pipeline is compiled.
 
 It writes two files: the pipeline spec as YAML, which the open-source
 Kubeflow Pipelines backend and `kfp.Client` take, and the PipelineJob JSON,
@@ -24,6 +25,7 @@ import yaml
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 
+from kubeflow import container
 from pipeline.config import PipelineConfig, Resources
 from pipeline.pipeline import create_pipeline
 
@@ -31,7 +33,7 @@ SPEC_FILE = "pipeline.yaml"
 JOB_FILE = "pipeline_job.json"
 # Kubeflow's rule for pipeline names (TFX's own error message garbles it).
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
-NEVER_CACHED = ("ImportExampleGen",)
+NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
 
 
 class CompileError(ValueError):
@@ -103,7 +105,8 @@ def compile_pipeline(config: PipelineConfig, image: str,
   pipeline = create_pipeline(config)
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
-          default_image=image, use_pipeline_spec_2_1=True))
+          default_image=image, default_commands=container.COMMAND,
+          use_pipeline_spec_2_1=True))
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults)

@@ -20,7 +20,7 @@ from tfx.orchestration import metadata
 import components
 import dataset
 from components.anomalies_gate import AnomaliesGate
-from components.baseline import BaselineModel
+from components.baseline import BaselineModel, latest_version
 from components.curated_schema import curated_schema
 from components.evaluator import Evaluator
 from components.pusher import Pusher
@@ -130,10 +130,13 @@ def create_components(config: PipelineConfig) -> List:
       custom_config=custom_config)
   # The model in production (the newest pushed), if any: the baseline.
   destination_param = _runtime(config, "push_destination", destination)
-  baseline = BaselineModel(
-      examples=example_gen.outputs["examples"],
-      push_destination=(destination_param if config.runtime_parameters else
-                        json_format.MessageToJson(destination, indent=None)))
+  if config.runtime_parameters:
+    baseline = BaselineModel(push_destination=destination_param, served_version="")
+  else:
+    served = latest_version(config.serving_dir)
+    baseline = BaselineModel(
+        push_destination=json_format.MessageToJson(destination, indent=None),
+        served_version=os.path.basename(served) if served else "none")
   # Blesses the model only if it clears the thresholds.
   evaluator = Evaluator(
       examples=example_gen.outputs["examples"],

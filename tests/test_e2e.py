@@ -18,9 +18,9 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.e2e
 
-TRAINING_NODES = ["ImportExampleGen", "ImportSchemaGen", "StatisticsGen",
+TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
                   "ExampleValidator", "AnomaliesGate", "Transform", "Trainer"]
-ALL_NODES = TRAINING_NODES + ["latest_blessed_model_resolver", "Evaluator", "Pusher"]
+ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "Pusher"]
 
 
 def run_local(*args):
@@ -88,9 +88,11 @@ def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
   second = outcome.read_outcome(digits_run["metadata"], "digits")
   assert {n: second.states[n] for n in TRAINING_NODES} == {
       n: "CACHED" for n in TRAINING_NODES}
-  # The Evaluator runs again once, because the model it blessed is now its
-  # baseline; the unchanged model passes the change threshold, and the
-  # Pusher finds it already in the serving dir instead of copying it again.
+  # BaselineModel runs again once, because the model now served is a new
+  # baseline; the Evaluator re-judges the unchanged model against it (it
+  # passes the change threshold), and the Pusher finds it already in the
+  # serving dir instead of copying it again.
+  assert {second.states[n] for n in ("BaselineModel", "Evaluator", "Pusher")} == {"COMPLETE"}
   assert second.blessed is True
   assert second.pushed_dir == first.pushed_dir
   assert os.listdir(digits_run["serving"]) == [os.path.basename(first.pushed_dir)]
@@ -99,8 +101,7 @@ def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
   code, out, err = run_local(*digits_run["args"])
   assert code == 0, err[-3000:]
   third = outcome.read_outcome(digits_run["metadata"], "digits")
-  assert {n: s for n, s in third.states.items() if n != "latest_blessed_model_resolver"} \
-      == {n: "CACHED" for n in ALL_NODES if n != "latest_blessed_model_resolver"}
+  assert third.states == {n: "CACHED" for n in ALL_NODES}
   assert third.pushed_dir == first.pushed_dir
 
 

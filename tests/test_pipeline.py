@@ -6,11 +6,12 @@ import shutil
 import pytest
 from tfx import v1 as tfx
 
+from components.baseline import latest_version
 from components.pusher import Executor as PusherExecutor
 from dataset import declaration
 from pipeline import pipeline
 from pipeline.config import ConfigError, PipelineConfig, TrainingConfig
-from tests.conftest import DIGITS_YAML, digit_rows, digits_dataset
+from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML, digit_rows, digits_dataset
 
 
 def _config(decl, **kwargs):
@@ -26,18 +27,18 @@ def test_curated_schema_is_imported_and_used_by_statistics():
   p = pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML)))
   nodes = _by_id(p)
   assert set(nodes) == {
-      "ImportExampleGen", "StatisticsGen", "ImportSchemaGen", "ExampleValidator",
-      "AnomaliesGate", "Transform", "Trainer", "latest_blessed_model_resolver",
+      "ImportExampleGen", "StatisticsGen", "CuratedSchema", "ExampleValidator",
+      "AnomaliesGate", "Transform", "Trainer", "BaselineModel",
       "Evaluator", "Pusher"}
-  assert nodes["ImportSchemaGen"].exec_properties["schema_file"].endswith(
-      "schemas/digits.pbtxt")
+  with open(DIGITS_SCHEMA) as f:
+    assert nodes["CuratedSchema"].exec_properties["schema_text"] == f.read()
   assert "schema" in nodes["StatisticsGen"].inputs
 
 
 def test_without_curated_schema_schemagen_infers_shapes(tmp_path):
   decl = declaration.load(digits_dataset(tmp_path, digit_rows(4), schema=False))
   nodes = _by_id(pipeline.create_pipeline(_config(decl)))
-  assert "SchemaGen" in nodes and "ImportSchemaGen" not in nodes
+  assert "SchemaGen" in nodes and "CuratedSchema" not in nodes
   assert nodes["SchemaGen"].exec_properties["infer_feature_shape"] in (True, 1)
 
 
@@ -129,3 +130,30 @@ def test_pipeline_is_runner_agnostic():
   p = pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML)))
   assert isinstance(p, tfx.dsl.Pipeline)
   assert p.metadata_connection_config is None
+
+
+def test_baseline_is_the_newest_complete_served_version(tmp_path):
+  serving = tmp_path / "serving"
+  assert latest_version(str(serving)) is None
+  for version, complete in (("100", True), ("300", False), ("200", True),
+                            ("tmp-400", True)):
+    (serving / version).mkdir(parents=True)
+    if complete:
+      (serving / version / "saved_model.pb").write_bytes(b"x")
+  # 300 has no saved_model.pb (a push cut short); tmp-400 is not a version.
+  assert latest_version(str(serving)) == str(serving / "200")
+  config = _config(declaration.load(DIGITS_YAML))
+  config = PipelineConfig(**{**config.__dict__, "serving_dir": str(serving)})
+  nodes = _by_id(pipeline.create_pipeline(config))
+  # The served version is the baseline step's cache key: a new push re-runs it.
+  assert nodes["BaselineModel"].exec_properties["served_version"] == "200"
+  assert nodes["Evaluator"].inputs["baseline_model"].producer_component_id == \
+      "BaselineModel"
+
+
+def test_components_get_the_dataset_contract_without_paths():
+  nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))
+  custom = json.loads(nodes["Trainer"].exec_properties["custom_config"])
+  assert custom["declaration"]["path"] == "" and custom["declaration"]["data"] == {"root": ""}
+  decl = declaration.Declaration.from_dict(custom["declaration"])
+  assert decl.features == declaration.load(DIGITS_YAML).features

@@ -1,0 +1,167 @@
+"""submit, schedule and schedules against a STAND-IN Kubeflow Pipelines API.
+
+tests/kfp_server.py implements the v2beta1 REST calls these commands make
+and checks every request body against kfp-server-api's models. This is a
+contract test of what we send and how we react, not a cluster test.
+"""
+
+import json
+
+import pytest
+
+from kubeflow import cron
+from kubeflow.cli import main as kubeflow
+from tests import kfp_server
+
+
+@pytest.fixture(scope="module")
+def spec(tmp_path_factory):
+  out = tmp_path_factory.mktemp("kfp_spec")
+  assert kubeflow(["compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
+                   "--data-root", "gs://b/d", "--skip-data-check",
+                   "--output-dir", str(out)]) == 0
+  return str(out / "pipeline.yaml")
+
+
+@pytest.fixture
+def server():
+  url, state, stop = kfp_server.serve()
+  yield url, state
+  stop()
+
+
+def run(*args):
+  return kubeflow(list(args))
+
+
+def test_submit_uploads_and_starts_one_run_with_runtime_parameters(spec, server, capsys):
+  url, state = server
+  assert run("submit", "--spec", spec, "--host", url, "--train-steps", "50",
+             "--data-root", "gs://b/new", "--serving-dir", "gs://b/serve") == 0
+  assert "run: " in capsys.readouterr().out
+  (the_run,) = state.runs.values()
+  params = the_run["runtime_config"]["parameters"]
+  assert params["data_root"] == "gs://b/new"
+  assert json.loads(params["train_args"]) == {"num_steps": 50}
+  assert json.loads(params["push_destination"]) == {
+      "filesystem": {"base_directory": "gs://b/serve"}}
+  assert [p["display_name"] for p in state.pipelines.values()] == ["digits"]
+  assert [e["display_name"] for e in state.experiments.values()] == ["digits"]
+  # A second submit adds a version to the same pipeline.
+  assert run("submit", "--spec", spec, "--host", url) == 0
+  assert len(state.pipelines) == 1 and len(state.versions) == 2 and len(state.runs) == 2
+
+
+def test_schedule_twice_with_one_name_updates_instead_of_duplicating(spec, server, capsys):
+  url, state = server
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "0 3 * * *") == 0
+  assert "schedule created: nightly" in capsys.readouterr().out
+  (first,) = state.recurring_runs.values()
+  assert first["trigger"]["cron_schedule"]["cron"] == "0 0 3 * * *"
+  assert int(first["max_concurrency"]) == 1 and first["no_catchup"] is True
+  assert first["status"] == "ENABLED"
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "0 4 * * *", "--train-steps", "99") == 0
+  assert "schedule updated: nightly" in capsys.readouterr().out
+  (second,) = state.recurring_runs.values()
+  assert second["recurring_run_id"] != first["recurring_run_id"]
+  assert second["trigger"]["cron_schedule"]["cron"] == "0 0 4 * * *"
+  assert json.loads(second["runtime_config"]["parameters"]["train_args"]) == {"num_steps": 99}
+
+
+def test_schedules_list_pause_resume_delete(spec, server, capsys):
+  url, state = server
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "@daily") == 0
+  capsys.readouterr()
+  common = ["--host", url, "--experiment", "digits"]
+  assert run("schedules", "list", *common) == 0
+  assert capsys.readouterr().out.startswith("nightly\tENABLED\t@daily")
+  assert run("schedules", "pause", "nightly", *common) == 0
+  assert [r["status"] for r in state.recurring_runs.values()] == ["DISABLED"]
+  assert run("schedules", "resume", "nightly", *common) == 0
+  assert [r["status"] for r in state.recurring_runs.values()] == ["ENABLED"]
+  assert run("schedules", "delete", "nightly", *common) == 0
+  assert state.recurring_runs == {}
+  assert run("schedules", "pause", "nightly", *common) == 1
+  assert "no schedule named 'nightly'" in capsys.readouterr().err
+
+
+def test_a_failed_schedule_update_restores_the_old_one_and_uploads_nothing(spec, server, capsys):
+  url, state = server
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "0 3 * * *") == 0
+  (old,) = state.recurring_runs.values()
+  versions = dict(state.versions)
+  state.fail["POST /apis/v2beta1/recurringruns"] = 500
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "0 5 * * *") == 1
+  err = capsys.readouterr().err
+  assert "error: creating the schedule 'nightly' failed: HTTP 500" in err
+  assert "Traceback" not in err
+  assert list(state.recurring_runs.values()) == [old] and old["status"] == "ENABLED"
+  assert state.versions == versions
+
+
+def test_a_failed_run_leaves_no_uploaded_pipeline(spec, server, capsys):
+  url, state = server
+  state.fail["POST /apis/v2beta1/runs"] = 500
+  assert run("submit", "--spec", spec, "--host", url) == 1
+  assert "creating the run failed" in capsys.readouterr().err
+  assert state.pipelines == {} and state.versions == {}
+
+
+def test_unknown_runtime_parameter_is_refused_by_the_server_contract(spec, server, capsys):
+  url, state = server
+  assert run("submit", "--spec", spec, "--host", url, "--param", "epochs=3") == 1
+  assert "parameters not declared by the pipeline: ['epochs']" in capsys.readouterr().err
+  assert state.versions == {}
+
+
+@pytest.mark.parametrize("expression", ["0 3 * *", "61 * * * *", "0 3 * * MOON",
+                                        "*/0 * * * *", "5-1 * * * *"])
+def test_malformed_cron_is_one_line_and_nothing_is_sent(spec, server, capsys, expression):
+  url, state = server
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "n",
+             "--cron", expression) == 2
+  err = capsys.readouterr().err
+  assert err.startswith("error: ") and len(err.strip().splitlines()) == 1, err
+  assert state.requests == []
+
+
+def test_rejected_token_is_one_line(spec, server, capsys):
+  url, state = server
+  state.token = "s3cret"
+  assert run("submit", "--spec", spec, "--host", url, "--token", "wrong") == 1
+  err = capsys.readouterr().err
+  assert "rejected the credentials (HTTP 401)" in err and "Traceback" not in err
+  assert state.versions == {}
+  assert run("submit", "--spec", spec, "--host", url, "--token", "s3cret") == 0
+
+
+def test_unreachable_endpoint_is_one_line(spec, capsys):
+  url, _, stop = kfp_server.serve()
+  stop()
+  assert run("submit", "--spec", spec, "--host", url) == 1
+  err = capsys.readouterr().err
+  assert err.strip() == f"error: cannot reach Kubeflow Pipelines at {url}: ConnectionError"
+
+
+def test_request_bodies_are_checked_against_the_kfp_server_api_models():
+  assert kfp_server.problems({"display_name": 1, "max_concurrency": "one"},
+                             "V2beta1RecurringRun") == [
+      "body.display_name: expected str, found 1",
+      "body.max_concurrency: expected an int64, found 'one'"]
+  assert kfp_server.problems({"displayName": "x"}, "V2beta1Run") == [
+      "body.displayName: not a field of V2beta1Run"]
+  assert kfp_server.problems({"status": "PAUSED"}, "V2beta1RecurringRun")[0].startswith(
+      "body.status: expected one of")
+
+
+def test_cron_normalize():
+  assert cron.normalize("0 3 * * *") == "0 0 3 * * *"
+  assert cron.normalize("0 0 3 * * MON-FRI") == "0 0 3 * * MON-FRI"
+  assert cron.normalize("@every 6h") == "@every 6h"
+  with pytest.raises(cron.CronError, match="hour: expected a number in \\[0, 23\\]"):
+    cron.normalize("0 24 * * *")

@@ -1,0 +1,166 @@
+"""Compiling for Kubeflow Pipelines v2, checked with the real kfp SDK."""
+
+import json
+import os
+import socket
+import sys
+
+import pytest
+import yaml
+from google.protobuf import json_format
+from kfp.pipeline_spec import pipeline_spec_pb2
+
+from dataset import declaration
+from kubeflow.cli import main as kubeflow
+from pipeline import pipeline as pipeline_lib
+from pipeline.config import PipelineConfig
+from tests.conftest import DIGITS_YAML, REPO
+
+IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
+RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination"}
+
+
+def compile_digits(out, *extra):
+  code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://bkt/pipelines",
+                   "--data-root", "gs://bkt/data/digits", "--output-dir", str(out),
+                   "--skip-data-check", *extra])
+  assert code == 0
+  with open(out / "pipeline.yaml") as f:
+    spec = yaml.safe_load(f)
+  with open(out / "pipeline_job.json") as f:
+    job = json.load(f)
+  return spec, job
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+  out = tmp_path_factory.mktemp("kfp")
+  spec, job = compile_digits(out, "--resource", "Trainer:cpu=4,memory=16,gpus=1",
+                             "--resource", "ImportExampleGen:cpu=2,memory=8",
+                             "--train-steps", "300")
+  return {"out": out, "spec": spec, "job": job}
+
+
+def test_compile_prints_the_two_files(tmp_path, capsys):
+  compile_digits(tmp_path)
+  lines = capsys.readouterr().out.strip().splitlines()
+  assert lines[-2:] == [f"pipeline spec: {tmp_path / 'pipeline.yaml'}",
+                        f"pipeline job: {tmp_path / 'pipeline_job.json'}"]
+
+
+def test_spec_and_job_parse_strictly_into_kfp_protos(compiled):
+  spec = json_format.ParseDict(compiled["spec"], pipeline_spec_pb2.PipelineSpec())
+  assert spec.pipeline_info.name == "digits"
+  job = json_format.ParseDict(compiled["job"], pipeline_spec_pb2.PipelineJob())
+  assert job.runtime_config.gcs_output_directory == "gs://bkt/pipelines"
+  assert json_format.MessageToDict(job.pipeline_spec) == compiled["spec"]
+
+
+def test_spec_loads_as_a_kfp_component_and_nests_in_a_kfp_pipeline(compiled, tmp_path):
+  from kfp import compiler, components, dsl
+  digits = components.load_component_from_file(str(compiled["out"] / "pipeline.yaml"))
+  assert set(digits.component_spec.inputs) == RUNTIME_PARAMETERS
+
+  @dsl.pipeline(name="nightly")
+  def nightly(data_root: str = "gs://bkt/data/new"):
+    digits(data_root=data_root, train_args='{"num_steps": 5}',
+           push_destination='{"filesystem": {"base_directory": "gs://bkt/s"}}')
+
+  package = tmp_path / "nightly.yaml"
+  compiler.Compiler().compile(nightly, str(package))
+  with open(package) as f:
+    outer = yaml.safe_load(f)
+  assert "digits" in outer["components"]["comp-digits"]["dag"]["tasks"] or \
+      any("Trainer" in c.get("dag", {}).get("tasks", {})
+          for c in outer["components"].values())
+
+
+def test_spec_holds_every_local_component(compiled):
+  local = pipeline_lib.create_pipeline(PipelineConfig(
+      pipeline_name="digits", pipeline_root="/r", serving_dir="/s",
+      declaration=declaration.load(DIGITS_YAML)))
+  assert set(compiled["spec"]["root"]["dag"]["tasks"]) == {c.id for c in local.components}
+
+
+def test_runtime_parameters_have_the_compiled_defaults(compiled):
+  params = compiled["spec"]["root"]["inputDefinitions"]["parameters"]
+  assert set(params) == RUNTIME_PARAMETERS
+  assert params["data_root"]["defaultValue"] == "gs://bkt/data/digits"
+  assert json.loads(params["train_args"]["defaultValue"]) == {"numSteps": 300}
+  assert json.loads(params["push_destination"]["defaultValue"]) == {
+      "filesystem": {"baseDirectory": "gs://bkt/pipelines/digits/serving"}}
+  assert compiled["job"]["runtimeConfig"]["parameterValues"]["data_root"] == \
+      "gs://bkt/data/digits"
+  tasks = compiled["spec"]["root"]["dag"]["tasks"]
+  assert tasks["ImportExampleGen"]["inputs"]["parameters"]["input_base"] == {
+      "componentInputParameter": "data_root"}
+  assert tasks["Pusher"]["inputs"]["parameters"]["push_destination"] == \
+      tasks["BaselineModel"]["inputs"]["parameters"]["push_destination"] == {
+      "componentInputParameter": "push_destination"}
+
+
+def test_every_step_runs_in_the_image_with_the_project_entrypoint(compiled):
+  for label, executor in compiled["spec"]["deploymentSpec"]["executors"].items():
+    assert executor["container"]["image"] == IMAGE, label
+    assert executor["container"]["command"] == ["python", "-m", "kubeflow.container"]
+
+
+def test_resources_reach_the_containers_importexamplegen_included(compiled):
+  executors = compiled["spec"]["deploymentSpec"]["executors"]
+  assert executors["Trainer_executor"]["container"]["resources"] == {
+      "cpuLimit": 4.0, "cpuRequest": 4.0, "memoryLimit": 16.0, "memoryRequest": 16.0,
+      "accelerator": {"type": "nvidia.com/gpu", "count": "1"}}
+  assert executors["ImportExampleGen_executor"]["container"]["resources"]["cpuLimit"] == 2.0
+  assert "resources" not in executors["Transform_executor"]["container"]
+
+
+def test_importexamplegen_and_baseline_are_never_served_from_kubeflows_cache(compiled):
+  tasks = compiled["spec"]["root"]["dag"]["tasks"]
+  assert "cachingOptions" not in tasks["ImportExampleGen"]
+  assert "cachingOptions" not in tasks["BaselineModel"]
+  assert tasks["Trainer"]["cachingOptions"] == {"enableCache": True}
+
+
+def test_no_path_of_the_compiling_machine_in_either_file(compiled):
+  machine_paths = {REPO, os.path.dirname(REPO), sys.prefix, os.getcwd(),
+                   os.path.expanduser("~"), str(compiled["out"]),
+                   os.path.realpath(str(compiled["out"])), socket.gethostname()}
+  for name in ("pipeline.yaml", "pipeline_job.json"):
+    text = (compiled["out"] / name).read_text()
+    for path in machine_paths:
+      assert path not in text, f"{name} holds {path!r}"
+    assert "/tmp/" not in text and ".venv" not in text and "module_file" not in text
+
+
+def test_curated_schema_and_declaration_travel_inside_the_spec(compiled):
+  tasks = compiled["spec"]["root"]["dag"]["tasks"]
+  schema = tasks["CuratedSchema"]["inputs"]["parameters"]["schema_text"]
+  assert 'name: "ink"' in schema["runtimeValue"]["constant"]
+  custom = json.loads(tasks["Trainer"]["inputs"]["parameters"]["custom_config"]
+                      ["runtimeValue"]["constant"])
+  assert [f["name"] for f in custom["declaration"]["features"]] == [
+      "image", "ink", "brightness", "shape", "row_ink"]
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--pipeline-name", "Digits_v2"], "pipeline name: expected lower-case"),
+    (["--resource", "Trainr:cpu=2"], "config field 'resources': expected a component id"),
+    (["--resource", "Trainer:cpus=2"], "--resource 'Trainer:cpus=2': expected keys"),
+    (["--resource", "Trainer:gpus=-1"], "config field 'resources.gpus'"),
+])
+def test_bad_compile_flags_give_one_clear_line(tmp_path, capsys, flags, message):
+  code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                   "--output-dir", str(tmp_path / "out"), "--skip-data-check", *flags])
+  err = capsys.readouterr().err
+  assert code == 2 and message in err, err
+  assert "Traceback" not in err
+  assert not (tmp_path / "out").exists()
+
+
+def test_data_check_reads_the_records_unless_skipped(tmp_path, capsys):
+  code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                   "--data-root", str(tmp_path / "nothing"),
+                   "--output-dir", str(tmp_path / "out")])
+  err = capsys.readouterr().err
+  assert code == 2 and "expected TFRecord files matching" in err, err
+  assert not (tmp_path / "out").exists()
