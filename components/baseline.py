@@ -10,9 +10,9 @@ pipeline runs on LocalDagRunner, open-source Kubeflow and Vertex AI.
 The newest version in the serving directory is the latest blessed model:
 the Pusher pushes only blessed models, each into a new version folder named
 by its Unix time. The step copies it into its output Model artifact (as
-`Format-Serving/`, where the Evaluator looks). With nothing served yet, the
-output holds no model and is marked `has_model=0`; the Evaluator then runs
-without a baseline (components/evaluator.py).
+`Format-Serving/`, where the Evaluator looks) and records where it came
+from (`source_model`). With nothing served yet, the output holds no model;
+the Evaluator then runs without a baseline (components/evaluator.py).
 
 Its cache key must change whenever the served model does, or a retrained
 model would meet a stale baseline. Locally, `served_version` (the newest
@@ -30,7 +30,6 @@ from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.utils import io_utils, path_utils, proto_utils
 
-HAS_MODEL = "has_model"
 SOURCE = "source_model"
 
 
@@ -64,10 +63,9 @@ def BaselineModel(
     served_version: tfx.dsl.components.Parameter[str],
     model: tfx.dsl.components.OutputArtifact[
         tfx.types.standard_artifacts.Model]) -> None:
-  """Copies the newest pushed model into `model`, or marks it empty."""
+  """Copies the newest pushed model into `model`, or leaves it empty."""
   del served_version  # only a cache key: see the module docstring
   source = latest_version(serving_directory(push_destination))
-  model.set_int_custom_property(HAS_MODEL, int(source is not None))
   if source:
     io_utils.copy_dir(source, path_utils.serving_model_dir(model.uri))
     model.set_string_custom_property(SOURCE, source)
@@ -76,8 +74,8 @@ def BaselineModel(
 def has_model(artifact) -> bool:
   """Whether a Model artifact holds a model (a BaselineModel output may not).
 
-  Looks at the files, not at `has_model`: custom properties come back as
-  other types once Kubeflow has stored them.
+  Looks at the files, not at a custom property: custom properties come back
+  as other types once Kubeflow has stored them.
   """
   return fileio.exists(os.path.join(path_utils.serving_model_path(artifact.uri),
                                     "saved_model.pb"))

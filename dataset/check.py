@@ -4,8 +4,6 @@ A mismatch here would otherwise surface minutes later, deep inside Transform or
 the Trainer, as a shape error that names neither the file nor the feature.
 """
 
-import gzip
-import itertools
 import os
 import re
 import zlib
@@ -132,13 +130,6 @@ def _check_name(decl: Declaration, path: str) -> None:
         f"file name); rename the files or fix data.compression in {decl.path}")
 
 
-def _first_records(path: str, limit: int, compression: str) -> List[bytes]:
-  """The first `limit` records of a file, CRC-checked, read through tf.io.gfile."""
-  with tf.io.gfile.GFile(path, "rb") as raw:
-    stream = gzip.GzipFile(fileobj=raw) if compression == "GZIP" else raw
-    return [data for _, data in itertools.islice(tfrecord.iter_records(stream), limit)]
-
-
 def check_records(decl: Declaration, records_per_file: int = 20,
                   max_files: int = 4) -> int:
   """Checks the first records of the first files of each split.
@@ -161,8 +152,9 @@ def check_records(decl: Declaration, records_per_file: int = 20,
       _check_name(decl, path)
     for path in files[:max_files]:
       try:
-        for i, record in enumerate(_first_records(path, records_per_file,
-                                                  decl.data.compression)):
+        # tf.io.gfile, so that gs://, s3:// and other URIs TFX reads work here too.
+        for i, record in enumerate(tfrecord.read_records(
+            path, records_per_file, decl.data.compression, opener=tf.io.gfile.GFile)):
           try:
             example = tf.train.Example.FromString(record)
           except message.DecodeError:

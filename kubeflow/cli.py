@@ -19,6 +19,7 @@ import traceback
 from typing import List, Optional
 
 import kfp.client as kfp_client_env
+import kfp_server_api
 import yaml
 
 from dataset import check, declaration
@@ -106,15 +107,15 @@ def _submit(args) -> int:
 
 def _schedule(args) -> int:
   name = _spec_name(args.spec)
-  cron.normalize(args.cron)  # a typo fails before any connection
+  expression = cron.normalize(args.cron)  # a typo fails before any connection
   params = _params(args)
   kfp_client = _connect(args)
   new, replaced = client.schedule(
-      kfp_client, args.spec, name, args.experiment or name, args.name, args.cron,
+      kfp_client, args.spec, name, args.experiment or name, args.name, expression,
       params, no_catchup=not args.catchup, namespace=args.namespace)
   verb = "updated" if replaced else "created"
   print(f"schedule {verb}: {args.name} ({new.recurring_run_id}), cron "
-        f"{cron.normalize(args.cron)!r}, max concurrency 1, "
+        f"{expression!r}, max concurrency 1, "
         f"catch-up {'on' if args.catchup else 'off'}")
   return 0
 
@@ -234,6 +235,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     status, message = 2, str(e)
   except client.KubeflowError as e:
     status, message = 1, str(e)
+  except kfp_server_api.ApiException as e:  # any other call Kubeflow refused
+    status, message = 1, f"Kubeflow refused the request: {client.describe(e)}"
   if args.verbose:
     traceback.print_exc()
   print(f"error: {message}", file=sys.stderr)

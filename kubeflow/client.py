@@ -23,7 +23,8 @@ class KubeflowError(RuntimeError):
   """What went wrong talking to Kubeflow, in one line."""
 
 
-def _reason(e: Exception) -> str:
+def describe(e: Exception) -> str:
+  """One line for an error from the Kubeflow API (or any other)."""
   if isinstance(e, kfp_server_api.ApiException):
     body = (e.body or "").strip().replace("\n", " ")
     return f"HTTP {e.status} {e.reason}: {body[:300]}"
@@ -56,13 +57,6 @@ def connect(host: str, namespace: Optional[str] = None,
     raise KubeflowError(f"Kubeflow Pipelines at {host} answered HTTP "
                         f"{response.status_code} to {HEALTHZ}; is this its API endpoint?")
   return kfp.Client(host=host, namespace=namespace, existing_token=token)
-
-
-def _experiment_id(client: kfp.Client, name: str, namespace: Optional[str]) -> str:
-  try:
-    return client.get_experiment(experiment_name=name, namespace=namespace).experiment_id
-  except ValueError:  # kfp: no experiment of that name
-    return client.create_experiment(name, namespace=namespace).experiment_id
 
 
 def find_experiment(client: kfp.Client, name: str, namespace: Optional[str]) -> str:
@@ -113,16 +107,16 @@ def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
     KubeflowError: nothing is left uploaded then.
   """
   try:
-    experiment_id = _experiment_id(client, experiment, namespace)
+    experiment_id = client.create_experiment(experiment, namespace=namespace).experiment_id
     pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name)
   except (kfp_server_api.ApiException, ValueError) as e:
-    raise KubeflowError(f"upload of {spec_path} failed: {_reason(e)}") from None
+    raise KubeflowError(f"upload of {spec_path} failed: {describe(e)}") from None
   try:
     return client.run_pipeline(experiment_id, run_name, params=params,
                                pipeline_id=pipeline_id, version_id=version_id)
   except kfp_server_api.ApiException as e:
     _undo_upload(client, pipeline_id, version_id, created)
-    raise KubeflowError(f"creating the run failed: {_reason(e)}") from None
+    raise KubeflowError(f"creating the run failed: {describe(e)}") from None
 
 
 def recurring_runs(client: kfp.Client, name: Optional[str], experiment_id: str) -> List:
@@ -156,11 +150,11 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
   """
   expression = cron.normalize(cron_expression)
   try:
-    experiment_id = _experiment_id(client, experiment, namespace)
+    experiment_id = client.create_experiment(experiment, namespace=namespace).experiment_id
     old = recurring_runs(client, name, experiment_id)
     pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name)
   except (kfp_server_api.ApiException, ValueError) as e:
-    raise KubeflowError(f"upload of {spec_path} failed: {_reason(e)}") from None
+    raise KubeflowError(f"upload of {spec_path} failed: {describe(e)}") from None
   paused = [r for r in old if r.status == "ENABLED"]
   try:
     for r in paused:
@@ -173,7 +167,7 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
     for r in paused:
       client.enable_recurring_run(r.recurring_run_id)
     _undo_upload(client, pipeline_id, version_id, created)
-    raise KubeflowError(f"creating the schedule {name!r} failed: {_reason(e)}") from None
+    raise KubeflowError(f"creating the schedule {name!r} failed: {describe(e)}") from None
   for r in old:
     client.delete_recurring_run(r.recurring_run_id)
   return new, len(old)

@@ -77,6 +77,11 @@ class TrainingConfig:
     return cls(**d)
 
 
+# Beam's DirectRunner in this process: the data components' default, locally
+# and inside each Kubeflow container.
+DEFAULT_BEAM_ARGS = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
+
+
 @dataclasses.dataclass(frozen=True)
 class Resources:
   """What one component's container asks of the cluster (Kubeflow only).
@@ -136,8 +141,7 @@ class PipelineConfig:
   max_accuracy_drop: float = 0.01
   enable_cache: bool = True
   beam_args: List[str] = dataclasses.field(
-      default_factory=lambda: ["--direct_running_mode=in_memory",
-                               "--direct_num_workers=1"])
+      default_factory=lambda: list(DEFAULT_BEAM_ARGS))
   resources: Mapping[str, Resources] = dataclasses.field(default_factory=dict)
   runtime_parameters: bool = False
 

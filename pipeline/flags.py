@@ -10,13 +10,9 @@ import argparse
 import dataclasses
 import os
 import shlex
-from typing import Optional
 
 from dataset import declaration
-from pipeline.config import PipelineConfig, TrainingConfig
-
-DEFAULT_BEAM_ARGS = " ".join(PipelineConfig.__dataclass_fields__["beam_args"]
-                             .default_factory())
+from pipeline.config import DEFAULT_BEAM_ARGS, PipelineConfig, TrainingConfig
 
 
 def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) -> None:
@@ -39,7 +35,7 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                       default=PipelineConfig.max_accuracy_drop,
                       help="once a model is served, bless a new one only if its "
                            "accuracy is at most this much below the served one's")
-  parser.add_argument("--beam-args", default=DEFAULT_BEAM_ARGS,
+  parser.add_argument("--beam-args", default=shlex.join(DEFAULT_BEAM_ARGS),
                       help="Apache Beam options for the data components, as "
                            "one string (default: %(default)r)")
   parser.add_argument("--no-cache", action="store_true",
@@ -55,8 +51,7 @@ def load_declaration(args: argparse.Namespace) -> declaration.Declaration:
   """
   decl = declaration.load(args.dataset)
   if args.data_root:
-    root = args.data_root if declaration.is_uri(args.data_root) \
-        else os.path.abspath(args.data_root)
+    root = declaration.resolve(os.getcwd(), args.data_root)
     decl = dataclasses.replace(decl, data=dataclasses.replace(decl.data, root=root))
   return decl
 
@@ -78,6 +73,5 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       **overrides)
 
 
-def pipeline_name(args: argparse.Namespace,
-                  decl: Optional[declaration.Declaration] = None) -> str:
+def pipeline_name(args: argparse.Namespace, decl: declaration.Declaration) -> str:
   return args.pipeline_name or decl.name

@@ -49,17 +49,29 @@ def code_fingerprint(folders=None) -> str:
   return digest.hexdigest()[:16]
 
 
-def _runtime(config: PipelineConfig, name: str, value, ptype=str):
-  """`value`, or a runtime parameter `name` defaulting to it (Kubeflow).
+def _json(value):
+  """A proto as a JSON string, which is how TFX passes protos to executors;
+  strings and runtime parameters as they are."""
+  if isinstance(value, (str, tfx.dsl.experimental.RuntimeParameter)):
+    return value
+  return json_format.MessageToJson(value, sort_keys=True, indent=None)
 
-  Protos travel as JSON strings, which is how TFX passes them to executors.
-  """
+
+def _runtime(config: PipelineConfig, name: str, value):
+  """`value`, or a string runtime parameter `name` defaulting to it (Kubeflow)."""
   if not config.runtime_parameters:
     return value
-  if ptype is str and not isinstance(value, str):
-    value = json_format.MessageToJson(value, sort_keys=True, indent=None)
-  return tfx.dsl.experimental.RuntimeParameter(name=name, ptype=ptype,
-                                                default=value)
+  return tfx.dsl.experimental.RuntimeParameter(name=name, ptype=str,
+                                                default=_json(value))
+
+
+def _served_version(config: PipelineConfig) -> str:
+  """BaselineModel's cache key (see components/baseline.py): the served
+  version's name, or "" on Kubeflow, where that step is never cached."""
+  if config.runtime_parameters:
+    return ""
+  served = latest_version(config.serving_dir)
+  return os.path.basename(served) if served else "none"
 
 
 def push_destination(serving_dir: str) -> tfx.proto.PushDestination:
@@ -88,7 +100,8 @@ def create_components(config: PipelineConfig) -> List:
   custom_config = {"declaration": decl.contract(),
                    "training": config.training.to_dict(),
                    "code": code_fingerprint()}
-  destination = push_destination(config.serving_dir)
+  destination = _runtime(config, "push_destination",
+                         push_destination(config.serving_dir))
 
   # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split.
   example_gen = tfx.components.ImportExampleGen(
@@ -129,14 +142,8 @@ def create_components(config: PipelineConfig) -> List:
       eval_args=tfx.proto.EvalArgs(num_steps=config.training.eval_steps),
       custom_config=custom_config)
   # The model in production (the newest pushed), if any: the baseline.
-  destination_param = _runtime(config, "push_destination", destination)
-  if config.runtime_parameters:
-    baseline = BaselineModel(push_destination=destination_param, served_version="")
-  else:
-    served = latest_version(config.serving_dir)
-    baseline = BaselineModel(
-        push_destination=json_format.MessageToJson(destination, indent=None),
-        served_version=os.path.basename(served) if served else "none")
+  baseline = BaselineModel(push_destination=_json(destination),
+                           served_version=_served_version(config))
   # Blesses the model only if it clears the thresholds.
   evaluator = Evaluator(
       examples=example_gen.outputs["examples"],
@@ -148,7 +155,7 @@ def create_components(config: PipelineConfig) -> List:
   pusher = Pusher(
       model=trainer.outputs["model"],
       model_blessing=evaluator.outputs["blessing"],
-      push_destination=destination_param)
+      push_destination=destination)
   nodes = [example_gen, statistics_gen, schema_gen, example_validator, gate,
            transform, trainer, baseline, evaluator, pusher]
   _check_resources(config, [n.id for n in nodes])

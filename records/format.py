@@ -12,7 +12,7 @@ reader read what this writes, bit for bit.
 
 import gzip
 import struct
-from typing import BinaryIO, Iterator, Optional, Tuple
+from typing import BinaryIO, Callable, Iterator, Optional, Tuple
 
 import google_crc32c
 
@@ -92,10 +92,16 @@ def iter_records(f: BinaryIO, check_crc: bool = True
 
 
 def read_records(path: str, limit: Optional[int] = None,
-                 compression: Optional[str] = None) -> Iterator[bytes]:
-  """The records of a file, CRC-checked; compression is detected if not given."""
+                 compression: Optional[str] = None,
+                 opener: Callable[[str, str], BinaryIO] = open) -> Iterator[bytes]:
+  """The records of a file, CRC-checked; compression is detected if not given.
+
+  `opener` opens the file ('rb'): `tf.io.gfile.GFile` reads gs:// and other
+  URIs, while this module itself needs no TensorFlow.
+  """
   compression = compression or compression_of(path)
-  with open_file(path, "rb", compression) as f:
+  with opener(path, "rb") as raw:
+    f = gzip.GzipFile(fileobj=raw) if compression == "GZIP" else raw
     for i, (_, data) in enumerate(iter_records(f)):
       if limit is not None and i >= limit:
         return

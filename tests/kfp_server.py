@@ -247,7 +247,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     version = {"pipeline_id": pipeline_id, "pipeline_version_id": self.state.new_id(),
                "display_name": name, "pipeline_spec": spec}
     self.state.versions[version["pipeline_version_id"]] = version
-    return {k: v for k, v in version.items()}
+    return version
 
   def _recurring(self, method, parts, query, raw) -> dict:
     s = self.state
