@@ -37,7 +37,8 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                            "accuracy is at most this much below the served one's")
   parser.add_argument("--beam-args", default=shlex.join(DEFAULT_BEAM_ARGS),
                       help="Apache Beam options for the data components, as "
-                           "one string (default: %(default)r)")
+                           "one string; write --beam-args=\"...\" (default: "
+                           "%(default)r)")
   parser.add_argument("--no-cache", action="store_true",
                       help="re-run every component even if its inputs are "
                            "unchanged")

@@ -165,3 +165,15 @@ def test_cron_normalize():
   assert cron.normalize("@every 6h") == "@every 6h"
   with pytest.raises(cron.CronError, match="hour: expected a number in \\[0, 23\\]"):
     cron.normalize("0 24 * * *")
+
+
+def test_a_refused_schedules_call_is_one_line(spec, server, capsys):
+  url, state = server
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "@daily") == 0
+  capsys.readouterr()
+  state.fail["POST /apis/v2beta1/recurringruns/"] = 503
+  assert run("schedules", "pause", "nightly", "--host", url, "--experiment", "digits") == 1
+  err = capsys.readouterr().err
+  assert err.startswith("error: Kubeflow refused the request: HTTP 503") and "Traceback" not in err
+  assert [r["status"] for r in state.recurring_runs.values()] == ["ENABLED"]

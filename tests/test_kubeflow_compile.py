@@ -164,3 +164,33 @@ def test_data_check_reads_the_records_unless_skipped(tmp_path, capsys):
   err = capsys.readouterr().err
   assert code == 2 and "expected TFRecord files matching" in err, err
   assert not (tmp_path / "out").exists()
+
+
+def test_beam_args_reach_every_data_components_container(tmp_path, capsys):
+  spec, _ = compile_digits(tmp_path, "--beam-args",
+                           "--runner=DataflowRunner --project=p --region=r")
+  executors = spec["deploymentSpec"]["executors"]
+  for label in ("ImportExampleGen_executor", "StatisticsGen_executor",
+                "Transform_executor", "Evaluator_executor"):
+    args = executors[label]["container"]["args"]
+    assert args[-3:] == ["--runner=DataflowRunner", "--project=p", "--region=r"], label
+  assert "skipped: the check of the declaration against the records under " \
+      "gs://bkt/data/digits (--skip-data-check)" in capsys.readouterr().err
+
+
+def test_both_runners_take_the_same_pipeline_flags():
+  import argparse
+
+  import local_runner
+  from kubeflow.cli import parser
+  from pipeline.flags import add_pipeline_flags
+  shared = argparse.ArgumentParser()
+  add_pipeline_flags(shared, default_dataset=DIGITS_YAML)
+  wanted = {o for a in shared._actions for o in a.option_strings} - {"-h", "--help"}
+  compile_parser = parser()._subparsers._group_actions[0].choices["compile"]
+  kubeflow_flags = {o for a in compile_parser._actions for o in a.option_strings}
+  assert wanted <= kubeflow_flags
+  args = local_runner.parse_args(["--max-accuracy-drop", "0.05",
+                                  "--beam-args=--direct_num_workers=2", "--train-steps", "5"])
+  assert (args.max_accuracy_drop, args.beam_args, args.train_steps) == (
+      0.05, "--direct_num_workers=2", 5)
