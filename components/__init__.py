@@ -1,14 +1,7 @@
-"""The code that runs inside the pipeline's components.
+"""The pipeline's own TFX components and executors.
 
-Keras choice, made here once for every entry point (the local runner, the
-tests, and the Kubeflow container all import this package before they touch
-`tf.keras`): tf-keras, i.e. Keras 2. Under Keras 3, the default in TF 2.16,
-TFX 1.16's Trainer fails with "`inputs` not connected to `outputs`", TFT's
-transform layer is a Keras 2 layer, and `MultiWorkerMirroredStrategy` with
-`fit` fails. TF reads this variable when `tf.keras` is first touched, so it
-must be set before then; `components.model` checks that it took effect.
+Importing this package makes the project's Keras choice (see `trainer`)
+before any TFX module loads Keras.
 """
 
-import os
-
-os.environ["TF_USE_LEGACY_KERAS"] = "1"
+import trainer  # noqa: F401  (the Keras choice, before TF loads Keras)

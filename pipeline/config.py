@@ -6,75 +6,13 @@ they need through `custom_config`, as plain dicts made by `to_dict`.
 """
 
 import dataclasses
-import math
-from typing import Any, Dict, List, Mapping
+from typing import List, Mapping
 
 from dataset.declaration import Declaration
+from trainer.config import ConfigError, TrainingConfig
+from trainer.config import check as _check
 
-
-class ConfigError(ValueError):
-  """A configuration value outside its allowed range; names the field."""
-
-
-def _check(name: str, value, ok: bool, allowed: str) -> None:
-  if not ok:
-    raise ConfigError(f"config field '{name}': expected {allowed}, found {value!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingConfig:
-  """How the Trainer trains.
-
-  Attributes:
-    train_steps: optimizer steps in all.
-    eval_steps: batches of eval data used for the Trainer's own validation.
-    epochs: the train steps are split into this many epochs (for logging and
-      the per-epoch validation).
-    batch_size: examples per step.
-    learning_rate: Adam's learning rate.
-    shuffle_buffer: examples held for shuffling the training data.
-    flip_left_right: augment images with random horizontal flips.
-    max_brightness_delta: augment images by adding a random brightness in
-      [-delta, delta]; 0 turns it off.
-  """
-  train_steps: int = 800
-  eval_steps: int = 20
-  epochs: int = 8
-  batch_size: int = 64
-  learning_rate: float = 2e-3
-  shuffle_buffer: int = 2048
-  flip_left_right: bool = False
-  max_brightness_delta: float = 0.0
-
-  def __post_init__(self):
-    for name in ("train_steps", "eval_steps", "epochs", "batch_size",
-                 "shuffle_buffer"):
-      value = getattr(self, name)
-      _check(name, value, isinstance(value, int) and value >= 1,
-             "an integer >= 1")
-    _check("epochs", self.epochs, self.epochs <= self.train_steps,
-           f"at most train_steps ({self.train_steps})")
-    _check("learning_rate", self.learning_rate,
-           0 < self.learning_rate < 1, "a number in (0, 1)")
-    _check("max_brightness_delta", self.max_brightness_delta,
-           0 <= self.max_brightness_delta < 1, "a number in [0, 1)")
-
-  def with_train_steps(self, train_steps: int) -> "TrainingConfig":
-    """The same configuration for another number of steps (a run-time value
-    on Kubeflow); fewer steps than epochs means one step per epoch."""
-    return dataclasses.replace(self, train_steps=train_steps,
-                               epochs=min(self.epochs, train_steps))
-
-  @property
-  def steps_per_epoch(self) -> int:
-    return math.ceil(self.train_steps / self.epochs)
-
-  def to_dict(self) -> Dict[str, Any]:
-    return dataclasses.asdict(self)
-
-  @classmethod
-  def from_dict(cls, d: Mapping[str, Any]) -> "TrainingConfig":
-    return cls(**d)
+__all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 
 
 # Beam's DirectRunner in this process: the data components' default, locally

@@ -8,8 +8,8 @@ latest blessed model.
 
 import tensorflow_model_analysis as tfma
 
-from components.export import OUTPUT_KEY, SIGNATURE
 from pipeline.config import PipelineConfig
+from trainer.export import OUTPUT_KEY, SIGNATURE
 
 METRIC = "sparse_categorical_accuracy"
 

@@ -28,7 +28,7 @@ from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 
 PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
-RUN_FN = "components.trainer.run_fn"
+RUN_FN = "trainer.run.run_fn"
 
 
 def code_fingerprint(folders=None) -> str:

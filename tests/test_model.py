@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components import model
 from dataset.declaration import Data, Declaration, Feature, Label
-from pipeline.config import TrainingConfig
+from trainer import distribute, model
+from trainer.config import TrainingConfig
 
 IMAGE = Feature("photo", "image", dtype="bytes", encoding="jpeg", height=32,
                 width=24, channels=3)
@@ -28,8 +28,11 @@ def _batch(decl, n=6, seed=0):
   rng = np.random.default_rng(seed)
   out = {}
   for f in decl.features:
-    if f.kind == "image":
+    if f.kind == "image" and f.encoding == "raw":
       out[f.name] = rng.random((n, f.height, f.width, f.channels), np.float32)
+    elif f.kind == "image":
+      # PNG/JPEG pixels reach the model as uint8; it scales them itself.
+      out[f.name] = rng.integers(0, 256, (n, f.height, f.width, f.channels), np.uint8)
     elif f.kind == "numeric":
       out[f.name] = rng.normal(size=(n, f.length)).astype(np.float32)
     elif f.kind == "categorical":
@@ -88,3 +91,61 @@ def test_image_tower_pools_large_images_down():
                         {}, TrainingConfig())
   flat = [layer for layer in m.layers if layer.name.startswith("flatten")][0]
   assert flat.output_shape[1] <= 8 * 8 * 512
+
+
+AUGMENTING = TrainingConfig(flip_left_right=True, max_crop_fraction=0.2,
+                            max_brightness_delta=0.2, max_contrast_delta=0.3)
+
+
+def test_uint8_images_are_scaled_inside_the_model():
+  decl = _decl(IMAGE)
+  m = model.build_model(decl, VOCAB, TrainingConfig())
+  assert m.get_layer("photo").dtype == "uint8"
+  scale = m.get_layer("photo_scale")
+  x, _ = _batch(decl, n=2)
+  scaled = tf.keras.Model(m.input, scale.output)(x).numpy()
+  np.testing.assert_allclose(scaled, x["photo"] / 255.0, atol=1e-6)
+
+
+def test_augmentation_changes_training_passes_only():
+  tf.keras.utils.set_random_seed(1)
+  decl = _decl(IMAGE)
+  m = model.build_model(decl, VOCAB, AUGMENTING)
+  x, _ = _batch(decl, n=8)
+  inference = [m(x, training=False).numpy() for _ in range(3)]
+  training = [m(x, training=True).numpy() for _ in range(2)]
+  np.testing.assert_array_equal(inference[0], inference[1])
+  np.testing.assert_array_equal(inference[0], inference[2])
+  assert not np.allclose(training[0], training[1]), "training passes identical"
+  # The same weights without augmentation layers give the inference output.
+  plain = model.build_model(decl, VOCAB, TrainingConfig())
+  plain.set_weights(m.get_weights())
+  np.testing.assert_allclose(plain(x, training=False).numpy(), inference[0],
+                             atol=1e-6)
+
+
+@pytest.mark.parametrize("gpus, expected", [
+    ([], "float32"), ([(7, 5)], "mixed_float16"), ([(8, 0), (7, 0)], "mixed_float16"),
+    ([(6, 1)], "float32"), ([(8, 6), (6, 0)], "float32")])
+def test_auto_precision_is_mixed_only_when_every_gpu_has_tensor_cores(gpus, expected):
+  assert distribute.precision_policy("auto", gpus) == expected
+  assert distribute.precision_policy("float32", gpus) == "float32"
+
+
+def test_mixed_precision_model_trains_with_a_float32_output():
+  # The GPU path (mixed_float16), run on the CPU.
+  tf.keras.utils.set_random_seed(0)
+  decl = _decl(IMAGE, NUMERIC)
+  try:
+    tf.keras.mixed_precision.set_global_policy("mixed_float16")
+    m = model.build_model(decl, VOCAB, AUGMENTING)
+  finally:
+    tf.keras.mixed_precision.set_global_policy("float32")
+  assert m.get_layer("photo_tower").compute_dtype == "float16"
+  assert isinstance(m.optimizer, tf.keras.mixed_precision.LossScaleOptimizer)
+  x, y = _batch(decl, n=8)
+  assert m(x).dtype == tf.float32
+  first = m.train_on_batch(x, y)[0]
+  for _ in range(40):
+    last = m.train_on_batch(x, y)[0]
+  assert np.isfinite(last) and last < first, (first, last)

@@ -4,8 +4,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from components import images
-
 
 @pytest.fixture(scope="module")
 def by_image(transformed):
@@ -59,48 +57,3 @@ def test_sequence_longer_than_max_length_is_cut():
 def test_image_bytes_pass_through_transform_unchanged(by_image):
   for row, out in by_image:
     assert out["image"].numpy() == row["image"][0]
-
-
-def _png_and_pixels():
-  import io
-
-  from PIL import Image
-  pixels = (np.arange(64, dtype=np.uint8).reshape(8, 8) * 4)
-  buf = io.BytesIO()
-  Image.fromarray(pixels, mode="L").save(buf, format="PNG")
-  return buf.getvalue(), pixels
-
-
-@pytest.mark.parametrize("encoding", ["png", "raw"])
-def test_decode_image_eagerly_and_inside_tf_data(encoding):
-  from dataset.declaration import Feature
-  png, pixels = _png_and_pixels()
-  value = png if encoding == "png" else pixels.tobytes()
-  f = Feature("image", "image", dtype="bytes", encoding=encoding,
-              height=8, width=8, channels=1)
-  expected = pixels[..., None] / 255.0
-  eager = images.decode_image(tf.constant(value), f).numpy()
-  in_map = next(iter(tf.data.Dataset.from_tensors(value).map(
-      lambda v: images.decode_image(v, f)))).numpy()
-  np.testing.assert_allclose(eager, expected, atol=1e-6)
-  np.testing.assert_allclose(in_map, expected, atol=1e-6)
-
-
-def test_raw_float32_images_keep_their_values():
-  from dataset.declaration import Feature
-  pixels = np.random.default_rng(0).normal(size=(64, 64, 1)).astype(np.float32)
-  f = Feature("x", "image", dtype="bytes", encoding="raw", height=64, width=64,
-              channels=1, raw_dtype="float32")
-  out = images.decode_images(tf.constant([pixels.tobytes()] * 2), f).numpy()
-  assert out.shape == (2, 64, 64, 1)
-  np.testing.assert_array_equal(out[1], pixels)
-
-
-def test_jpeg_of_another_size_is_resized_to_the_declared_size():
-  from dataset.declaration import Feature
-  jpeg = tf.io.encode_jpeg(tf.fill([20, 10, 3], tf.constant(200, tf.uint8))).numpy()
-  f = Feature("x", "image", dtype="bytes", encoding="jpeg", height=8, width=8,
-              channels=3)
-  out = images.decode_image(tf.constant(jpeg), f).numpy()
-  assert out.shape == (8, 8, 3)
-  assert out.max() == pytest.approx(200 / 255, abs=0.02)

@@ -2,7 +2,8 @@
 
 `serving_default` takes a [batch] of serialized `tf.train.Example`s with the
 raw features exactly as stored in the input TFRecords, applies the Transform
-graph and the same image decoding as training, and returns
+graph and the same image decoding as training (`trainer.images`; scaling
+is in the model), and returns
 `{"probabilities": float32 [batch, num_classes]}`. The Transform graph is
 part of the SavedModel, so training and serving cannot drift apart.
 """
@@ -10,8 +11,8 @@ part of the SavedModel, so training and serving cannot drift apart.
 import tensorflow as tf
 import tensorflow_transform as tft
 
-from components.images import decode_images
 from dataset.declaration import Declaration
+from trainer.images import decode_batch
 
 SIGNATURE = "serving_default"
 OUTPUT_KEY = "probabilities"
@@ -31,7 +32,7 @@ def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
     transformed = model.tft_layer(tf.io.parse_example(serialized, raw_spec))
     inputs = {f.name: transformed[f.name] for f in decl.features}
     for f in decl.of_kind("image"):
-      inputs[f.name] = decode_images(inputs[f.name], f)
+      inputs[f.name] = decode_batch(inputs[f.name], f)
     return {OUTPUT_KEY: model(inputs, training=False)}
 
   return serve

@@ -8,6 +8,10 @@ Towers:
   sequence     int: a masked embedding, averaged over the sequence;
                float: one dense layer over the padded values.
 The towers are concatenated and feed a softmax over the label's classes.
+Images come in as pixels of their stored dtype; the image tower starts with
+the scaling and augmentation layers of `trainer.augment`. The softmax is
+float32 even under mixed precision, where float16 would round probabilities
+and the loss.
 """
 
 from typing import Dict, List, Mapping
@@ -15,24 +19,27 @@ from typing import Dict, List, Mapping
 import tensorflow as tf
 
 from dataset.declaration import Declaration, Feature
-from pipeline.config import TrainingConfig
+from trainer.augment import scale_and_augment
+from trainer.config import TrainingConfig
+from trainer.images import pixel_dtype
 
 keras = tf.keras
 
 
 def _check_keras() -> None:
-  # components/__init__.py chooses tf-keras; a TF that loaded Keras 3 before
+  # trainer/__init__.py chooses tf-keras; a TF that loaded Keras 3 before
   # that ran would mix two Keras versions in one model and fail far from here.
   if not keras.__name__.startswith("tf_keras"):
     raise RuntimeError(
-        f"tf.keras is {keras.__name__}, expected tf_keras: import `components` "
+        f"tf.keras is {keras.__name__}, expected tf_keras: import `trainer` "
         "before TensorFlow touches tf.keras (it sets TF_USE_LEGACY_KERAS=1)")
 
 
 def model_input(f: Feature) -> keras.Input:
   """The Keras input of one transformed feature."""
   if f.kind == "image":
-    return keras.Input((f.height, f.width, f.channels), name=f.name)
+    return keras.Input((f.height, f.width, f.channels), name=f.name,
+                       dtype=pixel_dtype(f))
   if f.kind == "numeric":
     return keras.Input((f.length,), name=f.name)
   if f.kind == "categorical":
@@ -41,7 +48,8 @@ def model_input(f: Feature) -> keras.Input:
   return keras.Input((f.max_length,), name=f.name, dtype=dtype)
 
 
-def image_tower(x, f: Feature):
+def image_tower(x, f: Feature, config: TrainingConfig):
+  x = scale_and_augment(x, f, config)
   filters = 32
   while min(x.shape[1], x.shape[2]) > 8:
     x = keras.layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
@@ -74,15 +82,16 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
     decl: the dataset declaration.
     vocab_sizes: categorical feature name -> number of ids, OOV buckets
       included (from the Transform output).
-    config: the learning rate.
+    config: the learning rate and the image augmentations.
 
   Returns:
-    A compiled model that maps transformed inputs (images decoded) to class
-    probabilities.
+    A compiled model that maps transformed inputs (images decoded to pixels)
+    to class probabilities. Build it under the distribution strategy's scope.
   """
   _check_keras()
   inputs: Dict[str, keras.Input] = {f.name: model_input(f) for f in decl.features}
-  towers: List = [image_tower(inputs[f.name], f) for f in decl.of_kind("image")]
+  towers: List = [image_tower(inputs[f.name], f, config)
+                  for f in decl.of_kind("image")]
   numeric = [inputs[f.name] for f in decl.of_kind("numeric")]
   if numeric:
     x = numeric[0] if len(numeric) == 1 else keras.layers.Concatenate()(numeric)
@@ -95,7 +104,7 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
   x = keras.layers.Dense(128, activation="relu")(x)
   x = keras.layers.Dropout(0.2)(x)
   outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
-                               name="probabilities")(x)
+                               dtype="float32", name="probabilities")(x)
   model = keras.Model(inputs=inputs, outputs=outputs)
   model.compile(optimizer=keras.optimizers.Adam(config.learning_rate),
                 loss="sparse_categorical_crossentropy",

@@ -1,0 +1,296 @@
+"""Benchmark: the Trainer's input pipeline against the read ceiling, the
+tutorial loop and TFX's `tf_dataset_factory`, on the same files.
+
+    .venv/bin/python -m bench.input_bench [--json FILE] [--plot FILE.png]
+
+Every pipeline runs in this one process and one run, pass after pass in turn,
+so that the ratios hold on a noisy machine. Figures are examples/s over one
+pass after its first batch (warm-up), the median of --passes passes.
+
+  ceiling         parallel interleaved TFRecordDataset, batched, nothing
+                  parsed; for J also decode_ceiling: the same JPEG bytes
+                  decoded from memory, in parallel, by the project's decoder
+  loop            TFRecordDataset -> map(parse_single_example) -> shuffle ->
+                  batch -> prefetch, as in TensorFlow's tutorials (images
+                  decoded in that map)
+  factory         tfx_bsl's TFExampleRecord.TensorFlowDataset, which TFX's
+                  `data_accessor.tf_dataset_factory` returns, shuffling, with
+                  a parallel per-batch tf.map_fn decode for images
+  project         `trainer.input_pipeline.make_dataset` as the Trainer calls
+                  it, training's shuffling on, a fresh dataset per pass (its
+                  cache cold)
+
+wait_fraction: a simulated accelerator that needs, per batch, 1.25 times the
+time the ceiling (J: decode ceiling) takes to produce one, fed by the project
+pipeline: the share of its time spent waiting for input.
+"""
+
+import argparse
+import functools
+import json
+import statistics
+import time
+
+import trainer  # noqa: F401  (the Keras choice, before TF loads Keras)
+
+# isort: split
+import tensorflow as tf
+
+from bench import input_data
+from trainer import images, input_pipeline
+from trainer.config import TrainingConfig
+
+AUTOTUNE = tf.data.AUTOTUNE
+
+
+def shuffle_buffer(data) -> int:
+  """Examples each shuffling pipeline holds: 10000, or 1/16 of a small
+  dataset, so that filling it is not a whole pass hidden in the warm-up."""
+  return min(10000, data.count // 16)
+
+GOALS = {  # (dataset, pipeline, against, at least)
+    "T": [("project", "ceiling", 0.60), ("project", "factory", 2.0),
+          ("project", "loop", 8.0)],
+    "R": [("project", "ceiling", 0.85)],
+    "J": [("project", "decode_ceiling", 0.95)],
+}
+MAX_WAIT = 0.05
+
+
+def _split(features):
+  features = dict(features)
+  return features, features.pop("label")
+
+
+def _decode_images(data, features, per_batch):
+  for f in data.decl.of_kind("image"):
+    if f.encoding == "raw":
+      features[f.name] = images.decode_raw(features[f.name], f)
+    elif per_batch:
+      features[f.name] = images.decode_batch(features[f.name], f)
+    else:
+      features[f.name] = images.decode_image(features[f.name], f)
+  return features
+
+
+def ceiling(data):
+  names = tf.data.Dataset.from_tensor_slices(data.files)
+  return names.interleave(
+      lambda f: tf.data.TFRecordDataset(f, data.compression), cycle_length=len(data.files),
+      num_parallel_calls=AUTOTUNE, deterministic=False).batch(data.batch_size)
+
+
+def decode_ceiling(data, encoded):
+  f = data.decl.of_kind("image")[0]
+  return (tf.data.Dataset.from_tensor_slices(encoded)
+          .map(lambda v: images.decode_image(v, f), num_parallel_calls=AUTOTUNE,
+               deterministic=False).batch(data.batch_size))
+
+
+def loop(data):
+  def parse(serialized):
+    return _split(_decode_images(
+        data, tf.io.parse_single_example(serialized, data.spec), per_batch=False))
+  return (tf.data.TFRecordDataset(data.files, data.compression).map(parse)
+          .shuffle(shuffle_buffer(data)).batch(data.batch_size).prefetch(AUTOTUNE))
+
+
+def factory(data):
+  from tfx_bsl.tfxio import dataset_options, tf_example_record
+
+  from dataset.schema import from_declaration
+  source = tf_example_record.TFExampleRecord(data.files, schema=from_declaration(data.decl))
+  ds = source.TensorFlowDataset(dataset_options.TensorFlowDatasetOptions(
+      batch_size=data.batch_size, shuffle=True, shuffle_buffer_size=shuffle_buffer(data),
+      num_epochs=1, label_key="label"))
+
+  def decode(features, label):
+    features = {k: tf.reshape(v, [-1]) if k in image_names else v
+                for k, v in features.items()}
+    return _decode_images(data, features, per_batch=True), label
+  image_names = {f.name for f in data.decl.of_kind("image")}
+  return ds.map(decode, num_parallel_calls=AUTOTUNE) if image_names else ds
+
+
+def project(data):
+  config = TrainingConfig(batch_size=data.batch_size, shuffle_buffer=shuffle_buffer(data))
+  ds = input_pipeline.make_dataset(data.files, data.spec, data.decl, config, True,
+                                   compression=data.compression)
+  return ds.take(data.count // data.batch_size)
+
+
+def _size(batch):
+  if isinstance(batch, tuple):
+    return int(tf.shape(batch[1])[0])
+  return int(tf.shape(batch)[0])
+
+
+def rate(dataset) -> float:
+  """Examples/s over one pass, after the first batch."""
+  it = iter(dataset)
+  next(it)
+  start, n = time.perf_counter(), 0
+  for batch in it:
+    n += _size(batch)
+  return n / (time.perf_counter() - start)
+
+
+def _next_times(it, count: int, sleep: float) -> list:
+  times = []
+  for _ in range(count):
+    asked = time.perf_counter()
+    try:
+      next(it)
+    except StopIteration:
+      break
+    times.append(time.perf_counter() - asked)
+    time.sleep(sleep)  # the device computes; the host's cores are free
+  return times
+
+
+def wait_fraction(dataset, step_seconds: float, warmup: int = 5) -> float:
+  """Share of a simulated accelerator's time spent waiting for batches.
+
+  The device takes `step_seconds` per batch. Handing a batch that is already
+  there to Python costs time too (a fraction of a ms for 26 tensors); that
+  cost, measured on a dataset that is always ready, counts as the device's
+  step, not as waiting.
+  """
+  it = iter(dataset)
+  first = [next(it) for _ in range(warmup)][0]
+  ready = statistics.median(_next_times(
+      iter(tf.data.Dataset.from_tensors(first).repeat()), 200, step_seconds))
+  start = time.perf_counter()
+  times = _next_times(it, 1 << 62, max(0.0, step_seconds - ready))
+  waited = sum(max(0.0, t - ready) for t in times)
+  return waited / (time.perf_counter() - start)
+
+
+def jpeg_bytes(data) -> tf.Tensor:
+  """The J dataset's JPEG bytes, in memory, for the decode ceiling."""
+  spec = {"image": data.spec["image"]}
+  return tf.stack([r["image"] for r in tf.data.TFRecordDataset(data.files, data.compression).map(
+      lambda s: tf.io.parse_single_example(s, spec))])
+
+
+def pipelines_for(data) -> dict:
+  """Pipeline name -> a function that builds a fresh dataset of it."""
+  pipelines = {"ceiling": functools.partial(ceiling, data)}
+  if data.name == "J":
+    pipelines["decode_ceiling"] = functools.partial(decode_ceiling, data, jpeg_bytes(data))
+  for make in (loop, factory, project):
+    pipelines[make.__name__] = functools.partial(make, data)
+  return pipelines
+
+
+def measure(datasets, passes: int) -> dict:
+  results = {}
+  for data in datasets:
+    pipelines = pipelines_for(data)
+    runs = {name: [] for name in pipelines}
+    for p in range(passes):
+      for name, make in pipelines.items():
+        runs[name].append(rate(make()))
+        print(f"  {data.name} pass {p + 1}/{passes} {name:15s} {runs[name][-1]:10,.0f}/s",
+              flush=True)
+    results[data.name] = {name: statistics.median(r) for name, r in runs.items()}
+    feeder = "decode_ceiling" if data.name == "J" else "ceiling"
+    step = 1.25 * data.batch_size / results[data.name][feeder]
+    results.setdefault("wait_fraction", {})[data.name] = wait_fraction(project(data), step)
+  return results
+
+
+def goal_lines(results) -> list:
+  """One line per goal: the figure, the goal, and whether it is met."""
+  lines = []
+  for name, goals in GOALS.items():
+    if name not in results:
+      continue
+    r = results[name]
+    for pipeline, against, least in goals:
+      ratio = r[pipeline] / r[against]
+      unit = "of" if least < 1 else "x"
+      shown = f"{ratio:.0%} {unit} {against}" if least < 1 else f"{ratio:.1f}x {against}"
+      goal = f"{least:.0%}" if least < 1 else f"{least:g}x"
+      lines.append(f"{name}: {pipeline} {shown} (goal >= {goal}): "
+                   f"{'met' if ratio >= least else 'NOT MET'}")
+    wait = results["wait_fraction"][name]
+    lines.append(f"{name}: wait_fraction {wait:.1%} (goal < {MAX_WAIT:.0%}): "
+                 f"{'met' if wait < MAX_WAIT else 'NOT MET'}")
+  return lines
+
+
+def table(results) -> str:
+  rows = [f"{'data':4s} {'pipeline':15s} {'examples/s':>11s} {'/ceiling':>9s} "
+          f"{'/factory':>9s} {'/loop':>7s}"]
+  for name in ("T", "R", "J"):
+    if name not in results:
+      continue
+    r = results[name]
+    for pipeline, value in r.items():
+      rows.append(f"{name:4s} {pipeline:15s} {value:11,.0f} {value / r['ceiling']:9.2f} "
+                  f"{value / r['factory']:9.2f} {value / r['loop']:7.1f}")
+  return "\n".join(rows)
+
+
+def plot(results, path: str) -> None:
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  names = [n for n in ("T", "R", "J") if n in results]
+  fig, axes = plt.subplots(1, len(names), figsize=(4.2 * len(names), 3.6))
+  for ax, name in zip(list(axes) if len(names) > 1 else [axes], names):
+    r = results[name]
+    bars = ax.bar(list(r), [v / 1000 for v in r.values()],
+                  color=["#999999" if "ceiling" in k else "#d62728" if k == "project"
+                         else "#1f77b4" for k in r])
+    ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.set_title(f"{name}: wait {results['wait_fraction'][name]:.1%}")
+    ax.set_ylabel("thousand examples/s")
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+  fig.suptitle("Input pipelines, one run on this machine")
+  fig.tight_layout()
+  fig.savefig(path, dpi=110)
+
+
+def main(argv=None) -> int:
+  parser = argparse.ArgumentParser(prog="python -m bench.input_bench",
+                                   description=__doc__.split("\n\n")[0])
+  parser.add_argument("--data", default="runs/bench/input",
+                      help="folder for the generated datasets (reused)")
+  parser.add_argument("--table-examples", type=int, default=200_000)
+  parser.add_argument("--raw-examples", type=int, default=50_000)
+  parser.add_argument("--jpeg-examples", type=int, default=4_000)
+  parser.add_argument("--jpeg-compression", choices=("GZIP", "NONE"), default="GZIP",
+                      help="J's records: GZIP, as the pipeline's ExampleGen and "
+                           "Transform write them, or NONE")
+  parser.add_argument("--passes", type=int, default=3)
+  parser.add_argument("--only", choices=("T", "R", "J"), action="append",
+                      help="run these datasets only (repeatable)")
+  parser.add_argument("--json", help="write the results as JSON here")
+  parser.add_argument("--plot", help="write a PNG chart here")
+  args = parser.parse_args(argv)
+
+  counts = {"T": args.table_examples, "R": args.raw_examples, "J": args.jpeg_examples}
+  names = args.only or ["T", "R", "J"]
+  print(f"generating datasets in {args.data} (once)", flush=True)
+  datasets = [input_data.generate(args.data, n, counts[n],
+                                  args.jpeg_compression if n == "J" else "GZIP")
+              for n in names]
+  results = measure(datasets, args.passes)
+  print()
+  print(table(results))
+  print()
+  print("\n".join(goal_lines(results)))
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump(results, f, indent=1)
+    print(f"json: {args.json}")
+  if args.plot:
+    plot(results, args.plot)
+    print(f"plot: {args.plot}")
+  return 0
+
+
+if __name__ == "__main__":
+  raise SystemExit(main())

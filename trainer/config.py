@@ -1,0 +1,111 @@
+"""How the Trainer trains: one typed, validated configuration.
+
+The pipeline's configuration (`pipeline/config.py`) holds one of these and
+hands it to the Trainer through `custom_config` as a plain dict (`to_dict`).
+"""
+
+import dataclasses
+import math
+from typing import Any, Dict, Mapping
+
+LOOPS = ("fit", "custom")
+PRECISIONS = ("auto", "float32", "mixed_float16")
+
+
+class ConfigError(ValueError):
+  """A configuration value outside its allowed range; names the field."""
+
+
+def check(name: str, value, ok: bool, allowed: str) -> None:
+  if not ok:
+    raise ConfigError(f"config field '{name}': expected {allowed}, found {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainingConfig:
+  """How the Trainer trains.
+
+  Attributes:
+    train_steps: optimizer steps in all.
+    eval_steps: batches of eval data used for the Trainer's own validation.
+    epochs: the train steps are split into this many epochs (for logging and
+      the per-epoch validation).
+    batch_size: examples per step on each replica (GPU); the global batch is
+      this times the number of replicas.
+    learning_rate: Adam's learning rate.
+    shuffle_buffer: examples held for shuffling the training data.
+    loop: `fit` (Keras) or `custom` (a GradientTape loop under the same
+      distribution strategy, for users who need their own step).
+    precision: `auto` (mixed_float16 when every visible GPU supports it,
+      float32 otherwise), `float32` or `mixed_float16`.
+    cache_mb: parsed training data is cached in memory when it fits in this
+      many MB; 0 never caches.
+    deterministic: read training data in a reproducible order (slower);
+      evaluation is always read in order.
+    flip_left_right: augment images with random horizontal flips.
+    max_crop_fraction: augment images by cropping up to this fraction of
+      each side and resizing back; 0 turns it off.
+    max_brightness_delta: augment images by adding a random brightness in
+      [-delta, delta] (pixels scaled to [0, 1]); 0 turns it off.
+    max_contrast_delta: augment images by scaling their contrast by a random
+      factor in [1 - delta, 1 + delta]; 0 turns it off.
+  """
+  train_steps: int = 800
+  eval_steps: int = 20
+  epochs: int = 8
+  batch_size: int = 64
+  learning_rate: float = 2e-3
+  shuffle_buffer: int = 2048
+  loop: str = "fit"
+  precision: str = "auto"
+  cache_mb: int = 1024
+  deterministic: bool = False
+  flip_left_right: bool = False
+  max_crop_fraction: float = 0.0
+  max_brightness_delta: float = 0.0
+  max_contrast_delta: float = 0.0
+
+  def __post_init__(self):
+    for name in ("train_steps", "eval_steps", "epochs", "batch_size",
+                 "shuffle_buffer"):
+      value = getattr(self, name)
+      check(name, value, isinstance(value, int) and value >= 1,
+            "an integer >= 1")
+    check("epochs", self.epochs, self.epochs <= self.train_steps,
+          f"at most train_steps ({self.train_steps})")
+    check("learning_rate", self.learning_rate,
+          0 < self.learning_rate < 1, "a number in (0, 1)")
+    check("loop", self.loop, self.loop in LOOPS, f"one of {LOOPS}")
+    check("precision", self.precision, self.precision in PRECISIONS,
+          f"one of {PRECISIONS}")
+    check("cache_mb", self.cache_mb,
+          isinstance(self.cache_mb, int) and self.cache_mb >= 0,
+          "an integer >= 0")
+    for name in ("max_crop_fraction", "max_brightness_delta",
+                 "max_contrast_delta"):
+      value = getattr(self, name)
+      check(name, value, 0 <= value < 1, "a number in [0, 1)")
+
+  def with_train_steps(self, train_steps: int) -> "TrainingConfig":
+    """The same configuration for another number of steps (a run-time value
+    on Kubeflow); fewer steps than epochs means one step per epoch."""
+    return dataclasses.replace(self, train_steps=train_steps,
+                               epochs=min(self.epochs, train_steps))
+
+  @property
+  def steps_per_epoch(self) -> int:
+    return math.ceil(self.train_steps / self.epochs)
+
+  @property
+  def augments(self) -> bool:
+    return bool(self.flip_left_right or self.max_crop_fraction
+                or self.max_brightness_delta or self.max_contrast_delta)
+
+  def to_dict(self) -> Dict[str, Any]:
+    return dataclasses.asdict(self)
+
+  @classmethod
+  def from_dict(cls, d: Mapping[str, Any]) -> "TrainingConfig":
+    unknown = sorted(set(d) - {f.name for f in dataclasses.fields(cls)})
+    check("training", unknown, not unknown, "only TrainingConfig fields")
+    return cls(**d)

@@ -1,0 +1,276 @@
+"""The Trainer's input pipeline, split by stage: read, decode, parse, batch.
+
+One reader owns the order:
+
+    read     shards interleaved in parallel, records in blocks of READ_BLOCK
+    shuffle  training only: blocks through a buffer
+    decode   one vectorized `parse_example` per parse block (up to 4096
+             records: parsing costs 2.5x less per record than at 256)
+    parse    Transform graph (when Transform did not materialize), raw
+             pixels reinterpreted, label split off
+    cache    training only, when the parsed blocks fit `cache_mb`
+    shuffle  training only: each block permuted, anew every epoch
+    images   PNG/JPEG decoded to uint8 pixels, one image per parallel call
+    batch    re-batched to the step's batch size, then prefetched
+
+PNG/JPEG bytes are cached as bytes, not as pixels: pixels take ~10x the
+memory, and filling memory with them costs the first epoch about as much as
+decoding them again (page faults), while bytes let a 10x larger dataset
+skip reading, decompressing and parsing after its first epoch.
+
+Augmentation is the fifth stage, and lives in the model (`trainer.augment`),
+so that it runs on the accelerator.
+
+Why not the tutorial loop or TFX's `data_accessor.tf_dataset_factory`: one
+tf.data element per record costs more than the record itself, and the
+factory parses with one thread and ignores its own thread, prefetch and
+ordering options (TFX issue #4814). `python -m bench.input_bench` measures
+all three against the read ceiling.
+"""
+
+import logging
+import math
+import random
+from typing import Callable, Dict, List, Mapping, Optional, Tuple
+
+import tensorflow as tf
+
+from dataset.declaration import Declaration
+from trainer import images
+from trainer.config import TrainingConfig
+
+AUTOTUNE = tf.data.AUTOTUNE
+READ_BLOCK = 64
+MAX_PARSE_BLOCK = 4096
+# Parse blocks of large images stay this small, so a prefetched block of
+# decoded pixels does not hold hundreds of MB.
+PARSE_BLOCK_BYTES = 16 << 20
+
+Example = Tuple[Dict[str, tf.Tensor], tf.Tensor]
+
+
+def list_files(patterns: List[str]) -> List[str]:
+  """The files matching the globs, sorted (every worker sees the same list).
+
+  Raises:
+    FileNotFoundError: a glob that matches nothing, named.
+  """
+  files = []
+  for pattern in patterns:
+    matched = tf.io.gfile.glob(pattern)
+    if not matched:
+      raise FileNotFoundError(f"input pipeline: no files match {pattern!r}")
+    files += matched
+  return sorted(set(files))
+
+
+def read(files: List[str], compression: str, training: bool,
+         deterministic: bool, shard: Tuple[int, int] = (1, 0)) -> tf.data.Dataset:
+  """Reads serialized records in blocks, every shard at once.
+
+  Args:
+    files: TFRecord files, sorted.
+    compression: GZIP or NONE.
+    training: shuffle the file order.
+    deterministic: keep a reproducible order across the interleaved files.
+    shard: (number of input pipelines, this one's index): files are split
+      between pipelines when there are enough of them, records otherwise.
+
+  Returns:
+    A dataset of [<= READ_BLOCK] string tensors, serialized Examples.
+  """
+  count, index = shard
+  record_shard = count > 1 and len(files) < count
+  if count > 1 and not record_shard:
+    files = files[index::count]
+
+  def records(path):
+    ds = tf.data.TFRecordDataset(path, compression, buffer_size=1 << 20)
+    if record_shard:
+      ds = ds.shard(count, index)
+    # One element per block, not per record: tf.data's per-element cost
+    # exceeds a small record's parse cost.
+    return ds.batch(READ_BLOCK)
+
+  names = tf.data.Dataset.from_tensor_slices(files)
+  if training:
+    names = names.shuffle(len(files), seed=0 if deterministic else None)
+  return names.interleave(records, cycle_length=min(len(files), 16),
+                          num_parallel_calls=AUTOTUNE,
+                          deterministic=deterministic)
+
+
+def decode(serialized: tf.Tensor, feature_spec: Mapping) -> Dict[str, tf.Tensor]:
+  """Parses a [block] of serialized Examples in one vectorized op.
+
+  Returns:
+    Each feature of `feature_spec`, keyed by name, with a leading [block]
+    dimension (transformed features: see `components.preprocessing`).
+  """
+  return tf.io.parse_example(serialized, feature_spec)
+
+
+def parse(features: Dict[str, tf.Tensor], decl: Declaration,
+          transform: Optional[Callable] = None) -> Example:
+  """Turns decoded features into the model's (inputs, label).
+
+  Args:
+    features: decoded [block] features: transformed ones, or raw ones when
+      `transform` is given.
+    decl: the dataset declaration.
+    transform: the Transform graph as a layer, for raw features.
+
+  Returns:
+    (inputs, label): inputs keyed by feature name; raw images as
+    [block, h, w, c] pixels of their stored dtype; PNG/JPEG images still as
+    [block] bytes (decoded one by one by `decode_images_and_batch`); the
+    label as [block].
+  """
+  if transform is not None:
+    features = transform(features)
+  inputs = {f.name: features[f.name] for f in decl.features}
+  for f in decl.of_kind("image"):
+    if f.encoding == "raw":
+      inputs[f.name] = images.decode_raw(inputs[f.name], f)
+  return inputs, features[decl.label.name]
+
+
+def decode_images_and_batch(examples: tf.data.Dataset, decl: Declaration,
+                            batch_size: int, training: bool,
+                            deterministic: bool) -> tf.data.Dataset:
+  """Decodes PNG/JPEG bytes to uint8 pixels and batches.
+
+  Args:
+    examples: (inputs, label) blocks from `parse`.
+
+  Returns:
+    Batches of batch_size (the last one smaller unless training), each
+    encoded image now uint8 [batch, h, w, c].
+  """
+  encoded = [f for f in decl.of_kind("image") if f.encoding != "raw"]
+  if not encoded:
+    return examples.rebatch(batch_size, drop_remainder=training)
+
+  def one(inputs, label):
+    inputs = dict(inputs)
+    for f in encoded:
+      inputs[f.name] = images.decode_image(inputs[f.name], f)
+    return inputs, label
+
+  # A per-image map keeps every core decoding; a tf.map_fn per block would
+  # decode each block's images one after another.
+  return (examples.unbatch()
+          .map(one, num_parallel_calls=AUTOTUNE, deterministic=deterministic)
+          .batch(batch_size, drop_remainder=training))
+
+
+def example_bytes(decl: Declaration, encoded_images: bool = True) -> int:
+  """Bytes one parsed example holds in memory (the model's inputs and label).
+
+  With encoded_images=False, PNG/JPEG images count as nothing: they are
+  held as their bytes until after the cache.
+  """
+  size = 8
+  for f in decl.features:
+    if f.kind == "image":
+      if f.encoding == "raw" or encoded_images:
+        size += f.height * f.width * f.channels * images.pixel_dtype(f).size
+    elif f.kind == "numeric":
+      size += 4 * f.length
+    elif f.kind == "categorical":
+      size += 8
+    else:
+      size += 8 * f.max_length
+  return size
+
+
+def parse_block(decl: Declaration) -> int:
+  return max(1, min(MAX_PARSE_BLOCK, PARSE_BLOCK_BYTES // example_bytes(decl)))
+
+
+def fits_in_memory(files: List[str], compression: str, decl: Declaration,
+                   budget_mb: int) -> bool:
+  """Whether the parsed records of `files` fit in `budget_mb`.
+
+  A record is counted at the larger of its serialized size and its parsed
+  size, and reading stops once the budget is exceeded, so a large dataset
+  costs no more than reading a budget's worth of records.
+  """
+  budget = budget_mb << 20
+  parsed = example_bytes(decl, encoded_images=False)
+  sizes = read(files, compression, False, False).map(
+      lambda block: tf.reduce_sum(tf.maximum(
+          tf.cast(tf.strings.length(block), tf.int64), parsed)))
+  totals = sizes.scan(tf.constant(0, tf.int64), lambda acc, n: (acc + n, acc + n))
+  over = next(iter(totals.filter(lambda total: total > budget).take(1)), None)
+  logging.info("input pipeline: %s the parsed training data in memory "
+               "(budget %d MB)", "not caching" if over is not None else "caching",
+               budget_mb)
+  return over is None
+
+
+def permute(index: tf.Tensor, inputs: Dict[str, tf.Tensor], label: tf.Tensor,
+            seed: int) -> Example:
+  """The block's examples in a random order, features and label together.
+
+  Stateless: the order depends on (seed, index) only, so a parallel map
+  gives the same orders whichever thread runs which block.
+  """
+  keys = tf.random.stateless_uniform(tf.shape(label)[:1],
+                                     seed=tf.stack([tf.cast(seed, tf.int64), index]))
+  order = tf.argsort(keys)
+  return tf.nest.map_structure(lambda t: tf.gather(t, order), (inputs, label))
+
+
+def make_dataset(file_pattern: List[str], feature_spec: Mapping,
+                 decl: Declaration, config: TrainingConfig, training: bool,
+                 transform: Optional[Callable] = None,
+                 input_context: Optional[tf.distribute.InputContext] = None,
+                 compression: str = "GZIP") -> tf.data.Dataset:
+  """Batches of (inputs, label) from TFRecords of Examples.
+
+  Args:
+    file_pattern: globs of the record files.
+    feature_spec: the spec the files are parsed with: the transformed one,
+      or the raw one when `transform` is given.
+    decl: the dataset declaration.
+    config: batch size, shuffle buffer, cache budget and ordering.
+    training: shuffle, cache and repeat when True; read once, in order, when
+      False.
+    transform: the Transform graph as a layer (`transform_features_layer`),
+      to apply to raw records.
+    input_context: this worker's share under a distribution strategy: its
+      shard of the data and its per-replica batch size.
+    compression: GZIP or NONE.
+
+  Returns:
+    A dataset of (inputs, label) batches of `config.batch_size` per replica:
+    inputs as `parse` describes, images decoded to pixels.
+  """
+  files = list_files(file_pattern)
+  deterministic = not training or config.deterministic
+  seed = 0 if deterministic else None
+  block_seed = 0 if deterministic else random.randrange(1 << 31)
+  shard, batch_size = (1, 0), config.batch_size
+  if input_context is not None:
+    shard = (input_context.num_input_pipelines, input_context.input_pipeline_id)
+    batch_size = input_context.get_per_replica_batch_size(
+        config.batch_size * input_context.num_replicas_in_sync)
+  block = parse_block(decl)
+
+  blocks = read(files, compression, training, deterministic, shard)
+  if training:
+    blocks = blocks.shuffle(math.ceil(config.shuffle_buffer / READ_BLOCK), seed=seed)
+  examples = blocks.rebatch(block).map(
+      lambda s: parse(decode(s, feature_spec), decl, transform),
+      num_parallel_calls=AUTOTUNE, deterministic=deterministic)
+  if training:
+    if config.cache_mb and fits_in_memory(files, compression, decl, config.cache_mb):
+      examples = examples.cache()
+    # Block i of the endless stream gets its own order: anew every epoch.
+    examples = examples.repeat().enumerate().map(
+        lambda i, xy: permute(i, *xy, seed=block_seed),
+        num_parallel_calls=AUTOTUNE, deterministic=deterministic)
+  batches = decode_images_and_batch(examples, decl, batch_size, training,
+                                    deterministic)
+  return batches.prefetch(AUTOTUNE)

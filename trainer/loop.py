@@ -1,0 +1,89 @@
+"""A custom training loop: GradientTape under the distribution strategy.
+
+For users who need their own step (several losses, gradient surgery, odd
+schedules). It trains the same compiled model on the same input pipeline,
+under the same strategy, as `fit` does, and its result is exported the same
+way; `TrainingConfig.loop` chooses it. Each replica averages its loss over
+the *global* batch, so the gradients summed across replicas are the mean.
+"""
+
+import logging
+from typing import Dict, List
+
+import tensorflow as tf
+
+from trainer.config import TrainingConfig
+
+keras = tf.keras
+
+
+def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
+                 train, evaluation, config: TrainingConfig) -> Dict[str, List[float]]:
+  """Trains `model` for config.train_steps steps.
+
+  Args:
+    model: compiled under `strategy.scope()` (its optimizer is used; under
+      mixed precision Keras made it a LossScaleOptimizer).
+    strategy: the distribution strategy.
+    train: the training (distributed) dataset, repeating.
+    evaluation: the evaluation (distributed) dataset, repeating.
+    config: steps, epochs, eval steps and the per-replica batch size.
+
+  Returns:
+    Per epoch: `loss`, `accuracy`, `val_accuracy`, like `fit`'s history.
+  """
+  global_batch = config.batch_size * strategy.num_replicas_in_sync
+  optimizer = model.optimizer
+  scaled = isinstance(optimizer, keras.mixed_precision.LossScaleOptimizer)
+  with strategy.scope():
+    loss_fn = keras.losses.SparseCategoricalCrossentropy(
+        reduction=keras.losses.Reduction.NONE)
+    train_accuracy = keras.metrics.SparseCategoricalAccuracy()
+    eval_accuracy = keras.metrics.SparseCategoricalAccuracy()
+
+  def replica_step(x, y):
+    with tf.GradientTape() as tape:
+      probabilities = model(x, training=True)
+      loss = tf.nn.compute_average_loss(loss_fn(y, probabilities),
+                                        global_batch_size=global_batch)
+      if model.losses:
+        loss += tf.nn.scale_regularization_loss(tf.add_n(model.losses))
+      target = optimizer.get_scaled_loss(loss) if scaled else loss
+    grads = tape.gradient(target, model.trainable_variables)
+    if scaled:
+      grads = optimizer.get_unscaled_gradients(grads)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    train_accuracy.update_state(y, probabilities)
+    return loss
+
+  @tf.function
+  def train_step(iterator):
+    losses = strategy.run(replica_step, args=next(iterator))
+    return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
+
+  @tf.function
+  def eval_step(iterator):
+    def replica(x, y):
+      eval_accuracy.update_state(y, model(x, training=False))
+    strategy.run(replica, args=next(iterator))
+
+  history = {"loss": [], "accuracy": [], "val_accuracy": []}
+  train_it, eval_it = iter(train), iter(evaluation)
+  steps_left = config.train_steps
+  for epoch in range(config.epochs):
+    train_accuracy.reset_state()
+    eval_accuracy.reset_state()
+    steps = min(config.steps_per_epoch, steps_left)
+    steps_left -= steps
+    total = 0.0
+    for _ in range(steps):
+      total += float(train_step(train_it))
+    for _ in range(config.eval_steps):
+      eval_step(eval_it)
+    history["loss"].append(total / max(steps, 1))
+    history["accuracy"].append(float(train_accuracy.result()))
+    history["val_accuracy"].append(float(eval_accuracy.result()))
+    logging.info("epoch %d/%d: loss %.4f accuracy %.4f val_accuracy %.4f",
+                 epoch + 1, config.epochs, history["loss"][-1],
+                 history["accuracy"][-1], history["val_accuracy"][-1])
+  return history
