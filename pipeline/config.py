@@ -61,6 +61,10 @@ class PipelineConfig:
       accuracy.
     max_accuracy_drop: once a blessed model exists, a new one is blessed only
       if its accuracy is at most this much below the latest blessed model's.
+    materialize: Transform writes the transformed examples, which the
+      Trainer reads; otherwise (the default: measured faster, see
+      `bench/transform_bench.py`) Transform writes only its graph, and the
+      Trainer's input pipeline applies it to the examples as they are read.
     enable_cache: reuse a component's earlier outputs when its inputs and
       configuration are unchanged.
     beam_args: Apache Beam pipeline options for the data components.
@@ -77,6 +81,7 @@ class PipelineConfig:
   training: TrainingConfig = TrainingConfig()
   min_accuracy: float = 0.9
   max_accuracy_drop: float = 0.01
+  materialize: bool = False
   enable_cache: bool = True
   beam_args: List[str] = dataclasses.field(
       default_factory=lambda: list(DEFAULT_BEAM_ARGS))

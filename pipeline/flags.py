@@ -10,9 +10,10 @@ import argparse
 import dataclasses
 import os
 import shlex
+from typing import List
 
 from dataset import declaration
-from pipeline.config import DEFAULT_BEAM_ARGS, PipelineConfig, TrainingConfig
+from pipeline.config import DEFAULT_BEAM_ARGS, ConfigError, PipelineConfig, TrainingConfig
 
 
 def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) -> None:
@@ -39,6 +40,16 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                       help="Apache Beam options for the data components, as "
                            "one string; write --beam-args=\"...\" (default: "
                            "%(default)r)")
+  parser.add_argument("--train", action="append", default=[], metavar="FIELD=VALUE",
+                      help="a training setting (repeatable), e.g. loop=custom, "
+                           "batch_size=128, flip_left_right=true: any field of "
+                           "trainer/config.py's TrainingConfig")
+  parser.add_argument("--materialize", action=argparse.BooleanOptionalAction,
+                      default=PipelineConfig.materialize,
+                      help="Transform writes transformed examples for the "
+                           "Trainer (--materialize), or only its graph, which "
+                           "the Trainer's input pipeline applies "
+                           "(--no-materialize)")
   parser.add_argument("--no-cache", action="store_true",
                       help="re-run every component even if its inputs are "
                            "unchanged")
@@ -68,10 +79,40 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
   return PipelineConfig(
       pipeline_name=pipeline_name(args, decl),
       pipeline_root=pipeline_root, serving_dir=serving_dir, declaration=decl,
-      training=TrainingConfig().with_train_steps(args.train_steps),
+      training=training_config(args.train).with_train_steps(args.train_steps),
+      materialize=args.materialize,
       min_accuracy=args.min_accuracy, max_accuracy_drop=args.max_accuracy_drop,
       enable_cache=not args.no_cache, beam_args=shlex.split(args.beam_args),
       **overrides)
+
+
+def training_config(settings: List[str]) -> TrainingConfig:
+  """The TrainingConfig of FIELD=VALUE settings over the defaults.
+
+  Raises:
+    ConfigError: an unknown field, or a value of the wrong type, named.
+  """
+  fields = {f.name: f.type for f in dataclasses.fields(TrainingConfig)}
+  values = {}
+  for setting in settings:
+    name, sep, value = setting.partition("=")
+    if not sep or name not in fields:
+      raise ConfigError(f"--train {setting!r}: expected FIELD=VALUE with FIELD one "
+                        f"of {', '.join(fields)}")
+    try:
+      values[name] = _typed(fields[name], value)
+    except ValueError:
+      raise ConfigError(f"--train {setting!r}: expected a {fields[name].__name__} "
+                        f"value, found {value!r}") from None
+  return TrainingConfig(**values)
+
+
+def _typed(kind, value: str):
+  if kind is bool:
+    if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
+      raise ValueError(value)
+    return value.lower() in ("true", "1", "yes")
+  return kind(value)
 
 
 def pipeline_name(args: argparse.Namespace, decl: declaration.Declaration) -> str:

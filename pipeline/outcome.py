@@ -28,8 +28,11 @@ class Outcome:
     reasons: why a model was not blessed, one line per failed threshold.
     pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
       had written), or None.
+    seconds: node id -> how long its execution took, as ML Metadata
+      recorded it (from creation to its last update).
   """
   states: Dict[str, str]
+  seconds: Dict[str, float] = dataclasses.field(default_factory=dict)
   blessed: Optional[bool] = None
   accuracy: Optional[float] = None
   reasons: tuple = ()
@@ -91,6 +94,8 @@ def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
       if execution.id in in_run:
         node_id = node.name[len(prefix):]
         outcome.states[node_id] = _STATE.Name(execution.last_known_state)
+        outcome.seconds[node_id] = (execution.last_update_time_since_epoch
+                                    - execution.create_time_since_epoch) / 1000
         _read_outputs(store, node_id, execution, outcome)
   return outcome
 

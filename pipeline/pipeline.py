@@ -19,6 +19,7 @@ from tfx.orchestration import metadata
 
 import components
 import dataset
+import trainer
 from components.anomalies_gate import AnomaliesGate
 from components.baseline import BaselineModel, latest_version
 from components.curated_schema import curated_schema
@@ -31,6 +32,11 @@ PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
 RUN_FN = "trainer.run.run_fn"
 
 
+def code_folders() -> List[str]:
+  """The packages whose code runs inside Transform and the Trainer."""
+  return [os.path.dirname(p.__file__) for p in (components, dataset, trainer)]
+
+
 def code_fingerprint(folders=None) -> str:
   """A hash of the code that runs inside Transform and the Trainer.
 
@@ -40,7 +46,7 @@ def code_fingerprint(folders=None) -> str:
   outputs from the cache.
   """
   digest = hashlib.sha256()
-  folders = folders or [os.path.dirname(p.__file__) for p in (components, dataset)]
+  folders = folders or code_folders()
   for folder in folders:
     for name in sorted(os.listdir(folder)):
       if name.endswith(".py"):
@@ -99,6 +105,7 @@ def create_components(config: PipelineConfig) -> List:
   decl = config.declaration
   custom_config = {"declaration": decl.contract(),
                    "training": config.training.to_dict(),
+                   "materialized": config.materialize,
                    "code": code_fingerprint()}
   destination = _runtime(config, "push_destination",
                          push_destination(config.serving_dir))
@@ -125,16 +132,19 @@ def create_components(config: PipelineConfig) -> List:
       schema=schema_gen.outputs["schema"])
   # Stops the run on anomalies: Transform waits for it.
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
-  # Builds the preprocessing graph from the declaration and applies it.
+  # Builds the preprocessing graph from the declaration, and applies it
+  # unless the Trainer's input pipeline is to (materialize=False).
   transform = tfx.components.Transform(
       examples=example_gen.outputs["examples"],
-      schema=schema_gen.outputs["schema"],
+      schema=schema_gen.outputs["schema"], materialize=config.materialize,
       preprocessing_fn=PREPROCESSING_FN, custom_config=custom_config)
   transform.add_upstream_node(gate)
-  # Trains the Keras model on the transformed examples.
-  trainer = tfx.components.Trainer(
+  # Trains the Keras model on the transformed examples, or on the examples
+  # with the transform graph applied as they are read.
+  trainer_node = tfx.components.Trainer(
       run_fn=RUN_FN,
-      examples=transform.outputs["transformed_examples"],
+      examples=(transform.outputs["transformed_examples"] if config.materialize
+                else example_gen.outputs["examples"]),
       transform_graph=transform.outputs["transform_graph"],
       schema=schema_gen.outputs["schema"],
       train_args=_runtime(config, "train_args", tfx.proto.TrainArgs(
@@ -147,17 +157,17 @@ def create_components(config: PipelineConfig) -> List:
   # Blesses the model only if it clears the thresholds.
   evaluator = Evaluator(
       examples=example_gen.outputs["examples"],
-      model=trainer.outputs["model"],
+      model=trainer_node.outputs["model"],
       baseline_model=baseline.outputs["model"],
       eval_config=eval_config(config))
   # Copies a blessed model into a new version folder of the serving dir,
   # unless that dir already holds this very model.
   pusher = Pusher(
-      model=trainer.outputs["model"],
+      model=trainer_node.outputs["model"],
       model_blessing=evaluator.outputs["blessing"],
       push_destination=destination)
   nodes = [example_gen, statistics_gen, schema_gen, example_validator, gate,
-           transform, trainer, baseline, evaluator, pusher]
+           transform, trainer_node, baseline, evaluator, pusher]
   _check_resources(config, [n.id for n in nodes])
   return nodes
 

@@ -95,13 +95,56 @@ def test_training_config_reaches_trainer_and_transform():
 
 
 def test_code_fingerprint_changes_when_component_code_changes(tmp_path):
-  import components
-  folder = tmp_path / "components"
-  shutil.copytree(components.__path__[0], folder)
+  import trainer
+  folder = tmp_path / "trainer"
+  shutil.copytree(trainer.__path__[0], folder)
   before = pipeline.code_fingerprint([str(folder)])
   assert pipeline.code_fingerprint([str(folder)]) == before
   (folder / "model.py").write_text((folder / "model.py").read_text() + "\n# edit\n")
   assert pipeline.code_fingerprint([str(folder)]) != before
+
+
+def test_code_fingerprint_covers_the_trainer_package():
+  import trainer
+  assert pipeline.code_fingerprint() != pipeline.code_fingerprint(
+      [f for f in pipeline.code_folders() if f != trainer.__path__[0]])
+
+
+def test_by_default_transform_writes_only_its_graph_and_the_trainer_applies_it():
+  nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))
+  assert "transformed_examples" not in nodes["Transform"].outputs
+  assert (nodes["Trainer"].inputs["examples"]
+          is nodes["ImportExampleGen"].outputs["examples"])
+  custom = json.loads(nodes["Trainer"].exec_properties["custom_config"])
+  assert custom["materialized"] is False
+
+
+def test_materialized_transform_feeds_the_trainer_its_examples():
+  config = _config(declaration.load(DIGITS_YAML), materialize=True)
+  nodes = _by_id(pipeline.create_pipeline(config))
+  assert (nodes["Trainer"].inputs["examples"]
+          is nodes["Transform"].outputs["transformed_examples"])
+  assert json.loads(nodes["Trainer"].exec_properties["custom_config"])["materialized"]
+
+
+def test_train_flags_set_training_config_fields():
+  from pipeline.flags import training_config
+  config = training_config(["loop=custom", "batch_size=128", "flip_left_right=true",
+                            "max_crop_fraction=0.1"])
+  assert (config.loop, config.batch_size, config.flip_left_right,
+          config.max_crop_fraction) == ("custom", 128, True, 0.1)
+
+
+@pytest.mark.parametrize("setting, message", [
+    ("loops=custom", "FIELD one of train_steps"), ("batch_size", "expected FIELD=VALUE"),
+    ("batch_size=big", "expected a int value, found 'big'"),
+    ("flip_left_right=maybe", "expected a bool value"),
+    ("loop=tape", "config field 'loop': expected one of"),
+])
+def test_bad_train_flags_name_the_setting(setting, message):
+  from pipeline.flags import training_config
+  with pytest.raises(ConfigError, match=message):
+    training_config([setting])
 
 
 @pytest.mark.parametrize("kwargs,field", [

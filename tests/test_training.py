@@ -15,7 +15,7 @@ import tensorflow_transform as tft
 
 from dataset import declaration
 from tests.conftest import REPO, digit_rows, digits_dataset
-from trainer import input_pipeline, run
+from trainer import distribute, input_pipeline, run
 from trainer.config import TrainingConfig
 
 CONFIG = TrainingConfig(train_steps=400, epochs=4, eval_steps=4, batch_size=64)
@@ -110,3 +110,24 @@ def test_two_workers_train_the_same_weights_on_different_shards(digits, tmp_path
                                err_msg=f"weights {name} differ between workers")
   # Only the chief's export is kept.
   assert os.path.exists(os.path.join(setup["serving_dir"], "saved_model.pb"))
+
+
+@pytest.mark.parametrize("tf_config, tasks", [
+    (None, 0), ("", 0),
+    (json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}), 1),
+    (json.dumps({"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1"], "ps": ["d:1"]},
+                 "task": {"type": "chief", "index": 0}}), 3)])
+def test_only_a_cluster_of_two_or_more_tasks_means_multi_worker(tf_config, tasks):
+  assert distribute.cluster_tasks(tf_config) == tasks
+  if tasks < 2:
+    strategy = distribute.make_strategy(tf_config)
+    assert strategy.num_replicas_in_sync == 1  # no GPU here: the default
+    assert distribute.is_chief(strategy)
+
+
+def test_batches_prefetched_to_a_device_are_the_same_batches():
+  # The GPU feed, pointed at the CPU: what a GPU run does before its steps.
+  ds = tf.data.Dataset.range(10).batch(3)
+  fed = distribute.feed_device(ds, "/cpu:0")
+  assert [b.numpy().tolist() for b in fed] == [b.numpy().tolist() for b in ds]
+  assert distribute.feed_device(ds, None) is ds
