@@ -67,8 +67,8 @@ def decode_raw(values: tf.Tensor, f: Feature) -> tf.Tensor:
 def decode_batch(values: tf.Tensor, f: Feature) -> tf.Tensor:
   """Decodes a [batch] string tensor into [batch, h, w, c] pixels.
 
-  The serving signature's path: one request batch at a time. The input
-  pipeline decodes encoded images one per element instead, in parallel.
+  Both the serving signature and the input pipeline call this, the input
+  pipeline on several batches in parallel.
   """
   if f.encoding == "raw":
     return decode_raw(values, f)

@@ -10,8 +10,9 @@ One reader owns the order:
              pixels reinterpreted, label split off
     cache    training only, when the parsed blocks fit `cache_mb`
     shuffle  training only: each block permuted, anew every epoch
-    images   PNG/JPEG decoded to uint8 pixels, one image per parallel call
-    batch    re-batched to the step's batch size, then prefetched
+    batch    re-batched to the step's batch size
+    images   PNG/JPEG decoded to uint8 pixels, batches in parallel
+    prefetch
 
 PNG/JPEG bytes are cached as bytes, not as pixels: pixels take ~10x the
 memory, and filling memory with them costs the first epoch about as much as
@@ -30,6 +31,7 @@ all three against the read ceiling.
 
 import logging
 import math
+import os
 import random
 from typing import Callable, Dict, List, Mapping, Optional, Tuple
 
@@ -45,6 +47,7 @@ MAX_PARSE_BLOCK = 4096
 # Parse blocks of large images stay this small, so a prefetched block of
 # decoded pixels does not hold hundreds of MB.
 PARSE_BLOCK_BYTES = 16 << 20
+DECODE_BATCHES_IN_FLIGHT = min(16, 4 * (os.cpu_count() or 1))
 
 Example = Tuple[Dict[str, tf.Tensor], tf.Tensor]
 
@@ -123,7 +126,7 @@ def parse(features: Dict[str, tf.Tensor], decl: Declaration,
   Returns:
     (inputs, label): inputs keyed by feature name; raw images as
     [block, h, w, c] pixels of their stored dtype; PNG/JPEG images still as
-    [block] bytes (decoded one by one by `decode_images_and_batch`); the
+    [block] bytes (decoded per batch by `decode_images_and_batch`); the
     label as [block].
   """
   if transform is not None:
@@ -138,7 +141,7 @@ def parse(features: Dict[str, tf.Tensor], decl: Declaration,
 def decode_images_and_batch(examples: tf.data.Dataset, decl: Declaration,
                             batch_size: int, training: bool,
                             deterministic: bool) -> tf.data.Dataset:
-  """Decodes PNG/JPEG bytes to uint8 pixels and batches.
+  """Batches, and decodes PNG/JPEG bytes to uint8 pixels.
 
   Args:
     examples: (inputs, label) blocks from `parse`.
@@ -151,17 +154,22 @@ def decode_images_and_batch(examples: tf.data.Dataset, decl: Declaration,
   if not encoded:
     return examples.rebatch(batch_size, drop_remainder=training)
 
-  def one(inputs, label):
+  def decode_all(inputs, label):
     inputs = dict(inputs)
     for f in encoded:
-      inputs[f.name] = images.decode_image(inputs[f.name], f)
+      inputs[f.name] = images.decode_batch(inputs[f.name], f)
     return inputs, label
 
-  # A per-image map keeps every core decoding; a tf.map_fn per block would
-  # decode each block's images one after another.
-  return (examples.unbatch()
-          .map(one, num_parallel_calls=AUTOTUNE, deterministic=deterministic)
-          .batch(batch_size, drop_remainder=training))
+  # Whole batches decoded in parallel, each by the serving signature's own
+  # function: measured at 95-99% of the decode ceiling, against 80% for one
+  # image per parallel call (whose pixels are then copied into a batch).
+  # More batches in flight than cores (AUTOTUNE settles near one per core)
+  # so that whole batches arrive steadily: the simulated accelerator's wait
+  # fell from 10% to 5%. unbatch/batch rather than rebatch: rebatch's slices
+  # share one buffer, which tf.map_fn's unstacking logs an error about.
+  return (examples.unbatch().batch(batch_size, drop_remainder=training)
+          .map(decode_all, num_parallel_calls=DECODE_BATCHES_IN_FLIGHT,
+               deterministic=deterministic))
 
 
 def example_bytes(decl: Declaration, encoded_images: bool = True) -> int:
