@@ -244,7 +244,7 @@ def plot(results, path: str) -> None:
     bars = ax.bar(list(r), [v / 1000 for v in r.values()],
                   color=["#999999" if "ceiling" in k else "#d62728" if k == "project"
                          else "#1f77b4" for k in r])
-    ax.bar_label(bars, fmt="%.0f", fontsize=8)
+    ax.bar_label(bars, fmt="%.0f" if max(r.values()) >= 30_000 else "%.1f", fontsize=8)
     ax.set_title(f"{name}: wait {results['wait_fraction'][name]:.1%}")
     ax.set_ylabel("thousand examples/s")
     ax.tick_params(axis="x", labelrotation=30, labelsize=8)

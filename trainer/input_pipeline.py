@@ -126,7 +126,7 @@ def parse(features: Dict[str, tf.Tensor], decl: Declaration,
   Returns:
     (inputs, label): inputs keyed by feature name; raw images as
     [block, h, w, c] pixels of their stored dtype; PNG/JPEG images still as
-    [block] bytes (decoded per batch by `decode_images_and_batch`); the
+    [block] bytes (decoded per batch by `batch`); the
     label as [block].
   """
   if transform is not None:
@@ -138,17 +138,19 @@ def parse(features: Dict[str, tf.Tensor], decl: Declaration,
   return inputs, features[decl.label.name]
 
 
-def decode_images_and_batch(examples: tf.data.Dataset, decl: Declaration,
-                            batch_size: int, training: bool,
-                            deterministic: bool) -> tf.data.Dataset:
-  """Batches, and decodes PNG/JPEG bytes to uint8 pixels.
+def batch(examples: tf.data.Dataset, decl: Declaration, batch_size: int,
+          training: bool, deterministic: bool) -> tf.data.Dataset:
+  """The batch stage: blocks re-batched to the step's batch size, and
+  PNG/JPEG bytes decoded to pixels there, a whole batch at a time.
 
   Args:
-    examples: (inputs, label) blocks from `parse`.
+    examples: (inputs, label) blocks from `parse` (permuted, in training).
+    batch_size: examples per batch (per replica).
+    training: drop a last, smaller batch (steps need full ones).
 
   Returns:
-    Batches of batch_size (the last one smaller unless training), each
-    encoded image now uint8 [batch, h, w, c].
+    (inputs, label) batches: every feature with a leading [batch_size]
+    dimension; PNG/JPEG images as uint8 [batch, h, w, c].
   """
   encoded = [f for f in decl.of_kind("image") if f.encoding != "raw"]
   if not encoded:
@@ -279,6 +281,4 @@ def make_dataset(file_pattern: List[str], feature_spec: Mapping,
     examples = examples.repeat().enumerate().map(
         lambda i, xy: permute(i, *xy, seed=block_seed),
         num_parallel_calls=AUTOTUNE, deterministic=deterministic)
-  batches = decode_images_and_batch(examples, decl, batch_size, training,
-                                    deterministic)
-  return batches.prefetch(AUTOTUNE)
+  return batch(examples, decl, batch_size, training, deterministic).prefetch(AUTOTUNE)
