@@ -41,20 +41,19 @@ from trainer import images, input_pipeline
 from trainer.config import TrainingConfig
 
 AUTOTUNE = tf.data.AUTOTUNE
-
-
-def shuffle_buffer(data) -> int:
-  """Examples each shuffling pipeline holds: 10000, or 1/16 of a small
-  dataset, so that filling it is not a whole pass hidden in the warm-up."""
-  return min(10000, data.count // 16)
-
-GOALS = {  # (dataset, pipeline, against, at least)
+GOALS = {  # dataset: (pipeline, against, at least that ratio)
     "T": [("project", "ceiling", 0.60), ("project", "factory", 2.0),
           ("project", "loop", 8.0)],
     "R": [("project", "ceiling", 0.85)],
     "J": [("project", "decode_ceiling", 0.95)],
 }
 MAX_WAIT = 0.05
+
+
+def shuffle_buffer(data) -> int:
+  """Examples each shuffling pipeline holds: 10000, or 1/16 of a small
+  dataset, so that filling it is not a whole pass hidden in the warm-up."""
+  return min(10000, data.count // 16)
 
 
 def _split(features):
@@ -64,10 +63,10 @@ def _split(features):
 
 def _decode_images(data, features, per_batch):
   for f in data.decl.of_kind("image"):
-    if f.encoding == "raw":
-      features[f.name] = images.decode_raw(features[f.name], f)
-    elif per_batch:
+    if per_batch:
       features[f.name] = images.decode_batch(features[f.name], f)
+    elif f.encoding == "raw":
+      features[f.name] = images.decode_raw(features[f.name][None], f)[0]
     else:
       features[f.name] = images.decode_image(features[f.name], f)
   return features

@@ -49,29 +49,20 @@ def _spec(decl: Declaration) -> dict:
   return spec
 
 
-def _table(n, rng):
-  features = ([Feature(f"f{i:02d}", "numeric") for i in range(20)]
-              + [Feature(f"i{i}", "numeric", dtype="int") for i in range(5)])
-  columns = {f.name: arrow.list_column(rng.normal(size=n).astype(np.float32)
-                                       if f.dtype == "float" else rng.integers(0, 100, n))
-             for f in features}
-  return features, columns
+FEATURES = {
+    "T": ([Feature(f"f{i:02d}", "numeric") for i in range(20)]
+          + [Feature(f"i{i}", "numeric", dtype="int") for i in range(5)]),
+    "R": [Feature("pixels", "image", dtype="bytes", encoding="raw", height=32,
+                  width=32, channels=3),
+          Feature("x0", "numeric"), Feature("x1", "numeric")],
+    "J": [Feature("image", "image", dtype="bytes", encoding="jpeg", height=224,
+                  width=224, channels=3)],
+}
+BATCH_SIZES = {"T": 256, "R": 256, "J": 64}
 
 
-def _raw_images(n, rng):
-  features = [Feature("pixels", "image", dtype="bytes", encoding="raw", height=32,
-                      width=32, channels=3),
-              Feature("x0", "numeric"), Feature("x1", "numeric")]
-  pixels = rng.integers(0, 256, (n, 32 * 32 * 3), dtype=np.uint8)
-  return features, {"pixels": arrow.bytes_column([p.tobytes() for p in pixels]),
-                    "x0": arrow.list_column(rng.normal(size=n).astype(np.float32)),
-                    "x1": arrow.list_column(rng.normal(size=n).astype(np.float32))}
-
-
-def _jpegs(n, rng):
+def _jpegs(n, rng) -> list:
   from PIL import Image
-  features = [Feature("image", "image", dtype="bytes", encoding="jpeg", height=224,
-                      width=224, channels=3)]
   base = rng.integers(0, 255, (28, 28, 3), dtype=np.uint8)
   encoded = []
   for i in range(n):
@@ -81,15 +72,24 @@ def _jpegs(n, rng):
     Image.fromarray(small).resize((224, 224), Image.BILINEAR).save(
         buf, format="JPEG", quality=90)
     encoded.append(buf.getvalue())
-  return features, {"image": arrow.bytes_column(encoded)}
+  return encoded
+
+
+def _column(f: Feature, n: int, rng):
+  """n random values of feature f, as an Arrow list column."""
+  if f.encoding == "raw":
+    pixels = rng.integers(0, 256, (n, f.raw_num_bytes), dtype=np.uint8)
+    return arrow.bytes_column([p.tobytes() for p in pixels])
+  if f.kind == "image":
+    return arrow.bytes_column(_jpegs(n, rng))
+  if f.dtype == "int":
+    return arrow.list_column(rng.integers(0, 100, n))
+  return arrow.list_column(rng.normal(size=n).astype(np.float32))
 
 
 def _suffix(compression: str) -> str:
   # tfx_bsl's factory tells GZIP files by this suffix, as TFX names them.
   return ".gz" if compression == "GZIP" else ".tfrecord"
-
-
-MAKERS = {"T": (_table, 256), "R": (_raw_images, 256), "J": (_jpegs, 64)}
 
 
 def generate(folder: str, name: str, count: int,
@@ -98,13 +98,15 @@ def generate(folder: str, name: str, count: int,
 
   Written once; a folder whose stamp says otherwise is written again.
   """
-  make, batch_size = MAKERS[name]
   out = os.path.join(folder, name if compression == "GZIP" else f"{name}-{compression}")
   stamp = os.path.join(out, "stamp.json")
-  rng = np.random.default_rng(0)
-  features, columns = make(min(count, 64), rng)  # the features, cheaply
-  if not (os.path.exists(stamp) and json.load(open(stamp)) == {"count": count}):
-    features, columns = make(count, rng)
+  written = None
+  if os.path.exists(stamp):
+    with open(stamp) as f:
+      written = json.load(f)
+  if written != {"count": count}:
+    rng = np.random.default_rng(0)
+    columns = {f.name: _column(f, count, rng) for f in FEATURES[name]}
     columns["label"] = arrow.list_column(rng.integers(0, 10, count))
     records = arrow.encode(arrow.record_batch(columns))
     os.makedirs(out, exist_ok=True)
@@ -114,7 +116,8 @@ def generate(folder: str, name: str, count: int,
         f.write(b"".join(frame(r) for r in records[shard::SHARDS]))
     with open(stamp, "w") as f:
       json.dump({"count": count}, f)
-  decl = _declaration(name, features)
+  decl = _declaration(name, FEATURES[name])
   files = sorted(os.path.join(out, f) for f in os.listdir(out)
                  if f.endswith(_suffix(compression)))
-  return BenchData(name, files, decl, _spec(decl), count, batch_size, compression)
+  return BenchData(name, files, decl, _spec(decl), count, BATCH_SIZES[name],
+                   compression)

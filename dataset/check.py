@@ -152,7 +152,6 @@ def check_records(decl: Declaration, records_per_file: int = 20,
       _check_name(decl, path)
     for path in files[:max_files]:
       try:
-        # tf.io.gfile, so that gs://, s3:// and other URIs TFX reads work here too.
         for i, record in enumerate(tfrecord.read_records(
             path, records_per_file, decl.data.compression, opener=tf.io.gfile.GFile)):
           try:

@@ -11,13 +11,12 @@ import tensorflow as tf
 
 from dataset.declaration import Feature
 
-_RAW_DTYPES = {"uint8": tf.uint8, "uint16": tf.uint16, "float16": tf.float16,
-               "float32": tf.float32, "float64": tf.float64}
-
 
 def pixel_dtype(f: Feature) -> tf.DType:
   """The dtype of decoded pixels: uint8 for PNG/JPEG, the raw dtype otherwise."""
-  return _RAW_DTYPES[f.raw_dtype] if f.encoding == "raw" else tf.uint8
+  # The declaration's raw dtype names (dataset.declaration.RAW_DTYPES) are
+  # TensorFlow's own.
+  return tf.as_dtype(f.raw_dtype) if f.encoding == "raw" else tf.uint8
 
 
 def _shape(f: Feature):

@@ -183,8 +183,10 @@ def example_bytes(decl: Declaration, encoded_images: bool = True) -> int:
   size = 8
   for f in decl.features:
     if f.kind == "image":
-      if f.encoding == "raw" or encoded_images:
-        size += f.height * f.width * f.channels * images.pixel_dtype(f).size
+      if f.encoding == "raw":
+        size += f.raw_num_bytes
+      elif encoded_images:
+        size += f.height * f.width * f.channels  # uint8 pixels
     elif f.kind == "numeric":
       size += 4 * f.length
     elif f.kind == "categorical":
@@ -259,6 +261,8 @@ def make_dataset(file_pattern: List[str], feature_spec: Mapping,
   """
   files = list_files(file_pattern)
   deterministic = not training or config.deterministic
+  # Shuffles are seeded only for a reproducible order; the block permutation
+  # is stateless and always needs one.
   seed = 0 if deterministic else None
   block_seed = 0 if deterministic else random.randrange(1 << 31)
   shard, batch_size = (1, 0), config.batch_size

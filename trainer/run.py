@@ -48,9 +48,13 @@ def train(train_files: List[str], eval_files: List[str],
     spec, transform = tft_output.raw_feature_spec(), tft_output.transform_features_layer()
 
   def dataset(files, training):
-    # Both repeat: the eval data is validated on for eval_steps each epoch.
-    return distribute.distribute(strategy, lambda ctx: input_pipeline.make_dataset(
-        files, spec, decl, config, training, transform, ctx).repeat())
+    def make(ctx):
+      ds = input_pipeline.make_dataset(files, spec, decl, config, training,
+                                       transform, ctx)
+      # Training data repeats by itself; the eval data is validated on for
+      # eval_steps every epoch, so it repeats too.
+      return ds if training else ds.repeat()
+    return distribute.distribute(strategy, make)
 
   train_data = dataset(train_files, True)
   eval_data = dataset(eval_files, False)
