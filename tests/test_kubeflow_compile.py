@@ -142,7 +142,30 @@ def test_curated_schema_and_declaration_travel_inside_the_spec(compiled):
       "image", "ink", "brightness", "shape", "row_ink"]
 
 
+def _inputs(task):
+  return {name: spec["taskOutputArtifact"]["producerTask"]
+          for name, spec in task["inputs"].get("artifacts", {}).items()}
+
+
+def test_training_settings_and_the_transform_choice_reach_the_compiled_trainer(
+    compiled, tmp_path):
+  tasks = compiled["spec"]["root"]["dag"]["tasks"]
+  # The default: Transform writes only its graph; the Trainer reads ExampleGen's.
+  assert _inputs(tasks["Trainer"])["examples"] == "ImportExampleGen"
+  spec, _ = compile_digits(tmp_path, "--train", "loop=custom", "--train",
+                           "flip_left_right=true", "--materialize")
+  trainer = spec["root"]["dag"]["tasks"]["Trainer"]
+  assert _inputs(trainer)["examples"] == "Transform"
+  custom = json.loads(trainer["inputs"]["parameters"]["custom_config"]
+                      ["runtimeValue"]["constant"])
+  assert custom["training"]["loop"] == "custom"
+  assert custom["training"]["flip_left_right"] is True
+  assert custom["materialized"] is True
+
+
 @pytest.mark.parametrize("flags,message", [
+    (["--train", "loop=tape"], "config field 'loop': expected one of"),
+    (["--train", "batchsize=8"], "--train 'batchsize=8': expected FIELD=VALUE"),
     (["--pipeline-name", "Digits_v2"], "pipeline name: expected lower-case"),
     (["--resource", "Trainr:cpu=2"], "config field 'resources': expected a component id"),
     (["--resource", "Trainer:cpus=2"], "--resource 'Trainer:cpus=2': expected keys"),
