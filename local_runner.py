@@ -6,7 +6,9 @@
 Before anything runs, the declaration is checked against its format and
 against the first records of the data; a mismatch stops here, with nothing
 written. Then every component runs in this process, one after the other, and
-the run ends by printing `pushed model: <directory>`.
+the run prints one line per component as it finishes, the path of the run's
+HTML report, whether the model was blessed and why, and, last,
+`pushed model: <directory>`. `-v` shows every library's logs as well.
 
 A partial run (--from-node / --to-node) runs part of the DAG; the nodes
 before it take their inputs from the previous run.
@@ -20,26 +22,18 @@ Outputs, under --output-dir (default `runs/`):
   <pipeline>/pipeline_root/   every component's artifacts
   <pipeline>/metadata.sqlite  the ML Metadata store
   <pipeline>/serving/<version>/  the pushed SavedModels
+  <pipeline>/reports/<run>.html  each run's report (python -m debug report)
 """
 
 import argparse
 import os
 import sys
+import traceback
 from typing import List, Optional
 
-# The Keras choice must come before anything imports TensorFlow's Keras (TFMA
-# does, at import): keep `components` first, apart from the sorted imports.
-import components  # noqa: F401
-
-# isort: split
-from tfx import v1 as tfx
-from tfx.orchestration.pipeline import RunOptions
-
-from components.anomalies_gate import AnomaliesFound
-from dataset import check, declaration, digits
-from pipeline import flags, outcome
-from pipeline.config import ConfigError
-from pipeline.pipeline import create_pipeline
+# Only light imports up here: the log settings must be made before
+# TensorFlow loads (pipeline/logs.py), so `main` imports the rest.
+from pipeline import flags, logs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS = os.path.join(HERE, "datasets", "digits.yaml")
@@ -55,11 +49,20 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                            "what it needs comes from the previous run")
   parser.add_argument("--to-node", action="append", metavar="NODE",
                       help="partial run: stop after this component (repeatable)")
+  parser.add_argument("-v", "--verbose", action="store_true",
+                      help="show every library's logs (TFX, Beam, TensorFlow)")
   return parser.parse_args(argv)
 
 
-def load_dataset(args: argparse.Namespace) -> declaration.Declaration:
+def main(argv: Optional[List[str]] = None) -> int:
+  args = parse_args(argv)
+  logs.configure(args.verbose)
+  return run(args)
+
+
+def load_dataset(args: argparse.Namespace):
   """Loads and checks a declaration; writes the bundled digits if needed."""
+  from dataset import check, digits
   decl = flags.load_declaration(args)
   if os.path.abspath(args.dataset) == DIGITS and not os.path.isdir(decl.data.root):
     digits.write_digits(decl.data.root)
@@ -67,8 +70,23 @@ def load_dataset(args: argparse.Namespace) -> declaration.Declaration:
   return decl
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-  args = parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+  """Checks the declaration, runs the pipeline, prints and reports the outcome."""
+  # The Keras choice must come before anything imports TensorFlow's Keras
+  # (TFMA does, at import): keep `components` first.
+  import components  # noqa: F401
+
+  # isort: split
+  from tfx import v1 as tfx
+
+  from components.anomalies_gate import AnomaliesFound
+  from dataset import declaration
+  from debug import store as st
+  from debug.report import write_report
+  from pipeline import outcome
+  from pipeline.config import ConfigError
+  from pipeline.pipeline import create_pipeline
+
   try:
     decl = load_dataset(args)
     name = flags.pipeline_name(args, decl)
@@ -87,26 +105,41 @@ def main(argv: Optional[List[str]] = None) -> int:
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
+
+  def state_of(node: str) -> str:
+    latest = st.runs(st.open_store(metadata_path), name)[-1]
+    return latest.nodes[node].state if node in latest.nodes else "?"
+
+  status = None
   try:
-    tfx.orchestration.LocalDagRunner().run(pipeline, run_options=run_options)
+    with logs.Progress(state_of):
+      tfx.orchestration.LocalDagRunner().run(pipeline, run_options=run_options)
   except AnomaliesFound as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
-    return 1
+    status = 1
   except LookupError as e:
     # TFX's partial run found no earlier run of a node it must reuse.
     print(f"error: partial run: {e} Run the whole pipeline once first.", file=sys.stderr)
     return 2
+  except Exception:  # a component failed: its error in full, then the report
+    traceback.print_exc()
+    status = 1
+  upstream = {c.id: [u.id for u in c.upstream_nodes] for c in pipeline.components}
+  print(f"report: {write_report(metadata_path, name, upstream)}")
+  if status is not None:
+    return status
   result = outcome.read_outcome(metadata_path, name)
   print(result.summary())
   return 0 if result.pushed_dir or "Pusher" not in result.states else 1
 
 
-def partial_run(pipeline, from_nodes, to_nodes) -> Optional[RunOptions]:
+def partial_run(pipeline, from_nodes, to_nodes):
   """RunOptions for a partial run, or None for a whole one.
 
   Raises:
     ValueError: naming an unknown node and the pipeline's nodes.
   """
+  from tfx.orchestration.pipeline import RunOptions
   if not (from_nodes or to_nodes):
     return None
   ids = [c.id for c in pipeline.components]

@@ -26,9 +26,15 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
       model_specs=[tfma.ModelSpec(
           signature_name=SIGNATURE, prediction_key=OUTPUT_KEY,
           label_key=config.declaration.label.name)],
-      slicing_specs=[tfma.SlicingSpec()],
+      # Overall, and per label class for the report (debug/report).
+      slicing_specs=[tfma.SlicingSpec(),
+                     tfma.SlicingSpec(feature_keys=[config.declaration.label.name])],
       metrics_specs=[tfma.MetricsSpec(metrics=[
           tfma.MetricConfig(class_name="ExampleCount"),
+          # The thresholds bless on the overall slice only: a plain
+          # `threshold` would apply to every class's slice too.
           tfma.MetricConfig(class_name="SparseCategoricalAccuracy",
-                            threshold=threshold),
+                            per_slice_thresholds=[tfma.PerSliceMetricThreshold(
+                                slicing_specs=[tfma.SlicingSpec()],
+                                threshold=threshold)]),
       ])])

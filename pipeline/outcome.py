@@ -7,13 +7,10 @@ where it was pushed, and by the tests to assert on what really ran.
 import dataclasses
 from typing import Dict, Optional
 
-import ml_metadata as mlmd
 import tensorflow_model_analysis as tfma
-from ml_metadata.proto import metadata_store_pb2
 
+from debug import store as st
 from pipeline.evaluation import METRIC
-
-_STATE = metadata_store_pb2.Execution.State
 
 
 @dataclasses.dataclass
@@ -39,7 +36,8 @@ class Outcome:
   pushed_dir: Optional[str] = None
 
   def summary(self) -> str:
-    lines = [f"  {node}: {state}" for node, state in self.states.items()]
+    """The run's last lines: the blessing and why, and what was pushed."""
+    lines = []
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       lines.append(f"model {verdict}: eval accuracy {self.accuracy:.4f}")
@@ -47,13 +45,6 @@ class Outcome:
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
                  else "no model pushed")
     return "\n".join(lines)
-
-
-def _store(metadata_path: str) -> mlmd.MetadataStore:
-  config = metadata_store_pb2.ConnectionConfig()
-  config.sqlite.filename_uri = metadata_path
-  config.sqlite.connection_mode = 1  # READONLY: never create or change it
-  return mlmd.MetadataStore(config)
 
 
 def _evaluation(uri: str) -> tuple:
@@ -77,26 +68,15 @@ def _evaluation(uri: str) -> tuple:
 
 def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
   """The latest run of `pipeline_name` in the SQLite store at metadata_path."""
-  store = _store(metadata_path)
-  runs = [c for c in store.get_contexts_by_type("pipeline_run")
-          if store.get_parent_contexts_by_context(c.id)
-          and store.get_parent_contexts_by_context(c.id)[0].name == pipeline_name]
-  if not runs:
+  store = st.open_store(metadata_path)
+  all_runs = st.runs(store, pipeline_name)
+  if not all_runs:
     return Outcome(states={})
-  run = max(runs, key=lambda c: c.create_time_since_epoch)
-  in_run = {e.id: e for e in store.get_executions_by_context(run.id)}
-  prefix = pipeline_name + "."
   outcome = Outcome(states={})
-  for node in store.get_contexts_by_type("node"):
-    if not node.name.startswith(prefix):
-      continue
-    for execution in store.get_executions_by_context(node.id):
-      if execution.id in in_run:
-        node_id = node.name[len(prefix):]
-        outcome.states[node_id] = _STATE.Name(execution.last_known_state)
-        outcome.seconds[node_id] = (execution.last_update_time_since_epoch
-                                    - execution.create_time_since_epoch) / 1000
-        _read_outputs(store, node_id, execution, outcome)
+  for node_id, node_run in all_runs[-1].nodes.items():
+    outcome.states[node_id] = node_run.state
+    outcome.seconds[node_id] = node_run.seconds
+    _read_outputs(store, node_id, node_run.execution, outcome)
   return outcome
 
 
@@ -104,16 +84,12 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
   if node_id not in ("Evaluator", "Pusher"):
     return
-  events = store.get_events_by_execution_ids([execution.id])
-  outputs = [e.artifact_id for e in events
-             if e.type in (metadata_store_pb2.Event.OUTPUT,
-                           metadata_store_pb2.Event.DECLARED_OUTPUT)]
-  for artifact in store.get_artifacts_by_id(outputs):
+  for _, artifact in st.events(store, execution.id, st.OUTPUTS):
     props = artifact.custom_properties
     if "blessed" in props and "current_model" in props:
       outcome.blessed = bool(props["blessed"].int_value)
     elif "pushed" in props:
       pushed = bool(props["pushed"].int_value)
       outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
-    elif store.get_artifact_types_by_id([artifact.type_id])[0].name == "ModelEvaluation":
+    elif st.artifact_type(store, artifact) == "ModelEvaluation":
       outcome.accuracy, outcome.reasons = _evaluation(artifact.uri)

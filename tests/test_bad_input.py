@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from pipeline import outcome
+from debug import store as st
 from tests.conftest import digit_rows, digits_dataset, digits_raw, write_declaration
 from tests.test_e2e import _executions_per_node, run_local
 
@@ -26,7 +26,7 @@ def test_schema_anomalies_stop_the_run_before_transform(tmp_path):
   assert "no model pushed" in stderr
   assert "pushed model:" not in stdout
   per_node = _executions_per_node(str(out / "digits" / "metadata.sqlite"))
-  assert per_node["AnomaliesGate"][0].last_known_state == outcome._STATE.FAILED
+  assert per_node["AnomaliesGate"][0].last_known_state == st.STATE.FAILED
   for node in ("Transform", "Trainer", "Evaluator", "Pusher"):
     assert not per_node.get(node), node
   assert not os.path.exists(out / "digits" / "serving")

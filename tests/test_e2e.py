@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from debug import store as st
 from pipeline import outcome
 from tests.conftest import REPO
 
@@ -47,7 +48,7 @@ def digits_run(tmp_path_factory):
 
 
 def _executions_per_node(metadata_path):
-  store = outcome._store(metadata_path)
+  store = st.open_store(metadata_path)
   return {ctx.name.split(".", 1)[1]: store.get_executions_by_context(ctx.id)
           for ctx in store.get_contexts_by_type("node")}
 
@@ -57,7 +58,7 @@ def test_every_component_ran_once_and_the_model_was_blessed_and_pushed(digits_ru
   assert sorted(per_node) == sorted(ALL_NODES)
   for node, executions in per_node.items():
     assert len(executions) == 1, node
-    assert executions[0].last_known_state == outcome._STATE.COMPLETE, node
+    assert executions[0].last_known_state == st.STATE.COMPLETE, node
   result = outcome.read_outcome(digits_run["metadata"], "digits")
   assert result.blessed is True
   assert result.accuracy >= 0.9

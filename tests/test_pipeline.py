@@ -68,11 +68,15 @@ def test_evaluator_has_value_and_change_thresholds():
   eval_config = json.loads(evaluator.exec_properties["eval_config"])
   metric = [m for m in eval_config["metrics_specs"][0]["metrics"]
             if m["class_name"] == "SparseCategoricalAccuracy"][0]
-  assert metric["threshold"]["value_threshold"]["lower_bound"] == 0.93
-  change = metric["threshold"]["change_threshold"]
+  # On the overall slice only; the per-class slices are for the report.
+  [per_slice] = metric["per_slice_thresholds"]
+  assert per_slice["slicing_specs"] == [{}]
+  assert per_slice["threshold"]["value_threshold"]["lower_bound"] == 0.93
+  change = per_slice["threshold"]["change_threshold"]
   assert change["direction"] == "HIGHER_IS_BETTER"
   assert change["absolute"] == pytest.approx(-0.02)
   assert "baseline_model" in evaluator.inputs
+  assert {"feature_keys": ["label"]} in eval_config["slicing_specs"]
 
 
 def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():

@@ -7,18 +7,19 @@ way; `TrainingConfig.loop` chooses it. Each replica averages its loss over
 the *global* batch, so the gradients summed across replicas are the mean.
 """
 
-import logging
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import tensorflow as tf
 
+from trainer import curves
 from trainer.config import TrainingConfig
 
 keras = tf.keras
 
 
 def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
-                 train, evaluation, config: TrainingConfig) -> Dict[str, List[float]]:
+                 train, evaluation, config: TrainingConfig,
+                 log_dir: Optional[str] = None) -> Dict[str, List[float]]:
   """Trains `model` for config.train_steps steps.
 
   Args:
@@ -28,6 +29,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     train: the training (distributed) dataset, repeating.
     evaluation: the evaluation (distributed) dataset, repeating.
     config: steps, epochs, eval steps and the per-replica batch size.
+    log_dir: where to write the per-epoch numbers for TensorBoard, or None.
 
   Returns:
     Per epoch: `loss`, `accuracy`, `val_accuracy`, like `fit`'s history.
@@ -83,7 +85,5 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     history["loss"].append(total / max(steps, 1))
     history["accuracy"].append(float(train_accuracy.result()))
     history["val_accuracy"].append(float(eval_accuracy.result()))
-    logging.info("epoch %d/%d: loss %.4f accuracy %.4f val_accuracy %.4f",
-                 epoch + 1, config.epochs, history["loss"][-1],
-                 history["accuracy"][-1], history["val_accuracy"][-1])
+    curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()})
   return history

@@ -5,14 +5,14 @@ step is its own module, tested on its own.
 """
 
 import os
-from typing import List
+from typing import List, Optional
 
 import tensorflow as tf
 import tensorflow_transform as tft
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from dataset.declaration import Declaration
-from trainer import distribute, export, input_pipeline, loop, model
+from trainer import curves, distribute, export, input_pipeline, loop, model
 from trainer.config import TrainingConfig
 
 
@@ -25,7 +25,7 @@ def vocab_sizes(tft_output: tft.TFTransformOutput, decl: Declaration) -> dict:
 def train(train_files: List[str], eval_files: List[str],
           tft_output: tft.TFTransformOutput, decl: Declaration,
           config: TrainingConfig, strategy: tf.distribute.Strategy,
-          materialized: bool = True) -> tf.keras.Model:
+          materialized: bool = True, log_dir: Optional[str] = None) -> tf.keras.Model:
   """Builds the input pipelines and the model, and trains it.
 
   Args:
@@ -60,13 +60,15 @@ def train(train_files: List[str], eval_files: List[str],
   eval_data = dataset(eval_files, False)
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(tft_output, decl), config)
+  if not distribute.is_chief(strategy):
+    log_dir = None
   if config.loop == "custom":
-    loop.train_custom(keras_model, strategy, train_data, eval_data, config)
+    loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir)
   else:
     keras_model.fit(train_data, epochs=config.epochs,
                     steps_per_epoch=config.steps_per_epoch,
                     validation_data=eval_data, validation_steps=config.eval_steps,
-                    verbose=2)
+                    callbacks=curves.callbacks(log_dir), verbose=0)
   return keras_model
 
 
@@ -95,5 +97,6 @@ def run_fn(fn_args: FnArgs) -> None:
   strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))
   keras_model = train(fn_args.train_files, fn_args.eval_files, tft_output, decl,
                       config, strategy,
-                      fn_args.custom_config.get("materialized", True))
+                      fn_args.custom_config.get("materialized", True),
+                      log_dir=fn_args.model_run_dir)
   export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir)

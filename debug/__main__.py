@@ -1,0 +1,5 @@
+import sys
+
+from debug.cli import main
+
+sys.exit(main())

@@ -1,0 +1,98 @@
+"""`python -m debug runs|artifacts|lineage|report`: read what local runs did.
+
+Each command reads `<output-dir>/<pipeline>/metadata.sqlite` (or the file
+given with --metadata), read-only. Exit status 2, with one line naming the
+file, when it is missing, is not an ML Metadata store, or holds no runs of
+the pipeline asked for.
+"""
+
+import argparse
+import os
+import sys
+from typing import List, Optional
+
+from pipeline import logs
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="python -m debug", description=__doc__.split("\n")[0])
+  common = argparse.ArgumentParser(add_help=False)
+  common.add_argument("--pipeline", default="digits",
+                      help="the pipeline's name (default: %(default)s)")
+  common.add_argument("--output-dir", default=os.path.join(HERE, "runs"),
+                      help="local_runner.py's --output-dir (default: runs/)")
+  common.add_argument("--metadata", help="the metadata file itself (default: "
+                      "<output-dir>/<pipeline>/metadata.sqlite)")
+  commands = parser.add_subparsers(dest="command", required=True)
+  commands.add_parser("runs", parents=[common],
+                      help="each run: id, start, state; each component's state and duration")
+  artifacts = commands.add_parser("artifacts", parents=[common],
+                                  help="a run's input and output artifacts")
+  artifacts.add_argument("--run", help="run id or a unique prefix (default: the latest)")
+  artifacts.add_argument("--node", help="only this component")
+  lineage = commands.add_parser("lineage", parents=[common],
+                                help="what produced a pushed model")
+  lineage.add_argument("--model", help="a pushed version or directory (default: the latest)")
+  report = commands.add_parser("report", parents=[common],
+                               help="write a run's HTML report (again)")
+  report.add_argument("--run", help="run id or a unique prefix (default: the latest)")
+  report.add_argument("--out", help="where to write it (default: <pipeline dir>/reports/)")
+  return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = build_parser().parse_args(argv)
+  logs.configure(verbose=False)
+  from debug import store as st
+  path = args.metadata or os.path.join(args.output_dir, args.pipeline, "metadata.sqlite")
+  try:
+    store = st.open_store(path)
+    st.check_pipeline(store, path, args.pipeline)
+    lines = COMMANDS[args.command](store, path, args)
+  except st.StoreError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  print("\n".join(lines))
+  return 0
+
+
+def _runs(store, path, args) -> List[str]:
+  from debug import store as st
+  lines = []
+  for run in st.runs(store, args.pipeline):
+    reused = f"  (partial run, reusing {run.parent})" if run.parent else ""
+    lines.append(f"run {run.id}  started {run.started:%Y-%m-%d %H:%M:%S}  {run.state}{reused}")
+    for node, node_run in run.nodes.items():
+      lines.append(f"  {node:<18} {node_run.state:<9}{node_run.seconds:8.1f}s"
+                   f"  execution {node_run.execution.id}")
+  return lines or [f"pipeline {args.pipeline!r} has no runs recorded yet"]
+
+
+def _artifacts(store, path, args) -> List[str]:
+  from debug import store as st
+  from debug.artifacts import artifact_lines
+  run = st.find_run(store, args.pipeline, args.run)
+  lines = [f"run {run.id}"]
+  node = None
+  for line in artifact_lines(store, run, args.node):
+    if line.node != node:
+      node = line.node
+      lines.append(f"  {node} ({run.nodes[node].state})")
+    extra = f"  [{line.details}]" if line.details else ""
+    lines.append(f"    {line.direction:<3} {line.key:<16} {line.type:<16} {line.uri}{extra}")
+  return lines
+
+
+def _lineage(store, path, args) -> List[str]:
+  from debug.lineage import lineage
+  return lineage(store, args.pipeline, args.model)
+
+
+def _report(store, path, args) -> List[str]:
+  from debug.report import write_report
+  return [f"report: {write_report(path, args.pipeline, run_id=args.run, path=args.out)}"]
+
+
+COMMANDS = {"runs": _runs, "artifacts": _artifacts, "lineage": _lineage, "report": _report}

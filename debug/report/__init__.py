@@ -1,0 +1,203 @@
+"""The run report: one self-contained HTML file per run.
+
+    write_report(metadata_path, pipeline_name) -> the file's path
+
+Sections (each a <section> with this id): `dag` (each component's state and
+duration), `statistics` (train and eval side by side, and images by decoded
+size and format), `anomalies`, `training` (curves from the Trainer's
+TensorBoard logs), `evaluation` (overall and per class, the blessing and its
+thresholds, the baseline) and `pushed`. Everything is read from ML Metadata
+and the artifacts it points to, so `python -m debug report` can write the
+report of any earlier run again.
+"""
+
+import json
+import os
+from typing import Dict, List, Optional
+
+from dataset.declaration import Declaration
+from debug import store as st
+from debug.report import dag, data, evaluation, training
+from debug.report.html import Raw, esc, page, png, section, table
+
+SECTIONS = ("dag", "statistics", "anomalies", "training", "evaluation", "pushed")
+
+
+def report_path(metadata_path: str, run_id: str) -> str:
+  """Where a run's report goes: `reports/` beside the metadata file."""
+  safe = run_id.replace(":", "-")
+  return os.path.join(os.path.dirname(os.path.abspath(metadata_path)), "reports",
+                      f"{safe}.html")
+
+
+def write_report(metadata_path: str, pipeline_name: str,
+                 upstream: Optional[Dict[str, List[str]]] = None,
+                 run_id: Optional[str] = None, path: Optional[str] = None) -> str:
+  """Writes the report of a run (default: the latest) and returns its path.
+
+  Args:
+    metadata_path: the run's ML Metadata SQLite file.
+    pipeline_name: the pipeline whose run it is.
+    upstream: node -> its upstream nodes, in pipeline order, when the caller
+      has the pipeline (then components that did not run show as such);
+      otherwise the DAG is read from ML Metadata.
+    run_id: a run id (or a unique prefix); default: the latest run.
+    path: where to write; default: `report_path`.
+
+  Raises:
+    StoreError: the metadata file is missing, foreign, or has no such run.
+  """
+  store = st.open_store(metadata_path)
+  st.check_pipeline(store, metadata_path, pipeline_name)
+  run = st.find_run(store, pipeline_name, run_id)
+  path = path or report_path(metadata_path, run.id)
+  text = render(store, pipeline_name, run, upstream or _upstream_from_store(store, run))
+  os.makedirs(os.path.dirname(path), exist_ok=True)
+  # Written whole, then renamed: a reader never sees half a report.
+  with open(path + ".tmp", "w", encoding="utf-8") as f:
+    f.write(text)
+  os.replace(path + ".tmp", path)
+  return path
+
+
+def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]]) -> str:
+  def uri(node, key):
+    artifact = st.output(store, run, node, key)
+    return artifact.uri if artifact else None
+
+  decl = _declaration(store, run)
+  sections = [
+      section("dag", "Components", [dag.svg(
+          upstream, {n: r.state for n, r in run.nodes.items()},
+          {n: r.seconds for n, r in run.nodes.items()})] + _node_table(run)),
+      section("statistics", "Data statistics",
+              data.statistics_section(data.load_statistics(uri("StatisticsGen", "statistics")
+                                                           or "/nonexistent"))
+              + ["<h3>Images</h3>"]
+              + data.images_section(uri("ImportExampleGen", "examples"), decl)),
+      section("anomalies", "Anomalies", data.anomalies_section(
+          data.load_anomalies(uri("ExampleValidator", "anomalies")),
+          ran="ExampleValidator" in run.nodes)),
+      section("training", "Training", _training(uri("Trainer", "model_run"))),
+      section("evaluation", "Evaluation", _evaluation(store, run, uri)),
+      section("pushed", "Pushed model", _pushed(store, run)),
+  ]
+  subtitle = (f"pipeline {pipeline_name} · run {run.id} · started "
+              f"{run.started:%Y-%m-%d %H:%M:%S} · {run.state}"
+              + (f" · a partial run reusing {run.parent}" if run.parent else ""))
+  return page(f"Run report: {pipeline_name}", subtitle, sections)
+
+
+def _node_table(run: st.Run) -> List[str]:
+  rows = [[n, r.state, f"{r.seconds:.1f}", r.execution.id] for n, r in run.nodes.items()]
+  return [table(["component", "state", "seconds", "execution id"], rows, numeric=(2, 3))]
+
+
+def _training(model_run: Optional[str]) -> List[str]:
+  if not model_run:
+    return ['<p class="note">The Trainer did not run in this run.</p>']
+  curves = training.read_curves(model_run)
+  if not curves:
+    return [f'<p class="note">No TensorBoard logs under {esc(model_run)}.</p>']
+  images = [png(training.chart(metric, per_split), f"{metric} per epoch")
+            for metric, per_split in sorted(curves.items())]
+  return ['<div class="side">' + "".join(images) + "</div>",
+          f"<p>TensorBoard logs: <code>{esc(model_run)}</code>; open them with "
+          f"<code>tensorboard --logdir {esc(model_run)}</code>.</p>"]
+
+
+def _evaluation(store, run: st.Run, uri) -> List[str]:
+  result_uri = uri("Evaluator", "evaluation")
+  if not result_uri:
+    return ['<p class="note">The Evaluator did not run in this run.</p>']
+  results = evaluation.load(result_uri)
+  blessing = st.output(store, run, "Evaluator", "blessing")
+  blessed = bool(blessing and blessing.custom_properties["blessed"].int_value)
+  limits = evaluation.thresholds(
+      st.exec_property(run.nodes["Evaluator"].execution, "eval_config"))
+  parts = [f'<p class="{"ok" if blessed else "bad"}">'
+           f'{"Blessed" if blessed else "NOT blessed"}.</p>']
+  if limits:
+    parts.append("<p>Thresholds (overall): " + "; ".join(
+        f"{esc(name)} {esc(words)}" for name, words in limits.items()) + ".</p>")
+  for line in evaluation.failures(result_uri):
+    parts.append(f'<p class="bad">{esc(line)}</p>')
+  baseline = st.output(store, run, "BaselineModel", "model")
+  source = baseline and baseline.custom_properties.get("source_model")
+  overall = results.get((), {})
+  if source and source.string_value and "baseline" in overall:
+    parts.append(f"<p>Compared with the baseline: <code>{esc(source.string_value)}</code>"
+                 " (the latest pushed model).</p>")
+  else:
+    parts.append('<p class="note">No baseline: nothing was served yet, so the '
+                 "value threshold alone decided.</p>")
+  metrics = sorted(set().union(*(m.keys() for m in overall.values()))) if overall else []
+  models = [m for m in ("candidate", "baseline", "change") if m in overall]
+  parts.append("<h3>Overall</h3>" + table(
+      ["metric"] + models,
+      [[name] + [_number(name, overall[m].get(name)) for m in models] for name in metrics],
+      numeric=range(1, len(models) + 1)))
+  per_class = sorted((k, v) for k, v in results.items() if len(k) == 1)
+  if per_class:
+    column = per_class[0][0][0][0]
+    names = sorted(set().union(*(v.get("candidate", {}).keys() for _, v in per_class)))
+    parts.append(f"<h3>Per class ({esc(column)})</h3>" + table(
+        [column] + names,
+        [[key[0][1]] + [_number(n, v.get("candidate", {}).get(n)) for n in names]
+         for key, v in per_class], numeric=range(1, len(names) + 1)))
+  return parts
+
+
+def _number(metric: str, value) -> str:
+  if value is None:
+    return ""
+  return f"{value:.0f}" if "count" in metric else f"{value:.4f}"
+
+
+def _pushed(store, run: st.Run) -> List[str]:
+  pushed = st.output(store, run, "Pusher", "pushed_model")
+  if pushed is None:
+    return ['<p class="note">The Pusher did not run in this run.</p>']
+  props = pushed.custom_properties
+  if not props["pushed"].int_value:
+    return ['<p class="bad">Nothing was pushed: the model was not blessed.</p>']
+  where = props["pushed_destination"].string_value
+  cached = run.nodes["Pusher"].state == "CACHED"
+  return [table(["pushed to", "version", "this run"],
+                [[Raw(f"<code>{esc(where)}</code>"), os.path.basename(where),
+                  "already pushed by an earlier run (cached)" if cached else "pushed now"]])]
+
+
+def _declaration(store, run: st.Run) -> Optional[Declaration]:
+  """The dataset declaration, as the Transform or the Trainer ran with it."""
+  for node in ("Transform", "Trainer"):
+    if node in run.nodes:
+      config = st.exec_property(run.nodes[node].execution, "custom_config")
+      if config:
+        return Declaration.from_dict(json.loads(config)["declaration"])
+  return None
+
+
+def _upstream_from_store(store, run: st.Run) -> Dict[str, List[str]]:
+  """node -> upstream nodes, from who produced each node's inputs."""
+  upstream: Dict[str, List[str]] = {}
+  for node, node_run in run.nodes.items():
+    parents = []
+    execution = node_run.execution
+    for _, artifact in st.events(store, execution.id, st.INPUTS):
+      producer = st.producer(store, artifact.id)
+      name = producer and _node_name(store, run, producer.id)
+      if name and name not in parents and name != node:
+        parents.append(name)
+    upstream[node] = parents
+  return upstream
+
+
+def _node_name(store, run: st.Run, execution_id: int) -> Optional[str]:
+  for node, node_run in run.nodes.items():
+    if node_run.execution.id == execution_id:
+      return node
+  for context in store.get_contexts_by_execution(execution_id):
+    if "." in context.name and context.type_id == store.get_context_type("node").id:
+      return context.name.split(".", 1)[1]
+  return None

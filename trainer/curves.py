@@ -1,0 +1,48 @@
+"""Training curves: per-epoch numbers in TensorBoard's format, and a log line.
+
+Both loops write the same files, the way Keras' TensorBoard callback lays
+them out (`<log_dir>/train` and `<log_dir>/validation`, scalars named
+`epoch_<metric>`), so TensorBoard and the run report (debug/report) read
+either. The Trainer passes TFX's `model_run` folder as `log_dir`.
+"""
+
+import logging
+import os
+from typing import Dict, Optional
+
+import tensorflow as tf
+
+keras = tf.keras
+
+
+def callbacks(log_dir: Optional[str]) -> list:
+  """Keras callbacks for `fit`: TensorBoard files (if log_dir) and a log line."""
+  logged = [keras.callbacks.LambdaCallback(
+      on_epoch_end=lambda epoch, logs: log_epoch(epoch, logs or {}))]
+  if log_dir:
+    logged.append(keras.callbacks.TensorBoard(log_dir=log_dir, write_graph=False,
+                                              profile_batch=0))
+  return logged
+
+
+def write_epoch(log_dir: Optional[str], epoch: int, numbers: Dict[str, float]) -> None:
+  """Writes one epoch's numbers (`loss`, `val_accuracy`, ...) for TensorBoard."""
+  log_epoch(epoch, numbers)
+  if not log_dir:
+    return
+  for split in ("train", "validation"):
+    prefix = "val_" if split == "validation" else ""
+    mine = {k[len(prefix):]: v for k, v in numbers.items()
+            if k.startswith("val_") == (split == "validation")}
+    writer = tf.summary.create_file_writer(os.path.join(log_dir, split))
+    with writer.as_default():
+      for name, value in mine.items():
+        tf.summary.scalar(f"epoch_{name}", value, step=epoch)
+    writer.close()
+
+
+def log_epoch(epoch: int, numbers: Dict[str, float]) -> None:
+  # Through logging, not print: quiet runs show it with -v only.
+  logging.getLogger("absl").info(
+      "epoch %d: %s", epoch + 1,
+      " ".join(f"{k} {float(v):.4f}" for k, v in sorted(numbers.items())))
