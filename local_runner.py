@@ -119,7 +119,10 @@ def run(args: argparse.Namespace) -> int:
     status = 1
   except LookupError as e:
     # TFX's partial run found no earlier run of a node it must reuse.
-    print(f"error: partial run: {e} Run the whole pipeline once first.", file=sys.stderr)
+    print(f"error: partial run: expected an earlier successful run of {name!r} under "
+          f"{home} to reuse the outputs of the components before "
+          f"{', '.join(args.from_node or [])}, found none ({e}). Run the whole "
+          "pipeline once first.", file=sys.stderr)
     return 2
   except Exception:  # a component failed: its error in full, then the report
     traceback.print_exc()

@@ -88,8 +88,8 @@ class Progress(logging.Handler):
       self._print(self._running, self._state_of(self._running))
       self._running = None
     elif record.msg == "Skipping component %s.":
-      # A partial run: this node's outputs are reused from an earlier run.
-      self._print(record.args[0], "reused", seconds=None)
+      # Outside a partial run's range: reused from the run before, or not run.
+      self._print(record.args[0], "skipped", seconds=None)
 
   def _print(self, node: str, state: str, seconds: Optional[float] = -1) -> None:
     if seconds == -1:

@@ -7,9 +7,8 @@ where it was pushed, and by the tests to assert on what really ran.
 import dataclasses
 from typing import Dict, Optional
 
-import tensorflow_model_analysis as tfma
-
 from debug import store as st
+from debug.report import evaluation as results
 from pipeline.evaluation import METRIC
 
 
@@ -25,6 +24,7 @@ class Outcome:
     reasons: why a model was not blessed, one line per failed threshold.
     pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
       had written), or None.
+    threshold: the accuracy thresholds the Evaluator applied, in words.
     seconds: node id -> how long its execution took, as ML Metadata
       recorded it (from creation to its last update).
   """
@@ -34,13 +34,15 @@ class Outcome:
   accuracy: Optional[float] = None
   reasons: tuple = ()
   pushed_dir: Optional[str] = None
+  threshold: str = ""
 
   def summary(self) -> str:
     """The run's last lines: the blessing and why, and what was pushed."""
     lines = []
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
-      lines.append(f"model {verdict}: eval accuracy {self.accuracy:.4f}")
+      lines.append(f"model {verdict}: eval accuracy {self.accuracy:.4f}"
+                   + (f" (needs {self.threshold})" if self.threshold else ""))
       lines += [f"  {r}" for r in self.reasons]
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
                  else "no model pushed")
@@ -49,21 +51,8 @@ class Outcome:
 
 def _evaluation(uri: str) -> tuple:
   """(accuracy, failed-threshold lines) from an Evaluator output folder."""
-  accuracy = None
-  for metrics in tfma.load_metrics(uri):
-    if not metrics.slice_key.single_slice_keys:
-      for kv in metrics.metric_keys_and_values:
-        if (kv.key.name == METRIC and not kv.key.is_diff
-            and kv.key.model_name != "baseline"):
-          accuracy = kv.value.double_value.value
-  reasons = []
-  for per_slice in tfma.load_validation_result(uri).metric_validations_per_slice:
-    for failure in per_slice.failures:
-      kind = "change against the baseline" if failure.metric_key.is_diff else "value"
-      reasons.append(f"{failure.metric_key.name} {kind} "
-                     f"{failure.metric_value.double_value.value:.4f} fails "
-                     f"its threshold {failure.metric_threshold}".replace("\n", " "))
-  return accuracy, tuple(reasons)
+  overall = results.load(uri).get((), {}).get("candidate", {})
+  return overall.get(METRIC), tuple(results.failures(uri))
 
 
 def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
@@ -84,6 +73,9 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
   if node_id not in ("Evaluator", "Pusher"):
     return
+  if node_id == "Evaluator":
+    outcome.threshold = results.thresholds(
+        st.exec_property(execution, "eval_config")).get("SparseCategoricalAccuracy", "")
   for _, artifact in st.events(store, execution.id, st.OUTPUTS):
     props = artifact.custom_properties
     if "blessed" in props and "current_model" in props:

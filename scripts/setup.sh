@@ -2,8 +2,20 @@
 # Creates .venv with Python 3.10 and the locked stack in requirements.txt, once.
 # Re-running is cheap: it reinstalls only when requirements.txt has changed.
 # Why Python 3.10: see DEVELOPERS.md.
+#
+#   bash scripts/setup.sh           what running the pipeline needs
+#   bash scripts/setup.sh --tests   and Debian's chromium, for the test that
+#                                   opens the run report in a real browser
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--tests" ] && ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing Debian's chromium (the run report's browser test)" >&2
+  as_root=""
+  [ "$(id -u)" = 0 ] || as_root=sudo
+  $as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq chromium >/dev/null
+fi
 
 find_python() {
   local candidates=(python3.10)

@@ -42,7 +42,7 @@ def digits_run(tmp_path_factory):
   args = ["--output-dir", str(root / "out"), "--data-root", str(root / "data")]
   code, out, err = run_local(*args)
   assert code == 0, err[-3000:]
-  return {"args": args, "root": root, "stdout": out,
+  return {"args": args, "root": root, "stdout": out, "stderr": err,
           "metadata": str(root / "out" / "digits" / "metadata.sqlite"),
           "serving": str(root / "out" / "digits" / "serving")}
 
@@ -66,6 +66,88 @@ def test_every_component_ran_once_and_the_model_was_blessed_and_pushed(digits_ru
   assert last_line == f"pushed model: {result.pushed_dir}"
   assert os.path.dirname(result.pushed_dir) == digits_run["serving"]
   assert os.path.isfile(os.path.join(result.pushed_dir, "saved_model.pb"))
+
+
+def test_a_run_is_quiet_one_line_per_component_then_the_outcome(digits_run):
+  lines = digits_run["stdout"].strip().splitlines()
+  assert len(lines) <= 15, "expected at most 15 lines, found:\n" + digits_run["stdout"]
+  per_component = {line.split()[0]: line.split()[1] for line in lines[:len(ALL_NODES)]}
+  assert per_component == {n: "COMPLETE" for n in ALL_NODES}, lines
+  assert lines[len(ALL_NODES)].startswith("report: ")
+  assert lines[-2].startswith("model blessed: eval accuracy "), lines
+  # Nothing from TensorFlow, absl, Beam or Google's clients: no warnings,
+  # no CUDA probing, no deprecations.
+  assert digits_run["stderr"].strip() == "", digits_run["stderr"][-3000:]
+
+
+def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
+  from tests.test_debug import debug_cli
+  where = ["--metadata", digits_run["metadata"]]
+  store = st.open_store(digits_run["metadata"])
+  (run,) = st.runs(store, "digits")[:1]
+
+  code, out, err = debug_cli("runs", *where)
+  assert code == 0, err
+  assert out.splitlines()[0].startswith(f"run {run.id}  started ")
+  for node in ALL_NODES:
+    execution = run.nodes[node].execution.id
+    assert any(line.split()[:2] == [node, "COMPLETE"] and line.endswith(f"execution {execution}")
+               for line in out.splitlines()), (node, out)
+
+  code, out, err = debug_cli("artifacts", *where, "--run", run.id, "--node", "Evaluator")
+  assert code == 0, err
+  rows = [line.split() for line in out.splitlines()[2:]]
+  assert {(r[0], r[1], r[2]) for r in rows} == {
+      ("in", "model", "Model"), ("in", "baseline_model", "Model"),
+      ("in", "examples", "Examples"), ("out", "evaluation", "ModelEvaluation"),
+      ("out", "blessing", "ModelBlessing")}, out
+  assert out.count("[span 0]") == 1 and "[blessed]" in out, out
+
+  code, out, err = debug_cli("lineage", *where)
+  assert code == 0, err
+  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  assert out.splitlines()[0] == f"pushed model {result.pushed_dir}"
+  for producer in ("Pusher", "Evaluator", "Trainer", "Transform", "ImportExampleGen",
+                   "CuratedSchema", "BaselineModel"):
+    assert f"made by {producer} (execution " in out, (producer, out)
+  assert "examples: Examples " in out and "(span 0)" in out
+  assert "transform_graph: TransformGraph " in out and "schema: Schema " in out
+  assert "model_blessing: ModelBlessing " in out and "(blessed)" in out
+  assert "baseline_model: Model " in out
+
+  code, out, err = debug_cli("artifacts", *where, "--node", "Trainr")
+  assert code == 2 and "'Trainr' did not run in run " in err, err
+
+
+def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, tmp_path):
+  from tests.browser import Page
+  (line,) = [x for x in digits_run["stdout"].splitlines() if x.startswith("report: ")]
+  path = line[len("report: "):]
+  with Page(path) as page:
+    page.screenshot(str(tmp_path / "report.png"))
+    sections = page.evaluate("[...document.querySelectorAll('section')].map(s => s.id)")
+    images = page.evaluate("[...document.images].map(i => [i.alt, i.complete, "
+                           "i.naturalWidth, i.naturalHeight])")
+    states = page.evaluate("Object.fromEntries([...document.querySelectorAll('g.node')]"
+                           ".map(g => [g.dataset.node, g.dataset.state]))")
+    text = page.evaluate("Object.fromEntries([...document.querySelectorAll('section')]"
+                         ".map(s => [s.id, s.innerText]))")
+    errors = page.errors
+  assert sections == ["dag", "statistics", "anomalies", "training", "evaluation", "pushed"]
+  assert sorted(alt for alt, *_ in images) == ["accuracy per epoch", "loss per epoch"], images
+  for alt, complete, width, height in images:
+    assert complete and width > 0 and height > 0, (alt, width, height)
+  assert errors == [], errors
+  assert states == {n: "COMPLETE" for n in ALL_NODES}
+  assert "train: 1474 examples, eval: 323 examples" in text["statistics"]
+  assert "png 500" in text["statistics"] and "8x8x1" in text["statistics"]
+  assert "No anomalies" in text["anomalies"]
+  assert "Blessed." in text["evaluation"] and ">= 0.9" in text["evaluation"]
+  per_class = text["evaluation"].split("Per class (label)")[1]
+  assert all(f"\n{digit}\t" in per_class for digit in range(10)), per_class
+  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  assert result.pushed_dir in text["pushed"]
+  assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
 def test_pushed_model_serves_serialized_eval_examples_accurately(digits_run):
@@ -145,16 +227,32 @@ def test_convert_then_run_needs_no_hand_editing(tmp_path):
   assert out.strip().endswith(f"pushed model: {result.pushed_dir}")
 
 
-def test_partial_run_reruns_only_the_chosen_nodes(digits_run):
+def test_partial_run_retrains_alone_after_a_hyperparameter_change(digits_run):
+  """The README's recipe: change a setting, rerun the Trainer alone (with -v)."""
+  def real_executions(store):
+    """node -> ids of the executions that really ran (not reuses)."""
+    return {ctx.name.split(".", 1)[1]: {e.id for e in store.get_executions_by_context(ctx.id)
+                                        if e.last_known_state != st.STATE.CACHED}
+            for ctx in store.get_contexts_by_type("node")}
+
+  before = real_executions(st.open_store(digits_run["metadata"]))
   code, out, err = run_local(*digits_run["args"], "--from-node", "Trainer",
-                             "--to-node", "Trainer", "--no-cache")
+                             "--to-node", "Trainer", "--train", "learning_rate=0.003", "-v")
   assert code == 0, err[-3000:]
-  result = outcome.read_outcome(digits_run["metadata"], "digits")
-  # The nodes before Trainer are not run: TFX records their earlier outputs
-  # as reused (CACHED); the nodes after it are left out.
-  assert result.states["Trainer"] == "COMPLETE"
-  assert {n for n, s in result.states.items() if s != "CACHED"} == {"Trainer"}
-  assert "Evaluator" not in result.states and "Pusher" not in result.states
+  after = real_executions(st.open_store(digits_run["metadata"]))
+  new_trainer = after["Trainer"] - before["Trainer"]
+  assert len(new_trainer) == 1, (before["Trainer"], after["Trainer"])
+  upstream = TRAINING_NODES[:-1]
+  assert {n: after[n] for n in upstream} == {n: before[n] for n in upstream}, \
+      "a component upstream of the Trainer executed again"
+  latest = st.runs(st.open_store(digits_run["metadata"]), "digits")[-1]
+  assert latest.nodes["Trainer"].execution.id in new_trainer
+  assert {n: latest.nodes[n].state for n in upstream} == {n: "CACHED" for n in upstream}
+  assert "Evaluator" not in latest.nodes and "Pusher" not in latest.nodes
+  assert latest.parent is not None, "a partial run records the run it reused"
+  # -v: the libraries' logs are back (TFX's own progress, at INFO).
+  assert "Component Trainer is running." in err, err[-2000:]
+
   code, _, err = run_local(*digits_run["args"], "--to-node", "Pushr")
   assert code == 2
   (line,) = [x for x in err.splitlines() if x.startswith("error: --to-node: expected one of ")]

@@ -39,8 +39,10 @@ def failures(uri: str) -> List[str]:
   for per_slice in tfma.load_validation_result(uri).metric_validations_per_slice:
     for failure in per_slice.failures:
       kind = "change against the baseline" if failure.metric_key.is_diff else "value"
+      threshold = " ".join(str(failure.metric_threshold).split())
       lines.append(f"{failure.metric_key.name} {kind} "
-                   f"{failure.metric_value.double_value.value:.4f} fails its threshold")
+                   f"{failure.metric_value.double_value.value:.4f} fails its "
+                   f"threshold {threshold}")
   return lines
 
 

@@ -1,0 +1,74 @@
+"""The debugging commands on bad metadata, and the report's DAG layout.
+
+The commands on real runs are tested in test_e2e.py, on the digits run.
+"""
+
+import subprocess
+import sys
+
+import ml_metadata as mlmd
+from ml_metadata.proto import metadata_store_pb2
+
+from dataset import declaration
+from debug.report import dag
+from pipeline import config as pipeline_config
+from pipeline import pipeline
+from tests.conftest import DIGITS_YAML, REPO
+
+
+def debug_cli(*args):
+  proc = subprocess.run([sys.executable, "-m", "debug", *args], cwd=REPO,
+                        capture_output=True, text=True, timeout=600)
+  return proc.returncode, proc.stdout, proc.stderr
+
+
+def test_a_missing_metadata_file_is_an_error_that_names_it(tmp_path):
+  missing = tmp_path / "nowhere" / "metadata.sqlite"
+  code, out, err = debug_cli("runs", "--metadata", str(missing))
+  assert code == 2 and out == ""
+  assert err.strip() == (f"error: {missing}: no such file; expected the ML Metadata store "
+                         "that local_runner.py writes to <output-dir>/<pipeline>/"
+                         "metadata.sqlite (run the pipeline first, or name the file with "
+                         "--metadata)"), err
+
+
+def test_a_file_that_is_not_ml_metadata_is_an_error(tmp_path):
+  bogus = tmp_path / "metadata.sqlite"
+  bogus.write_text("not a database")
+  code, out, err = debug_cli("artifacts", "--metadata", str(bogus))
+  assert code == 2 and out == ""
+  assert err.startswith(f"error: {bogus}: expected an ML Metadata SQLite store, found a "
+                        "file it cannot read"), err
+
+
+def test_another_pipelines_metadata_is_an_error_not_an_empty_listing(tmp_path):
+  path = str(tmp_path / "metadata.sqlite")
+  config = metadata_store_pb2.ConnectionConfig()
+  config.sqlite.filename_uri = path
+  config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READWRITE_OPENCREATE
+  store = mlmd.MetadataStore(config)
+  type_id = store.put_context_type(metadata_store_pb2.ContextType(name="pipeline"))
+  store.put_contexts([metadata_store_pb2.Context(type_id=type_id, name="penguin")])
+  del store
+  for command in ("runs", "lineage", "report"):
+    code, out, err = debug_cli(command, "--metadata", path, "--pipeline", "digits")
+    assert code == 2 and out == "", (command, out)
+    assert err.strip() == (f"error: {path}: expected the runs of pipeline 'digits', "
+                           "found 'penguin'"), err
+  code, out, err = debug_cli("runs", "--metadata", path, "--pipeline", "penguin")
+  assert code == 0 and out.strip() == "pipeline 'penguin' has no runs recorded yet", err
+
+
+def test_dag_layout_puts_every_component_below_what_it_reads():
+  decl = declaration.load(DIGITS_YAML)
+  config = pipeline_config.PipelineConfig(
+      pipeline_name="digits", pipeline_root="/tmp/root", serving_dir="/tmp/serving",
+      declaration=decl)
+  upstream = {c.id: [u.id for u in c.upstream_nodes]
+              for c in pipeline.create_pipeline(config).components}
+  at = dag.layout(upstream)
+  assert set(at) == set(upstream)
+  for node, parents in upstream.items():
+    for parent in parents:
+      assert at[parent][0] < at[node][0], (parent, node, at)
+  assert len(set(at.values())) == len(at), f"two components share a place: {at}"
