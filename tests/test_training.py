@@ -14,6 +14,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset import declaration
+from debug.report.training import read_curves
 from tests.conftest import REPO, digit_rows, digits_dataset
 from trainer import distribute, input_pipeline, run
 from trainer.config import TrainingConfig
@@ -54,16 +55,23 @@ def _accuracy(model, digits, decl, spec):
 
 
 @pytest.mark.parametrize("loop", ["fit", "custom"])
-def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop):
+def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop, tmp_path):
   tf.keras.utils.set_random_seed(0)
   output = tft.TFTransformOutput(digits["transform_dir"])
   decl = digits["decl"]
   config = dataclasses.replace(CONFIG, loop=loop)
   model = run.train(digits["train"], digits["eval"], output, decl, config,
-                    tf.distribute.get_strategy())
+                    tf.distribute.get_strategy(), log_dir=str(tmp_path / "logs"))
   accuracy = _accuracy(model, digits, decl, output.transformed_feature_spec())
   assert accuracy >= MIN_ACCURACY, (
       f"{loop}: eval accuracy {accuracy:.3f}, expected >= {MIN_ACCURACY}")
+  # Both loops leave the same TensorBoard curves, which the run report draws.
+  curves = read_curves(str(tmp_path / "logs"))
+  assert sorted(curves["loss"]) == ["train"] + (["validation"] if loop == "fit" else [])
+  assert sorted(curves["accuracy"]) == ["train", "validation"], curves.keys()
+  for split, points in curves["accuracy"].items():
+    assert [step for step, _ in points] == list(range(CONFIG.epochs)), (split, points)
+  assert curves["accuracy"]["validation"][-1][1] >= MIN_ACCURACY - 0.1, curves["accuracy"]
 
 
 def _free_ports(n):

@@ -15,19 +15,24 @@ import tensorflow as tf
 keras = tf.keras
 
 
+class _LogEpoch(keras.callbacks.Callback):
+  def on_epoch_end(self, epoch, logs=None):
+    log_epoch(epoch, logs or {}, int(self.model.optimizer.iterations.numpy()))
+
+
 def callbacks(log_dir: Optional[str]) -> list:
   """Keras callbacks for `fit`: TensorBoard files (if log_dir) and a log line."""
-  logged = [keras.callbacks.LambdaCallback(
-      on_epoch_end=lambda epoch, logs: log_epoch(epoch, logs or {}))]
+  logged = [_LogEpoch()]
   if log_dir:
     logged.append(keras.callbacks.TensorBoard(log_dir=log_dir, write_graph=False,
                                               profile_batch=0))
   return logged
 
 
-def write_epoch(log_dir: Optional[str], epoch: int, numbers: Dict[str, float]) -> None:
+def write_epoch(log_dir: Optional[str], epoch: int, numbers: Dict[str, float],
+                step: int) -> None:
   """Writes one epoch's numbers (`loss`, `val_accuracy`, ...) for TensorBoard."""
-  log_epoch(epoch, numbers)
+  log_epoch(epoch, numbers, step)
   if not log_dir:
     return
   for split in ("train", "validation"):
@@ -41,8 +46,9 @@ def write_epoch(log_dir: Optional[str], epoch: int, numbers: Dict[str, float]) -
     writer.close()
 
 
-def log_epoch(epoch: int, numbers: Dict[str, float]) -> None:
+def log_epoch(epoch: int, numbers: Dict[str, float], step: int) -> None:
+  """One line per epoch, with the training steps taken so far."""
   # Through logging, not print: quiet runs show it with -v only.
   logging.getLogger("absl").info(
-      "epoch %d: %s", epoch + 1,
+      "epoch %d (step %d): %s", epoch + 1, step,
       " ".join(f"{k} {float(v):.4f}" for k, v in sorted(numbers.items())))

@@ -85,5 +85,6 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     history["loss"].append(total / max(steps, 1))
     history["accuracy"].append(float(train_accuracy.result()))
     history["val_accuracy"].append(float(eval_accuracy.result()))
-    curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()})
+    curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()},
+                       config.train_steps - steps_left)
   return history
