@@ -6,11 +6,18 @@ Transformed features keep their raw names. What each kind becomes:
                Decoding happens in the input_fn and the serving signature:
                decoding inside Transform needs `tf.map_fn`, breaks on shapes and
                blows memory (TFX issues #80, #4852, #5777).
-  numeric      z-scored float32, shape [batch, length].
+  numeric      z-scored float32, shape [batch, length]. Optional ones
+               (`required: false`): a missing value is filled with the
+               training mean (or the declared `default`), and
+               `<name>__missing` (float32 [batch, 1], 1 where it was
+               missing) tells the model so.
   categorical  vocabulary index int64, shape [batch]; the vocabulary file is
                named after the feature, so the model can ask for its size.
+               A missing value is the category MISSING_CATEGORY, which gets
+               its own id like any other value.
   sequence     int: ids shifted by one (0 pads), float: z-scored values;
-               padded or cut to max_length, shape [batch, max_length].
+               padded or cut to max_length, shape [batch, max_length]. A
+               missing sequence is an empty one: all padding.
   label        int64, shape [batch].
 """
 
@@ -20,6 +27,8 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset.declaration import Declaration, Feature
+
+MISSING_CATEGORY = "__missing__"
 
 
 def _dense(x, width: int, default) -> tf.Tensor:
@@ -45,17 +54,49 @@ def _sequence(f: Feature, x) -> tf.Tensor:
   return tf.ensure_shape(_dense(x, f.max_length, 0.0), [None, f.max_length])
 
 
+def _map_values(x, fn):
+  """fn over a dense tensor's or a SparseTensor's values."""
+  if isinstance(x, tf.SparseTensor):
+    return tf.SparseTensor(x.indices, fn(x.values), x.dense_shape)
+  return fn(x)
+
+
+def _with_nan(x, length: int) -> tf.Tensor:
+  """[batch, length] float32 values, NaN where a record had none."""
+  x = _map_values(x, lambda v: tf.cast(v, tf.float32))
+  return tf.ensure_shape(_dense(x, length, tf.constant(float("nan"))), [None, length])
+
+
+def _optional_numeric(f: Feature, x) -> tf.Tensor:
+  # Mean and spread over the values present, not over the filled ones.
+  values = x.values if isinstance(x, tf.SparseTensor) else tf.reshape(x, [-1])
+  values = tf.cast(values, tf.float32)
+  mean, std = tft.mean(values), tf.sqrt(tft.var(values))
+  dense = _with_nan(x, f.length)
+  fill = mean if f.default is None else tf.constant(f.default, tf.float32)
+  filled = tf.where(tf.math.is_nan(dense), fill, dense)
+  return (filled - mean) / tf.where(std > 0, std, 1.0)
+
+
+def missing_indicator(f: Feature, x) -> tf.Tensor:
+  """float32 [batch, 1]: 1 where the record lacked the (optional numeric) feature."""
+  missing = tf.reduce_any(tf.math.is_nan(_with_nan(x, f.length)), axis=1, keepdims=True)
+  return tf.cast(missing, tf.float32)
+
+
 def transform_feature(f: Feature, x) -> tf.Tensor:
   """The transformed tensor of one declared feature (see the module docstring)."""
   if f.kind == "image":
     return tf.reshape(_dense(x, 1, b""), [-1])
+  if f.kind == "numeric" and not f.required:
+    return _optional_numeric(f, x)
   if f.kind == "numeric":
     x = tf.cast(_dense(x, f.length, tf.constant(0, x.dtype)), tf.float32)
     return tft.scale_to_z_score(x)
   if f.kind == "categorical":
-    x = _dense(x, 1, tf.constant(b"" if x.dtype == tf.string else 0, x.dtype))
     if x.dtype != tf.string:
-      x = tf.strings.as_string(x)
+      x = _map_values(x, tf.strings.as_string)
+    x = tf.ensure_shape(_dense(x, 1, tf.constant(MISSING_CATEGORY)), [None, 1])
     return tf.reshape(tft.compute_and_apply_vocabulary(
         x, top_k=f.top_k, num_oov_buckets=f.num_oov_buckets,
         vocab_filename=f.name), [-1])
@@ -75,6 +116,9 @@ def preprocessing_fn(inputs: Mapping[str, Any],
   """
   decl = Declaration.from_dict(custom_config["declaration"])
   outputs = {f.name: transform_feature(f, inputs[f.name]) for f in decl.features}
+  for f in decl.features:
+    if f.missing_indicator:
+      outputs[f.missing_indicator] = missing_indicator(f, inputs[f.name])
   label = inputs[decl.label.name]
   outputs[decl.label.name] = tf.reshape(_dense(label, 1, tf.constant(0, label.dtype)),
                                         [-1])

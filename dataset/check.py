@@ -66,6 +66,9 @@ def _check_image(f: Feature, value: bytes) -> Optional[Tuple[str, str]]:
     if len(value) != f.raw_num_bytes:
       return (f"{f.raw_num_bytes} bytes ({f.height}x{f.width}x{f.channels} "
               f"{f.raw_dtype})", f"{len(value)} bytes")
+  elif f.encoding == "auto":
+    if image_format(value) not in ("png", "jpeg"):
+      return "PNG- or JPEG-encoded bytes", f"bytes starting {value[:8]!r}"
   elif image_format(value) != f.encoding:
     return f"{f.encoding.upper()}-encoded bytes", f"bytes starting {value[:8]!r}"
   return None
@@ -112,7 +115,10 @@ def check_example(decl: Declaration, example: tf.train.Example, where: str):
   for f in decl.features:
     # A feature with no value list at all is how encoders write a missing value.
     if f.name not in fmap or fmap[f.name].WhichOneof("kind") is None:
-      fail(f.name, f"a {f.kind} feature", "no such feature in the record")
+      if not f.required:
+        continue
+      fail(f.name, f"a {f.kind} feature (it is required; declare `required: false` "
+           "if records may lack it)", "no such feature in the record")
     mismatch = _check_feature(f, fmap[f.name])
     if mismatch:
       fail(f.name, *mismatch)

@@ -33,7 +33,7 @@ import yaml
 from dataset.fields import MISSING, DeclarationError, FieldReader
 
 KINDS = ("image", "numeric", "categorical", "sequence")
-ENCODINGS = ("png", "jpeg", "raw")
+ENCODINGS = ("png", "jpeg", "auto", "raw")  # auto: PNG or JPEG, per record
 RAW_DTYPES = {"uint8": 1, "uint16": 2, "float16": 2, "float32": 4, "float64": 8}
 COMPRESSIONS = ("GZIP", "NONE")
 SPLIT_NAMES = ("train", "eval")
@@ -49,13 +49,17 @@ class Feature:
     dtype: `float` or `int` for numeric and sequence features, `string` or
       `int` for categorical ones, `bytes` for images.
     length: number of values of a fixed-length numeric feature.
-    encoding: `png`, `jpeg` or `raw` for images.
+    encoding: `png`, `jpeg`, `auto` (each record either) or `raw` for images.
     height, width, channels: image size; encoded images are resized to it.
     raw_dtype: element type of raw image bytes, a key of RAW_DTYPES.
     max_length: sequences are padded or cut to this many values.
     vocab_size: int sequences: values are ids in [0, vocab_size).
     top_k: categorical: keep the most frequent values (None keeps all).
     num_oov_buckets: categorical: buckets for values outside the vocabulary.
+    required: whether every record has it; if not, Transform fills a missing
+      value (see components/preprocessing.py). Images are always required.
+    default: numeric, optional: the value for a missing one (default: the
+      training mean).
   """
   name: str
   kind: str
@@ -70,6 +74,13 @@ class Feature:
   vocab_size: int = 0
   top_k: Optional[int] = None
   num_oov_buckets: int = 1
+  required: bool = True
+  default: Optional[float] = None
+
+  @property
+  def missing_indicator(self) -> Optional[str]:
+    """The model input that says a value was missing: optional numerics only."""
+    return f"{self.name}__missing" if self.kind == "numeric" and not self.required else None
 
   @property
   def proto_kind(self) -> str:
@@ -129,6 +140,11 @@ class Declaration:
   def of_kind(self, kind: str) -> List[Feature]:
     return [f for f in self.features if f.kind == kind]
 
+  def input_names(self) -> List[str]:
+    """The model's inputs: each feature, and the missing-value indicators."""
+    names = [f.name for f in self.features]
+    return names + [f.missing_indicator for f in self.features if f.missing_indicator]
+
   def to_dict(self) -> Dict[str, Any]:
     """A JSON-able form of the whole declaration."""
     return dataclasses.asdict(self)
@@ -169,8 +185,26 @@ def _feature(r: FieldReader, name: str, node: Any) -> Feature:
   field = f"features.{name}"
   node = r.mapping(node, field, (
       "kind", "dtype", "length", "encoding", "height", "width", "channels",
-      "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets"))
+      "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets",
+      "required", "default"))
   kind = r.get(node, field, "kind", str, choices=KINDS)
+  feature = _feature_of_kind(r, name, kind, node, field)
+  required = r.get(node, field, "required", bool, True)
+  if kind == "image" and not required:
+    raise r.fail(f"{field}.required", "true: an image feature cannot be optional "
+                 "(there is no image to fill in)", False)
+  default = None
+  if "default" in node:
+    if kind != "numeric" or required:
+      raise r.fail(f"{field}.default", "no default, except on a numeric feature "
+                   "with required: false", node["default"])
+    default = r.get(node, field, "default", (int, float))
+  return dataclasses.replace(feature, required=required,
+                             default=None if default is None else float(default))
+
+
+def _feature_of_kind(r: FieldReader, name: str, kind: str, node: Mapping,
+                     field: str) -> Feature:
   if kind == "image":
     encoding = r.get(node, field, "encoding", str, choices=ENCODINGS)
     raw_dtype = r.get(node, field, "raw_dtype", str, "uint8", tuple(RAW_DTYPES))

@@ -21,7 +21,8 @@ class _Missing:
 
 
 MISSING = _Missing()
-_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping", list: "a list"}
+_TYPE_NAMES = {int: "an integer", str: "a string", dict: "a mapping", list: "a list",
+               bool: "true or false", (int, float): "a number"}
 
 
 class FieldReader:
@@ -51,7 +52,7 @@ class FieldReader:
         raise self.fail(name, _TYPE_NAMES[kind], MISSING)
       return default
     value = node[key]
-    if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+    if (kind is not bool and isinstance(value, bool)) or not isinstance(value, kind):
       raise self.fail(name, _TYPE_NAMES[kind], value)
     if choices and value not in choices:
       raise self.fail(name, f"one of {', '.join(map(str, choices))}", value)

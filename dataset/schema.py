@@ -4,7 +4,10 @@ SchemaGen infers a schema from statistics, and gets two things wrong for this
 kind of data: image bytes look like strings (UTF-8 warnings, meaningless string
 statistics), and it guesses fixed versus variable length. The declaration
 already knows both, so the schema it writes marks images with an image domain,
-gives fixed-length features a shape and sequences a value count. A user then
+gives fixed-length features a shape and sequences a value count. Features
+declared `required: false` get no shape and no presence requirement, so a
+record without them is no anomaly, while a required feature that goes missing
+still is one. A user then
 adds domains (value ranges, allowed strings) that only they know, and commits
 the file under `schemas/`; the pipeline imports it with ImportSchemaGen.
 """
@@ -22,18 +25,25 @@ def _fixed(feature: schema_pb2.Feature, length: int) -> None:
   feature.presence.min_fraction = 1.0
 
 
+def _optional(feature: schema_pb2.Feature, length: int) -> None:
+  # No shape: a fixed shape makes Transform parse the feature as dense and
+  # fail on a record without it. Presence is not required, so its absence is
+  # no anomaly; when present it must have all its values.
+  feature.value_count.min = feature.value_count.max = length
+
+
 def _add(schema: schema_pb2.Schema, f: Feature) -> None:
   feature = schema.feature.add(name=f.name, type=_TYPES[f.proto_kind])
   if f.kind == "image":
     _fixed(feature, 1)
     feature.image_domain.SetInParent()
-  elif f.kind == "numeric":
-    _fixed(feature, f.length)
-  elif f.kind == "categorical":
-    _fixed(feature, 1)
-  else:  # a sequence: variable length, no shape
-    feature.value_count.min = 1
-    feature.presence.min_fraction = 1.0
+  elif f.kind in ("numeric", "categorical"):
+    length = f.length if f.kind == "numeric" else 1
+    (_fixed if f.required else _optional)(feature, length)
+  else:  # a sequence: variable length, no shape; an optional one may be absent
+    if f.required:
+      feature.value_count.min = 1
+      feature.presence.min_fraction = 1.0
     if f.dtype == "int":
       feature.int_domain.min = 0
       feature.int_domain.max = f.vocab_size - 1

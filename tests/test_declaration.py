@@ -63,7 +63,7 @@ FORMAT_ERRORS = [
     ("unknown kind", lambda r: r["features"]["ink"].update(kind="text"),
      "'features.ink.kind': expected one of image, numeric, categorical, sequence, found 'text'"),
     ("unknown encoding", lambda r: r["features"]["image"].update(encoding="gif"),
-     "'features.image.encoding': expected one of png, jpeg, raw, found 'gif'"),
+     "'features.image.encoding': expected one of png, jpeg, auto, raw, found 'gif'"),
     ("image without height", lambda r: r["features"]["image"].pop("height"),
      "'features.image.height': expected an integer, found nothing (the field is missing)"),
     ("bad raw dtype", lambda r: r["features"]["image"].update(
@@ -126,7 +126,7 @@ def _bad_rows(edit, every_row):
 
 DATA_ERRORS = [
     ("feature absent", lambda r: r.pop("brightness"), False,
-     "field 'brightness': expected a numeric feature, found no such feature"),
+     "field 'brightness': expected a numeric feature (it is required; declare `required: false` if records may lack it), found no such feature"),
     ("label not an integer", lambda r: r.update(label=[3.0]), True,
      "field 'label': expected one integer class id (int64_list), found float_list"),
     ("label out of range", lambda r: r.update(label=[12]), False,

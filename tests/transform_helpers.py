@@ -16,11 +16,11 @@ from components import preprocessing
 
 def _instance(row: dict, spec: dict) -> dict:
   out = {}
-  for name, values in row.items():
-    if isinstance(spec[name], tf.io.FixedLenFeature):
-      out[name] = values
-    else:
-      out[name] = list(values)
+  for name, feature_spec in spec.items():
+    if isinstance(feature_spec, tf.io.FixedLenFeature):
+      out[name] = row[name]
+    else:  # variable length: a missing feature is an empty list
+      out[name] = list(row.get(name, []))
   return out
 
 

@@ -30,7 +30,7 @@ def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
   @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
   def serve(serialized):
     transformed = model.tft_layer(tf.io.parse_example(serialized, raw_spec))
-    inputs = {f.name: transformed[f.name] for f in decl.features}
+    inputs = {name: transformed[name] for name in decl.input_names()}
     for f in decl.of_kind("image"):
       inputs[f.name] = decode_batch(inputs[f.name], f)
     return {OUTPUT_KEY: model(inputs, training=False)}

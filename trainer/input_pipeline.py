@@ -131,7 +131,7 @@ def parse(features: Dict[str, tf.Tensor], decl: Declaration,
   """
   if transform is not None:
     features = transform(features)
-  inputs = {f.name: features[f.name] for f in decl.features}
+  inputs = {name: features[name] for name in decl.input_names()}
   for f in decl.of_kind("image"):
     if f.encoding == "raw":
       inputs[f.name] = images.decode_raw(inputs[f.name], f)

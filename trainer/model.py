@@ -3,7 +3,8 @@
 Towers:
   image        a small CNN per image feature, pooled until the feature map is
                at most 8 pixels on a side, then flattened.
-  numeric      all numeric features concatenated, then one dense layer.
+  numeric      all numeric features (and the indicators of missing values)
+               concatenated, then one dense layer.
   categorical  an embedding per feature.
   sequence     int: a masked embedding, averaged over the sequence;
                float: one dense layer over the padded values.
@@ -90,9 +91,13 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
   """
   _check_keras()
   inputs: Dict[str, keras.Input] = {f.name: model_input(f) for f in decl.features}
+  for f in decl.features:
+    if f.missing_indicator:
+      inputs[f.missing_indicator] = keras.Input((1,), name=f.missing_indicator)
   towers: List = [image_tower(inputs[f.name], f, config)
                   for f in decl.of_kind("image")]
   numeric = [inputs[f.name] for f in decl.of_kind("numeric")]
+  numeric += [inputs[f.missing_indicator] for f in decl.features if f.missing_indicator]
   if numeric:
     x = numeric[0] if len(numeric) == 1 else keras.layers.Concatenate()(numeric)
     towers.append(keras.layers.Dense(32, activation="relu",
