@@ -68,6 +68,10 @@ def add_parser(commands) -> None:
   table.add_argument("--label", required=True, help="the label column")
   table.add_argument("--image-column", help="a column of image paths, relative to the table")
   table.add_argument("--key", help="column whose value decides the split (default: row number)")
+  table.add_argument("--strict", action="store_true",
+                     help="an empty cell is an error (with --skip-bad: its row is "
+                          "dropped); by default a column with empty cells is "
+                          "declared `required: false` and its gaps stay missing")
   _image_options(table)
   arrays = kinds.add_parser("arrays", help=".npz files, or an .npy of images with --labels")
   arrays.add_argument("files", nargs="+")
@@ -84,7 +88,7 @@ def _source(args):
     return ImageFolder(args.folder, args.resize, args.encode), args.folder
   if args.source == "table":
     return Table(args.file, args.label, args.image_column, args.key, args.resize,
-                 args.encode, args.skip_bad), args.file
+                 args.encode, args.skip_bad, args.strict), args.file
   return Arrays(args.files, args.images_key, args.label_key, args.labels), \
       ", ".join(args.files)
 

@@ -26,6 +26,15 @@ def list_column(values) -> pa.ListArray:
   return pa.ListArray.from_arrays(offsets, array)
 
 
+def optional_list_column(values: pa.Array) -> pa.ListArray:
+  """Like list_column, but a null value becomes a null list: the encoder then
+  writes the feature with no values, which is how a missing value looks."""
+  nulls = values.is_null().to_numpy(zero_copy_only=False)
+  offsets = pa.array(np.concatenate([[0], np.cumsum(~nulls)]).astype(np.int32))
+  return pa.ListArray.from_arrays(offsets, example_type(values.drop_null()),
+                                  mask=pa.array(nulls))
+
+
 def cast_lists(column: pa.Array) -> pa.Array:
   """A list column with its values cast to what tf.train.Example holds."""
   value_type = example_type(pa.array([], column.type.value_type)).type

@@ -69,16 +69,13 @@ def load_image(path: str, resize: Optional[Tuple[int, int]] = None,
 def image_declaration(shapes: collections.Counter, name: str, source: str) -> dict:
   """The declared image feature, from the (format, w, h, channels) counts.
 
-  Raises:
-    ConvertError: when PNG and JPEG are mixed (the declaration takes one).
+  A mix of PNG and JPEG is declared `encoding: auto`: the bytes are kept as
+  they are, and the model decodes either kind alike.
   """
   formats = {s[0] for s in shapes}
-  if len(formats) > 1:
-    raise ConvertError(f"{source}: holds both PNG and JPEG images; one dataset "
-                       "declares one encoding: pass --encode png or --encode jpeg")
   fmt, width, height, channels = shapes.most_common(1)[0][0]
-  return {"kind": "image", "encoding": fmt, "height": height, "width": width,
-          "channels": channels}
+  return {"kind": "image", "encoding": "auto" if len(formats) > 1 else fmt,
+          "height": height, "width": width, "channels": channels}
 
 
 class ImageFolder:

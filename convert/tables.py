@@ -5,6 +5,11 @@ booleans -> numeric int, strings -> categorical, lists of numbers (Parquet)
 -> sequence. The label column holds integer class ids, or class names that
 are numbered in sorted order. An optional column of image paths (relative to
 the table's folder) adds an image feature, read as in `convert.images`.
+
+A feature column with empty cells is declared `required: false`: its
+missing values stay missing in the records, and Transform fills them. With
+`strict=True` an empty cell stops the conversion instead (or, with
+`skip_bad`, drops its row). The label and image columns never have gaps.
 """
 
 import collections
@@ -37,8 +42,10 @@ def _read_csv(path: str, skip_bad: bool, skipped: list) -> pa.Table:
   try:
     # One reading thread: only then does pyarrow know the line number of a
     # bad row, which the error must name.
+    # An empty cell is a missing value, in a string column too.
     return pacsv.read_csv(path, read_options=pacsv.ReadOptions(use_threads=False),
-                          parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid))
+                          parse_options=pacsv.ParseOptions(invalid_row_handler=on_invalid),
+                          convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
   except pa.ArrowInvalid as e:
     raise ConvertError(f"{path}: {first_bad[0] if first_bad else e}") from None
 
@@ -79,7 +86,7 @@ class Table:
 
   def __init__(self, path: str, label: str, image_column: Optional[str] = None,
                key_column: Optional[str] = None, resize=None, encode=None,
-               skip_bad: bool = False):
+               skip_bad: bool = False, strict: bool = False):
     self.path, self.label, self.image_column = path, label, image_column
     self.key_column, self.resize, self.encode = key_column, resize, encode
     self.read_skipped: List = []
@@ -92,6 +99,8 @@ class Table:
     self._label_ids()
     self.kinds = {n: _kind(path, n, self.table.schema.field(n).type) for n in names
                   if n not in (label, image_column, key_column)}
+    self.optional = set() if strict else {
+        n for n in self.kinds if self.table.column(n).null_count}
     self.num_items = self.table.num_rows
 
   def _label_ids(self) -> None:
@@ -116,7 +125,8 @@ class Table:
   def record_batch(self, lo: int, hi: int, skip_bad: bool, summary: collections.Counter):
     part = self.table.slice(lo, hi - lo)
     labels = self.label_ids.slice(lo, hi - lo)
-    used = [self.label, *self.kinds, *([self.image_column] if self.image_column else [])]
+    used = [self.label, *(k for k in self.kinds if k not in self.optional),
+            *([self.image_column] if self.image_column else [])]
     valid = np.ones(hi - lo, dtype=bool)
     bad = []
     for name in used:
@@ -156,7 +166,8 @@ class Table:
       else:
         if pa.types.is_boolean(column.type):
           column = column.cast(pa.int64())
-        columns[name] = arrow.list_column(column)
+        columns[name] = (arrow.optional_list_column(column) if name in self.optional
+                         else arrow.list_column(column))
     columns[self.label] = arrow.list_column(labels.filter(mask).combine_chunks()
                                             .cast(pa.int64()))
     keys = (part.column(self.key_column).filter(mask).cast(pa.string()).to_pylist()
@@ -173,5 +184,7 @@ class Table:
       features[name] = dict(kind)
       if kind["kind"] == "sequence":
         features[name]["max_length"] = max(1, summary[("max_length", name)])
+      if name in self.optional:
+        features[name]["required"] = False
     label = {"name": self.label, "num_classes": max(2, self.num_classes)}
     return {"label": label, "classes": self.classes, "features": features}

@@ -45,8 +45,9 @@ def examples(pattern):
     compression = "GZIP" if path.endswith(".gz") else ""
     for record in tf.data.TFRecordDataset(path, compression):
       example = tf.train.Example.FromString(record.numpy())
+      # A feature with no value list is a missing value: left out here.
       out.append({k: list(getattr(v, v.WhichOneof("kind")).value)
-                  for k, v in example.features.feature.items()})
+                  for k, v in example.features.feature.items() if v.WhichOneof("kind")})
   return out
 
 
@@ -79,13 +80,19 @@ def test_resize_and_encode_only_when_asked(tmp_path):
     assert (image.format, image.size) == ("JPEG", (8, 6))
 
 
-def test_mixed_png_and_jpeg_needs_encode(tmp_path, capsys):
+def test_mixed_png_and_jpeg_keep_their_bytes_and_are_declared_auto(tmp_path):
   image_folder(tmp_path / "in", per_class=2)
-  (tmp_path / "in" / "cat" / "x.jpg").write_bytes(jpeg())
-  assert run("images", tmp_path / "in", "--output", tmp_path / "out") == 2
-  assert "both PNG and JPEG" in capsys.readouterr().err
-  assert not (tmp_path / "out").exists()
+  (tmp_path / "in" / "cat" / "x.jpg").write_bytes(jpeg(size=(12, 10)))
+  assert run("images", tmp_path / "in", "--output", tmp_path / "out") == 0
+  decl = declaration.load(str(tmp_path / "out" / "dataset.yaml"))
+  assert decl.features[0].encoding == "auto"
+  formats = sorted(Image.open(io.BytesIO(e["image"][0])).format
+                   for e in examples(str(tmp_path / "out" / "*.gz")))
+  assert formats == ["JPEG"] + ["PNG"] * (len(formats) - 1)
+  assert check.check_records(decl) == len(formats)
+  # --encode still makes one format of them
   assert run("images", tmp_path / "in", "--output", tmp_path / "out2", "--encode", "png") == 0
+  assert declaration.load(str(tmp_path / "out2" / "dataset.yaml")).features[0].encoding == "png"
 
 
 @pytest.mark.parametrize("name,content,reason", [
@@ -168,12 +175,21 @@ def test_csv_row_with_a_missing_column_stops_or_is_skipped(tmp_path, capsys):
   assert len(examples(str(tmp_path / "o" / "*.gz"))) == 2
 
 
-def test_missing_value_and_missing_label_column_name_the_row_and_column(tmp_path, capsys):
-  (tmp_path / "t.csv").write_text("a,label\n1,0\n,1\n")
-  assert run("table", tmp_path / "t.csv", "--label", "label", "--output", tmp_path / "o") == 2
+def test_empty_cells_make_an_optional_feature_or_with_strict_name_the_row(tmp_path, capsys):
+  (tmp_path / "t.csv").write_text("a,c,label\n1,x,0\n,,1\n3,y,1\n")
+  assert run("table", tmp_path / "t.csv", "--label", "label", "--output", tmp_path / "o") == 0
+  decl = declaration.load(str(tmp_path / "o" / "dataset.yaml"))
+  assert {f.name: f.required for f in decl.features} == {"a": False, "c": False}
+  records = examples(str(tmp_path / "o" / "*.gz"))
+  assert sorted((r.get("a"), r.get("c")) for r in records if r.get("a")) == [
+      ([1], [b"x"]), ([3], [b"y"])]
+  assert [r for r in records if "a" not in r] == [{"label": [1]}]
+  assert check.check_records(decl) == 3
+  assert run("table", tmp_path / "t.csv", "--label", "label", "--output", tmp_path / "s",
+             "--strict") == 2
   assert "t.csv: row 1: column 'a' is missing a value" in capsys.readouterr().err
   assert run("table", tmp_path / "t.csv", "--label", "y", "--output", tmp_path / "o") == 2
-  assert "no label column 'y'; the columns are a, label" in capsys.readouterr().err
+  assert "no label column 'y'; the columns are a, c, label" in capsys.readouterr().err
 
 
 def test_arrays_are_stored_as_raw_bytes_with_shape_and_dtype_declared(tmp_path):
