@@ -118,6 +118,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
   except LookupError as e:
+    if run_options is None:  # a component's own KeyError or IndexError
+      traceback.print_exc()
+      return 1
     # TFX's partial run found no earlier run of a node it must reuse.
     print(f"error: partial run: expected an earlier successful run of {name!r} under "
           f"{home} to reuse the outputs of the components before "

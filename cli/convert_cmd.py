@@ -127,5 +127,7 @@ def run(args) -> int:
     print(f"skipped {len(skipped)} bad item(s):")
     for item, reason in skipped:
       print(f"  {item}: {reason}")
+  for column in getattr(source, "empty_columns", []):
+    print(f"left out column '{column}': it has no value in any row")
   print(f"declaration: {yaml_path}")
   return 0

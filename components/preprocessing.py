@@ -72,6 +72,9 @@ def _optional_numeric(f: Feature, x) -> tf.Tensor:
   values = x.values if isinstance(x, tf.SparseTensor) else tf.reshape(x, [-1])
   values = tf.cast(values, tf.float32)
   mean, std = tft.mean(values), tf.sqrt(tft.var(values))
+  # No value at all in the training data: nothing to centre on.
+  mean = tf.where(tf.math.is_nan(mean), 0.0, mean)
+  std = tf.where(tf.math.is_nan(std), 1.0, std)
   dense = _with_nan(x, f.length)
   fill = mean if f.default is None else tf.constant(f.default, tf.float32)
   filled = tf.where(tf.math.is_nan(dense), fill, dense)
@@ -103,6 +106,17 @@ def transform_feature(f: Feature, x) -> tf.Tensor:
   return _sequence(f, x)
 
 
+def _all_missing(f: Feature, like) -> tf.SparseTensor:
+  """An optional feature that no training record had, so the schema that
+  SchemaGen inferred left it out: every record lacks it. `like` is any other
+  input, for the batch size (not the label: serving has none)."""
+  batch = like.dense_shape[0] if isinstance(like, tf.SparseTensor) else tf.shape(
+      like, out_type=tf.int64)[0]
+  dtype = {"float": tf.float32, "int": tf.int64, "string": tf.string}[f.dtype]
+  return tf.SparseTensor(tf.zeros([0, 2], tf.int64), tf.zeros([0], dtype),
+                         tf.stack([batch, 1]))
+
+
 def preprocessing_fn(inputs: Mapping[str, Any],
                      custom_config: Dict[str, Any]) -> Dict[str, tf.Tensor]:
   """TFX Transform entry point.
@@ -115,6 +129,11 @@ def preprocessing_fn(inputs: Mapping[str, Any],
     The transformed features and the label.
   """
   decl = Declaration.from_dict(custom_config["declaration"])
+  inputs = dict(inputs)
+  present = [f.name for f in decl.features if f.name in inputs]
+  for f in decl.features:
+    if f.name not in inputs and not f.required:
+      inputs[f.name] = _all_missing(f, inputs[present[0]])
   outputs = {f.name: transform_feature(f, inputs[f.name]) for f in decl.features}
   for f in decl.features:
     if f.missing_indicator:

@@ -97,8 +97,11 @@ class Table:
         raise ConvertError(f"{path}: no {role} column '{column}'; the columns "
                            f"are {', '.join(names)}")
     self._label_ids()
+    # A column with no value in any row says nothing: it is left out.
+    self.empty_columns = [n for n in names if n not in (label, image_column, key_column)
+                          and self.table.column(n).null_count == self.table.num_rows]
     self.kinds = {n: _kind(path, n, self.table.schema.field(n).type) for n in names
-                  if n not in (label, image_column, key_column)}
+                  if n not in (label, image_column, key_column, *self.empty_columns)}
     self.optional = set() if strict else {
         n for n in self.kinds if self.table.column(n).null_count}
     self.num_items = self.table.num_rows
