@@ -18,7 +18,9 @@ Transformed features keep their raw names. What each kind becomes:
   sequence     int: ids shifted by one (0 pads), float: z-scored values;
                padded or cut to max_length, shape [batch, max_length]. A
                missing sequence is an empty one: all padding.
-  label        int64, shape [batch].
+  label        classes: int64 class id, shape [batch]; names stored as
+               strings become their position in the declared `classes`.
+               regression: float32, shape [batch].
 """
 
 from typing import Any, Dict, Mapping
@@ -138,7 +140,21 @@ def preprocessing_fn(inputs: Mapping[str, Any],
   for f in decl.features:
     if f.missing_indicator:
       outputs[f.missing_indicator] = missing_indicator(f, inputs[f.name])
-  label = inputs[decl.label.name]
-  outputs[decl.label.name] = tf.reshape(_dense(label, 1, tf.constant(0, label.dtype)),
-                                        [-1])
+  outputs[decl.label.name] = transform_label(decl, inputs[decl.label.name])
   return outputs
+
+
+def transform_label(decl: Declaration, label) -> tf.Tensor:
+  """The label as the model learns it (see the module docstring)."""
+  label = tf.reshape(_dense(label, 1, tf.zeros([], label.dtype)), [-1])
+  if decl.label.kind == "regression":
+    return tf.cast(label, tf.float32)
+  if label.dtype == tf.string:
+    # A fixed table from the declared list, not a vocabulary computed from the
+    # data: ids never change between runs or spans. The records were checked
+    # against the list before the run.
+    table = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(
+        tf.constant(list(decl.label.classes)),
+        tf.range(len(decl.label.classes), dtype=tf.int64)), default_value=-1)
+    return table.lookup(label)
+  return tf.cast(label, tf.int64)

@@ -41,6 +41,11 @@ def declaration_text(name: str, source_summary: dict, output: Output,
     label["classes"] = list(source_summary["classes"])
   doc = {"name": name, "data": data, "label": label,
          "features": source_summary["features"]}
+  if label.get("kind") == "regression":
+    # No threshold fits every regression target: a starting point to edit,
+    # the spread of the label itself (a model that always predicts the mean).
+    doc["evaluation"] = {"metric": "rmse",
+                         "threshold": round(float(source_summary["label_std"]), 6)}
   text = (f"# Written by `tfrecords convert` from {source}.\n"
           "# Run it: python local_runner.py --dataset <this file>\n"
           + yaml.safe_dump(doc, sort_keys=False))

@@ -2,8 +2,9 @@
 
 Column types decide feature kinds: floats -> numeric float, integers and
 booleans -> numeric int, strings -> categorical, lists of numbers (Parquet)
--> sequence. The label column holds integer class ids, or class names that
-are numbered in sorted order. An optional column of image paths (relative to
+-> sequence. The label column holds integer class ids, class names that
+are numbered in sorted order (and declared as `classes`), or floats: a
+regression label. An optional column of image paths (relative to
 the table's folder) adds an image feature, read as in `convert.images`.
 
 A feature column with empty cells is declared `required: false`: its
@@ -109,7 +110,13 @@ class Table:
   def _label_ids(self) -> None:
     column = self.table.column(self.label)
     dtype = column.type
-    if pa.types.is_integer(dtype):
+    self.regression = pa.types.is_floating(dtype)
+    if self.regression:  # a number to predict
+      self.classes, self.num_classes, self.label_ids = None, 0, column
+      if column.null_count:
+        raise ConvertError(f"{self.path}: column '{self.label}': expected a value in "
+                           f"every row, found {column.null_count} empty")
+    elif pa.types.is_integer(dtype):
       self.classes = None
       valid = pc.drop_null(column)
       self.num_classes = int(pc.max(valid).as_py() or 0) + 1 if len(valid) else 0
@@ -123,7 +130,7 @@ class Table:
       self.label_ids = pc.index_in(column, value_set=pa.array(self.classes))
     else:
       raise ConvertError(f"{self.path}: column '{self.label}': expected integer "
-                         f"class ids or class names, found {dtype}")
+                         f"class ids, class names or numbers, found {dtype}")
 
   def record_batch(self, lo: int, hi: int, skip_bad: bool, summary: collections.Counter):
     part = self.table.slice(lo, hi - lo)
@@ -172,7 +179,8 @@ class Table:
         columns[name] = (arrow.optional_list_column(column) if name in self.optional
                          else arrow.list_column(column))
     columns[self.label] = arrow.list_column(labels.filter(mask).combine_chunks()
-                                            .cast(pa.int64()))
+                                            .cast(pa.float32() if self.regression
+                                                  else pa.int64()))
     keys = (part.column(self.key_column).filter(mask).cast(pa.string()).to_pylist()
             if self.key_column else [str(lo + i) for i in np.flatnonzero(valid)])
     return arrow.record_batch(columns), keys, bad
@@ -189,5 +197,9 @@ class Table:
         features[name]["max_length"] = max(1, summary[("max_length", name)])
       if name in self.optional:
         features[name]["required"] = False
-    label = {"name": self.label, "num_classes": max(2, self.num_classes)}
-    return {"label": label, "classes": self.classes, "features": features}
+    label = ({"name": self.label, "kind": "regression"} if self.regression
+             else {"name": self.label, "num_classes": max(2, self.num_classes)})
+    summary_out = {"label": label, "classes": self.classes, "features": features}
+    if self.regression:
+      summary_out["label_std"] = float(np.std(self.label_ids.to_numpy()))
+    return summary_out

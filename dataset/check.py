@@ -95,6 +95,28 @@ def _check_feature(f: Feature, feature: tf.train.Feature):
   return None
 
 
+def _check_label(decl: Declaration, label: tf.train.Feature):
+  """(expected, found) when the label does not match its declaration, else None."""
+  kind, values = label.WhichOneof("kind"), _values(label)
+  if decl.label.kind == "regression":
+    if kind != "float_list" or len(values) != 1:
+      return "one float value (float_list), a regression label", f"{kind} {values[:3]}"
+    return None
+  classes = decl.label.classes
+  if kind == "bytes_list" and classes and len(values) == 1:
+    name = values[0].decode("utf-8", "replace")
+    if name not in classes:
+      return f"one of the declared classes {list(classes)}", repr(name)
+    return None
+  if kind != "int64_list" or len(values) != 1:
+    expected = "one integer class id (int64_list)" + (
+        " or one class name (bytes_list)" if classes else "")
+    return expected, f"{kind} {values[:3]}"
+  if not 0 <= values[0] < decl.label.num_classes:
+    return f"a class id in [0, {decl.label.num_classes})", values[0]
+  return None
+
+
 def check_example(decl: Declaration, example: tf.train.Example, where: str):
   """Raises DeclarationError if one example does not match the declaration."""
   fmap = example.features.feature
@@ -105,13 +127,9 @@ def check_example(decl: Declaration, example: tf.train.Example, where: str):
 
   if decl.label.name not in fmap:
     fail(decl.label.name, "the label", "no such feature in the record")
-  label = fmap[decl.label.name]
-  if label.WhichOneof("kind") != "int64_list" or len(label.int64_list.value) != 1:
-    fail(decl.label.name, "one integer class id (int64_list)",
-         f"{label.WhichOneof('kind')} {_values(label)[:3]}")
-  if not 0 <= label.int64_list.value[0] < decl.label.num_classes:
-    fail(decl.label.name, f"a class id in [0, {decl.label.num_classes})",
-         label.int64_list.value[0])
+  mismatch = _check_label(decl, fmap[decl.label.name])
+  if mismatch:
+    fail(decl.label.name, *mismatch)
   for f in decl.features:
     # A feature with no value list at all is how encoders write a missing value.
     if f.name not in fmap or fmap[f.name].WhichOneof("kind") is None:

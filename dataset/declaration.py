@@ -18,7 +18,8 @@ The format, with the bundled digits as the worked example (`datasets/digits.yaml
       # pattern: "*"
       # hash_buckets: {train: 4, eval: 1}
     schema: ../schemas/digits.pbtxt   # optional curated schema
-    label: {name: label, num_classes: 10}
+    label: {name: label, num_classes: 10}   # or classes: [cat, dog], or kind: regression
+    evaluation: {metric: accuracy, threshold: 0.9, max_change: 0.01}   # optional
     features:
       image: {kind: image, encoding: png, height: 8, width: 8, channels: 1}
       ink: {kind: numeric, dtype: float, length: 1}
@@ -95,18 +96,53 @@ class Feature:
     return self.height * self.width * self.channels * RAW_DTYPES[self.raw_dtype]
 
 
+LABEL_KINDS = ("classes", "regression")
+# metric -> (TFMA/Keras metric class, higher is better); the first of each
+# label kind is its default.
+METRICS = {"classes": {"accuracy": ("SparseCategoricalAccuracy", True),
+                       "auc": ("AUC", True)},
+           "regression": {"rmse": ("RootMeanSquaredError", False),
+                          "mae": ("MeanAbsoluteError", False)}}
+
+
 @dataclasses.dataclass(frozen=True)
 class Label:
-  """The label: an int64 class id in [0, num_classes).
+  """The label.
 
   Attributes:
     name: the label's key in the records.
-    num_classes: how many classes.
-    classes: optional class names, by id.
+    num_classes: how many classes (0 for regression).
+    classes: class names, by id. The records hold either the ids (int64) or
+      the names (bytes); ids are positions in this list, so they never
+      change between runs or spans.
+    kind: `classes`, or `regression` for a float label.
   """
   name: str
   num_classes: int
   classes: Tuple[str, ...] = ()
+  kind: str = "classes"
+
+
+@dataclasses.dataclass(frozen=True)
+class Evaluation:
+  """What blesses a model: a metric, its threshold, and the largest change
+  for the worse against the served model.
+
+  For metrics where higher is better (accuracy, auc) `threshold` is a lower
+  bound and `max_change` the largest drop; for rmse and mae an upper bound
+  and the largest rise.
+  """
+  metric: str = "accuracy"
+  threshold: float = 0.9
+  max_change: float = 0.01
+
+  @property
+  def metric_class(self) -> str:
+    return {**METRICS["classes"], **METRICS["regression"]}[self.metric][0]
+
+  @property
+  def higher_is_better(self) -> bool:
+    return {**METRICS["classes"], **METRICS["regression"]}[self.metric][1]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,6 +172,7 @@ class Declaration:
   label: Label
   features: Tuple[Feature, ...]
   schema: Optional[str] = None
+  evaluation: Evaluation = Evaluation()
 
   def of_kind(self, kind: str) -> List[Feature]:
     return [f for f in self.features if f.kind == kind]
@@ -159,7 +196,8 @@ class Declaration:
     """
     return {"name": self.name, "path": "", "data": {"root": ""},
             "label": dataclasses.asdict(self.label),
-            "features": [dataclasses.asdict(f) for f in self.features]}
+            "features": [dataclasses.asdict(f) for f in self.features],
+            "evaluation": dataclasses.asdict(self.evaluation)}
 
   @classmethod
   def from_dict(cls, d: Mapping[str, Any]) -> "Declaration":
@@ -168,7 +206,8 @@ class Declaration:
         name=d["name"], path=d["path"], schema=d.get("schema"),
         data=Data(**d["data"]),
         label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
-        features=tuple(Feature(**f) for f in d["features"]))
+        features=tuple(Feature(**f) for f in d["features"]),
+        evaluation=Evaluation(**d.get("evaluation", {})))
 
 
 def is_uri(path: str) -> bool:
@@ -269,17 +308,11 @@ def parse(raw: Any, path: str) -> Declaration:
   """
   r = FieldReader(path)
   base = os.path.dirname(os.path.abspath(path))
-  raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features"))
+  raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features", "evaluation"))
   name = r.get(raw, "", "name", str)
   if not name.replace("-", "").replace("_", "").isalnum():
     raise r.fail("name", "letters, digits, '-' and '_' only", name)
-  label_node = r.mapping(raw.get("label"), "label", ("name", "num_classes", "classes"))
-  label = Label(r.get(label_node, "label", "name", str),
-                r.get(label_node, "label", "num_classes", int, minimum=2),
-                tuple(str(c) for c in r.get(label_node, "label", "classes", list, [])))
-  if label.classes and len(label.classes) != label.num_classes:
-    raise r.fail("label.classes", f"{label.num_classes} names (num_classes)",
-                 f"{len(label.classes)} names")
+  label = _label(r, raw.get("label"))
   features_node = r.get(raw, "", "features", dict)
   if not features_node:
     raise r.fail("features", "at least one feature", features_node)
@@ -296,7 +329,53 @@ def parse(raw: Any, path: str) -> Declaration:
       raise r.fail("schema", "an existing schema file", schema)
   return Declaration(name=name, path=os.path.abspath(path),
                      data=_data(r, raw.get("data"), base), label=label,
-                     features=features, schema=schema)
+                     features=features, schema=schema,
+                     evaluation=_evaluation(r, raw.get("evaluation", {}), label))
+
+
+def _label(r: FieldReader, node: Any) -> Label:
+  node = r.mapping(node, "label", ("name", "num_classes", "classes", "kind"))
+  name = r.get(node, "label", "name", str)
+  kind = r.get(node, "label", "kind", str, "classes", LABEL_KINDS)
+  if kind == "regression":
+    for key in ("num_classes", "classes"):
+      if key in node:
+        raise r.fail(f"label.{key}", "nothing: a regression label has no classes",
+                     node[key])
+    return Label(name, 0, kind=kind)
+  classes = r.get(node, "label", "classes", list, [])
+  if not all(isinstance(c, (str, int)) and not isinstance(c, bool) for c in classes):
+    raise r.fail("label.classes", "a list of class names", classes)
+  classes = tuple(str(c) for c in classes)
+  if len(set(classes)) != len(classes):
+    raise r.fail("label.classes", "distinct class names", list(classes))
+  num_classes = r.get(node, "label", "num_classes", int, len(classes) or ...,
+                      minimum=2)
+  if classes and len(classes) != num_classes:
+    raise r.fail("label.classes", f"{num_classes} names (num_classes)",
+                 f"{len(classes)} names")
+  return Label(name, num_classes, classes)
+
+
+def _evaluation(r: FieldReader, node: Any, label: Label) -> Evaluation:
+  node = r.mapping(node, "evaluation", ("metric", "threshold", "max_change"))
+  metrics = METRICS[label.kind]
+  metric = r.get(node, "evaluation", "metric", str, next(iter(metrics)), tuple(metrics))
+  if metric == "auc" and label.num_classes != 2:
+    raise r.fail("evaluation.metric", "accuracy: auc needs exactly 2 classes",
+                 f"auc with {label.num_classes} classes")
+  if metrics[metric][1]:
+    threshold = r.get(node, "evaluation", "threshold", (int, float), 0.9)
+  elif "threshold" not in node:
+    # An error in the label's own units has no default that fits every dataset.
+    raise r.fail("evaluation.threshold", f"a number: the largest {metric} a model "
+                 "may have and be blessed (a regression label needs one)", MISSING)
+  else:
+    threshold = r.get(node, "evaluation", "threshold", (int, float))
+  max_change = r.get(node, "evaluation", "max_change", (int, float), 0.01)
+  if max_change < 0:
+    raise r.fail("evaluation.max_change", "a number >= 0", max_change)
+  return Evaluation(metric, float(threshold), float(max_change))
 
 
 def load(path: str) -> Declaration:

@@ -52,10 +52,15 @@ def _add(schema: schema_pb2.Schema, f: Feature) -> None:
 def from_declaration(decl: Declaration) -> schema_pb2.Schema:
   """The schema that the declaration implies, with the label's class range."""
   schema = schema_pb2.Schema()
-  label = schema.feature.add(name=decl.label.name, type=schema_pb2.INT)
-  _fixed(label, 1)
-  label.int_domain.min = 0
-  label.int_domain.max = decl.label.num_classes - 1
+  if decl.label.kind == "regression":
+    _fixed(schema.feature.add(name=decl.label.name, type=schema_pb2.FLOAT), 1)
+  else:
+    # Class ids; for labels stored as names, edit the type to BYTES and use
+    # a string_domain of the classes.
+    label = schema.feature.add(name=decl.label.name, type=schema_pb2.INT)
+    _fixed(label, 1)
+    label.int_domain.min = 0
+    label.int_domain.max = decl.label.num_classes - 1
   for f in decl.features:
     _add(schema, f)
   return schema

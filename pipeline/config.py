@@ -6,9 +6,9 @@ they need through `custom_config`, as plain dicts made by `to_dict`.
 """
 
 import dataclasses
-from typing import List, Mapping
+from typing import List, Mapping, Optional
 
-from dataset.declaration import Declaration
+from dataset.declaration import Declaration, Evaluation
 from trainer.config import ConfigError, TrainingConfig
 from trainer.config import check as _check
 
@@ -57,10 +57,11 @@ class PipelineConfig:
     serving_dir: where Pusher writes blessed models, one version per folder.
     declaration: the dataset, loaded and checked.
     training: how the Trainer trains.
-    min_accuracy: the Evaluator blesses a model only at or above this eval
-      accuracy.
-    max_accuracy_drop: once a blessed model exists, a new one is blessed only
-      if its accuracy is at most this much below the latest blessed model's.
+    threshold: overrides the declaration's `evaluation.threshold`: the
+      blessing metric's lower bound (accuracy, auc) or upper bound (rmse, mae).
+    max_change: overrides `evaluation.max_change`: once a blessed model
+      exists, a new one is blessed only if its metric is at most this much
+      worse than the latest blessed model's.
     materialize: Transform writes the transformed examples, which the
       Trainer reads; otherwise (the default: measured faster, see
       `bench/transform_bench.py`) Transform writes only its graph, and the
@@ -79,8 +80,8 @@ class PipelineConfig:
   serving_dir: str
   declaration: Declaration
   training: TrainingConfig = TrainingConfig()
-  min_accuracy: float = 0.9
-  max_accuracy_drop: float = 0.01
+  threshold: Optional[float] = None
+  max_change: Optional[float] = None
   materialize: bool = False
   enable_cache: bool = True
   beam_args: List[str] = dataclasses.field(
@@ -92,7 +93,16 @@ class PipelineConfig:
     _check("pipeline_name", self.pipeline_name,
            self.pipeline_name.replace("-", "").replace("_", "").isalnum(),
            "letters, digits, '-' and '_'")
-    _check("min_accuracy", self.min_accuracy, 0 <= self.min_accuracy <= 1,
-           "a number in [0, 1]")
-    _check("max_accuracy_drop", self.max_accuracy_drop,
-           0 <= self.max_accuracy_drop <= 1, "a number in [0, 1]")
+    evaluation = self.evaluation
+    if evaluation.metric in ("accuracy", "auc"):
+      _check("threshold", evaluation.threshold, 0 <= evaluation.threshold <= 1,
+             f"a number in [0, 1] ({evaluation.metric})")
+    _check("max_change", evaluation.max_change, evaluation.max_change >= 0,
+           "a number >= 0")
+
+  @property
+  def evaluation(self) -> Evaluation:
+    """The declaration's `evaluation:`, with this run's overrides."""
+    overrides = {k: v for k, v in (("threshold", self.threshold),
+                                   ("max_change", self.max_change)) if v is not None}
+    return dataclasses.replace(self.declaration.evaluation, **overrides)

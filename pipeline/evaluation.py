@@ -1,40 +1,85 @@
 """The Evaluator's configuration: always explicit thresholds.
 
 Without thresholds TFMA never blesses a model, silently (TFX issue #5148).
-Here a model is blessed only when its eval accuracy clears `min_accuracy`
-and, once a blessed model exists, it is at most `max_accuracy_drop` below the
-latest blessed model.
+Here a model is blessed only when its blessing metric (the declaration's
+`evaluation:`; accuracy for classes, rmse for regression by default) clears
+its threshold and, once a blessed model exists, is at most `max_change`
+worse than the latest blessed model's. The other metrics of the label's kind
+are computed for the report: accuracy (and AUC with two classes), or RMSE
+and MAE.
 """
+
+import json
 
 import tensorflow_model_analysis as tfma
 
+from dataset.declaration import METRICS
 from pipeline.config import PipelineConfig
-from trainer.export import OUTPUT_KEY, SIGNATURE
+from trainer.export import SIGNATURE, prediction_key
 
-METRIC = "sparse_categorical_accuracy"
+# metric -> the name TFMA records it under
+METRIC_KEYS = {"accuracy": "sparse_categorical_accuracy", "auc": "auc",
+               "rmse": "root_mean_squared_error", "mae": "mean_absolute_error"}
+
+
+def blessing_metric(eval_config_json: str) -> tuple:
+  """(name, TFMA key, metric class) of the thresholded metric of an
+  Evaluator's eval_config, as ML Metadata recorded it."""
+  config = json.loads(eval_config_json)
+  classes = {cls: name for kind in METRICS.values() for name, (cls, _) in kind.items()}
+  for spec in config.get("metrics_specs", []):
+    for metric in spec.get("metrics", []):
+      if metric.get("per_slice_thresholds") or metric.get("threshold"):
+        name = classes[metric["class_name"]]
+        return name, METRIC_KEYS[name], metric["class_name"]
+  raise ValueError(f"no thresholded metric in the eval_config {config}")
+
+
+def _threshold(evaluation) -> tfma.MetricThreshold:
+  if evaluation.higher_is_better:
+    return tfma.MetricThreshold(
+        value_threshold=tfma.GenericValueThreshold(
+            lower_bound={"value": evaluation.threshold}),
+        change_threshold=tfma.GenericChangeThreshold(
+            direction=tfma.MetricDirection.HIGHER_IS_BETTER,
+            absolute={"value": -evaluation.max_change - 1e-10}))
+  return tfma.MetricThreshold(
+      value_threshold=tfma.GenericValueThreshold(
+          upper_bound={"value": evaluation.threshold}),
+      change_threshold=tfma.GenericChangeThreshold(
+          direction=tfma.MetricDirection.LOWER_IS_BETTER,
+          absolute={"value": evaluation.max_change + 1e-10}))
 
 
 def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
   """The EvalConfig for the candidate model and the baseline."""
-  threshold = tfma.MetricThreshold(
-      value_threshold=tfma.GenericValueThreshold(
-          lower_bound={"value": config.min_accuracy}),
-      change_threshold=tfma.GenericChangeThreshold(
-          direction=tfma.MetricDirection.HIGHER_IS_BETTER,
-          absolute={"value": -config.max_accuracy_drop - 1e-10}))
+  evaluation = config.evaluation
+  label = config.declaration.label
+  metrics = METRICS[label.kind]
+  if label.kind == "classes" and label.num_classes != 2:
+    metrics = {k: v for k, v in metrics.items() if k != "auc"}
+  # The thresholds bless on the overall slice only: a plain `threshold`
+  # would apply to every class's slice too.
+  def metric(name: str, class_name: str) -> tfma.MetricConfig:
+    if name != evaluation.metric:
+      return tfma.MetricConfig(class_name=class_name)
+    return tfma.MetricConfig(class_name=class_name, per_slice_thresholds=[
+        tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()],
+                                     threshold=_threshold(evaluation))])
+
+  specs = [tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name="ExampleCount")] + [
+      metric(name, class_name) for name, (class_name, _) in metrics.items()
+      if name != "auc"])]
+  if "auc" in metrics:
+    # AUC needs one score per example: class 1's probability, against label 1.
+    specs.append(tfma.MetricsSpec(
+        metrics=[metric("auc", "AUC")],
+        binarize=tfma.BinarizationOptions(class_ids={"values": [1]})))
+  slices = [tfma.SlicingSpec()]
+  if label.kind == "classes":  # per class, for the report (debug/report)
+    slices.append(tfma.SlicingSpec(feature_keys=[label.name]))
   return tfma.EvalConfig(
       model_specs=[tfma.ModelSpec(
-          signature_name=SIGNATURE, prediction_key=OUTPUT_KEY,
-          label_key=config.declaration.label.name)],
-      # Overall, and per label class for the report (debug/report).
-      slicing_specs=[tfma.SlicingSpec(),
-                     tfma.SlicingSpec(feature_keys=[config.declaration.label.name])],
-      metrics_specs=[tfma.MetricsSpec(metrics=[
-          tfma.MetricConfig(class_name="ExampleCount"),
-          # The thresholds bless on the overall slice only: a plain
-          # `threshold` would apply to every class's slice too.
-          tfma.MetricConfig(class_name="SparseCategoricalAccuracy",
-                            per_slice_thresholds=[tfma.PerSliceMetricThreshold(
-                                slicing_specs=[tfma.SlicingSpec()],
-                                threshold=threshold)]),
-      ])])
+          signature_name=SIGNATURE, prediction_key=prediction_key(config.declaration),
+          label_key=label.name)],
+      slicing_specs=slices, metrics_specs=specs)

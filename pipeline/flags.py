@@ -29,13 +29,16 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                       help="default: the declaration's name")
   parser.add_argument("--train-steps", type=int,
                       default=TrainingConfig.train_steps)
-  parser.add_argument("--min-accuracy", type=float,
-                      default=PipelineConfig.min_accuracy,
-                      help="bless a model only at or above this eval accuracy")
-  parser.add_argument("--max-accuracy-drop", type=float,
-                      default=PipelineConfig.max_accuracy_drop,
+  parser.add_argument("--threshold", "--min-accuracy", dest="threshold", type=float,
+                      help="bless a model only if its blessing metric (the "
+                           "declaration's evaluation.metric, default accuracy) "
+                           "is at least this (accuracy, auc) or at most this "
+                           "(rmse, mae); default: the declaration's, else 0.9")
+  parser.add_argument("--max-change", "--max-accuracy-drop", dest="max_change",
+                      type=float,
                       help="once a model is served, bless a new one only if its "
-                           "accuracy is at most this much below the served one's")
+                           "metric is at most this much worse than the served "
+                           "one's; default: the declaration's, else 0.01")
   parser.add_argument("--beam-args", default=shlex.join(DEFAULT_BEAM_ARGS),
                       help="Apache Beam options for the data components, as "
                            "one string; write --beam-args=\"...\" (default: "
@@ -81,7 +84,7 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       pipeline_root=pipeline_root, serving_dir=serving_dir, declaration=decl,
       training=training_config(args.train).with_train_steps(args.train_steps),
       materialize=args.materialize,
-      min_accuracy=args.min_accuracy, max_accuracy_drop=args.max_accuracy_drop,
+      threshold=args.threshold, max_change=args.max_change,
       enable_cache=not args.no_cache, beam_args=shlex.split(args.beam_args),
       **overrides)
 

@@ -9,7 +9,7 @@ from typing import Dict, Optional
 
 from debug import store as st
 from debug.report import evaluation as results
-from pipeline.evaluation import METRIC
+from pipeline.evaluation import blessing_metric
 
 
 @dataclasses.dataclass
@@ -20,18 +20,20 @@ class Outcome:
     states: node id -> execution state of this run (`COMPLETE`, `CACHED`,
       `FAILED`, ...); nodes that did not run are absent.
     blessed: whether the Evaluator blessed the model; None if it did not run.
-    accuracy: the candidate model's eval accuracy, if evaluated.
+    metric: the metric that blesses (accuracy, auc, rmse or mae).
+    value: the candidate model's value of it on the eval split, if evaluated.
     reasons: why a model was not blessed, one line per failed threshold.
     pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
       had written), or None.
-    threshold: the accuracy thresholds the Evaluator applied, in words.
+    threshold: the thresholds the Evaluator applied to it, in words.
     seconds: node id -> how long its execution took, as ML Metadata
       recorded it (from creation to its last update).
   """
   states: Dict[str, str]
   seconds: Dict[str, float] = dataclasses.field(default_factory=dict)
   blessed: Optional[bool] = None
-  accuracy: Optional[float] = None
+  metric: str = "accuracy"
+  value: Optional[float] = None
   reasons: tuple = ()
   pushed_dir: Optional[str] = None
   threshold: str = ""
@@ -41,7 +43,7 @@ class Outcome:
     lines = []
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
-      lines.append(f"model {verdict}: eval accuracy {self.accuracy:.4f}"
+      lines.append(f"model {verdict}: eval {self.metric} {self.value:.4f}"
                    + (f" (needs {self.threshold})" if self.threshold else ""))
       lines += [f"  {r}" for r in self.reasons]
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
@@ -49,10 +51,10 @@ class Outcome:
     return "\n".join(lines)
 
 
-def _evaluation(uri: str) -> tuple:
-  """(accuracy, failed-threshold lines) from an Evaluator output folder."""
+def _evaluation(uri: str, key: str) -> tuple:
+  """(the metric's value, failed-threshold lines) from an Evaluator output folder."""
   overall = results.load(uri).get((), {}).get("candidate", {})
-  return overall.get(METRIC), tuple(results.failures(uri))
+  return overall.get(key), tuple(results.failures(uri))
 
 
 def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
@@ -73,9 +75,11 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
   if node_id not in ("Evaluator", "Pusher"):
     return
+  key = None
   if node_id == "Evaluator":
-    outcome.threshold = results.thresholds(
-        st.exec_property(execution, "eval_config")).get("SparseCategoricalAccuracy", "")
+    eval_config = st.exec_property(execution, "eval_config")
+    outcome.metric, key, class_name = blessing_metric(eval_config)
+    outcome.threshold = results.thresholds(eval_config).get(class_name, "")
   for _, artifact in st.events(store, execution.id, st.OUTPUTS):
     props = artifact.custom_properties
     if "blessed" in props and "current_model" in props:
@@ -84,4 +88,4 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
       pushed = bool(props["pushed"].int_value)
       outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
     elif st.artifact_type(store, artifact) == "ModelEvaluation":
-      outcome.accuracy, outcome.reasons = _evaluation(artifact.uri)
+      outcome.value, outcome.reasons = _evaluation(artifact.uri, key)

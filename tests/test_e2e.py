@@ -61,7 +61,7 @@ def test_every_component_ran_once_and_the_model_was_blessed_and_pushed(digits_ru
     assert executions[0].last_known_state == st.STATE.COMPLETE, node
   result = outcome.read_outcome(digits_run["metadata"], "digits")
   assert result.blessed is True
-  assert result.accuracy >= 0.9
+  assert result.value >= 0.9
   last_line = digits_run["stdout"].strip().splitlines()[-1]
   assert last_line == f"pushed model: {result.pushed_dir}"
   assert os.path.dirname(result.pushed_dir) == digits_run["serving"]
@@ -197,7 +197,7 @@ def test_model_below_the_threshold_is_not_blessed_and_not_pushed(digits_run):
   assert code == 1, err[-3000:]
   result = outcome.read_outcome(digits_run["metadata"], "digits")
   assert result.states["Evaluator"] == "COMPLETE" and result.states["Pusher"] == "COMPLETE"
-  assert result.accuracy < 0.9999
+  assert result.value < 0.9999
   assert result.blessed is False and result.pushed_dir is None
   assert "model NOT blessed: eval accuracy" in out
   assert any("sparse_categorical_accuracy value" in r and "0.9999" in r
@@ -223,7 +223,7 @@ def test_convert_then_run_needs_no_hand_editing(tmp_path):
   assert code == 0, err[-3000:]
   result = outcome.read_outcome(str(tmp_path / "runs" / "raw_digits" / "metadata.sqlite"),
                                 "raw_digits")
-  assert result.blessed and result.accuracy >= 0.9
+  assert result.blessed and result.value >= 0.9
   assert out.strip().endswith(f"pushed model: {result.pushed_dir}")
 
 

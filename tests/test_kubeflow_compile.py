@@ -215,5 +215,5 @@ def test_both_runners_take_the_same_pipeline_flags():
   assert wanted <= kubeflow_flags
   args = local_runner.parse_args(["--max-accuracy-drop", "0.05",
                                   "--beam-args=--direct_num_workers=2", "--train-steps", "5"])
-  assert (args.max_accuracy_drop, args.beam_args, args.train_steps) == (
+  assert (args.max_change, args.beam_args, args.train_steps) == (
       0.05, "--direct_num_workers=2", 5)

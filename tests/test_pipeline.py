@@ -62,8 +62,8 @@ def test_transform_waits_for_the_anomalies_gate():
 
 
 def test_evaluator_has_value_and_change_thresholds():
-  config = _config(declaration.load(DIGITS_YAML), min_accuracy=0.93,
-                   max_accuracy_drop=0.02)
+  config = _config(declaration.load(DIGITS_YAML), threshold=0.93,
+                   max_change=0.02)
   evaluator = _by_id(pipeline.create_pipeline(config))["Evaluator"]
   eval_config = json.loads(evaluator.exec_properties["eval_config"])
   metric = [m for m in eval_config["metrics_specs"][0]["metrics"]
@@ -152,8 +152,8 @@ def test_bad_train_flags_name_the_setting(setting, message):
 
 
 @pytest.mark.parametrize("kwargs,field", [
-    ({"min_accuracy": 1.5}, "min_accuracy"),
-    ({"max_accuracy_drop": -0.1}, "max_accuracy_drop"),
+    ({"threshold": 1.5}, "threshold"),
+    ({"max_change": -0.1}, "max_change"),
     ({"pipeline_name": "a b"}, "pipeline_name"),
 ])
 def test_invalid_pipeline_config_names_the_field(kwargs, field):

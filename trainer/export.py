@@ -16,6 +16,13 @@ from trainer.images import decode_batch
 
 SIGNATURE = "serving_default"
 OUTPUT_KEY = "probabilities"
+VALUE_KEY = "value"
+CLASSES_KEY = "all_classes"
+
+
+def prediction_key(decl: Declaration) -> str:
+  """The output the Evaluator judges."""
+  return VALUE_KEY if decl.label.kind == "regression" else OUTPUT_KEY
 
 
 def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
@@ -33,7 +40,11 @@ def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
     inputs = {name: transformed[name] for name in decl.input_names()}
     for f in decl.of_kind("image"):
       inputs[f.name] = decode_batch(inputs[f.name], f)
-    return {OUTPUT_KEY: model(inputs, training=False)}
+    outputs = {prediction_key(decl): model(inputs, training=False)}
+    if decl.label.classes:
+      names = tf.constant(list(decl.label.classes))
+      outputs[CLASSES_KEY] = tf.tile(names[None], [tf.shape(serialized)[0], 1])
+    return outputs
 
   return serve
 

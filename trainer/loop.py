@@ -17,9 +17,19 @@ from trainer.config import TrainingConfig
 keras = tf.keras
 
 
+def _loss_and_metric(regression: bool):
+  """The per-example loss and the metric, as `model.build_model` compiles them."""
+  if regression:
+    return (keras.losses.MeanSquaredError(reduction=keras.losses.Reduction.NONE),
+            "rmse", keras.metrics.RootMeanSquaredError)
+  return (keras.losses.SparseCategoricalCrossentropy(reduction=keras.losses.Reduction.NONE),
+          "accuracy", keras.metrics.SparseCategoricalAccuracy)
+
+
 def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
                  train, evaluation, config: TrainingConfig,
-                 log_dir: Optional[str] = None) -> Dict[str, List[float]]:
+                 log_dir: Optional[str] = None,
+                 regression: bool = False) -> Dict[str, List[float]]:
   """Trains `model` for config.train_steps steps.
 
   Args:
@@ -30,18 +40,19 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     evaluation: the evaluation (distributed) dataset, repeating.
     config: steps, epochs, eval steps and the per-replica batch size.
     log_dir: where to write the per-epoch numbers for TensorBoard, or None.
+    regression: a regression label (mean squared error, RMSE) rather than
+      classes (cross-entropy, accuracy).
 
   Returns:
-    Per epoch: `loss`, `accuracy`, `val_accuracy`, like `fit`'s history.
+    Per epoch: `loss`, the metric and `val_<metric>` (`accuracy` or
+    `rmse`), like `fit`'s history.
   """
   global_batch = config.batch_size * strategy.num_replicas_in_sync
   optimizer = model.optimizer
   scaled = isinstance(optimizer, keras.mixed_precision.LossScaleOptimizer)
   with strategy.scope():
-    loss_fn = keras.losses.SparseCategoricalCrossentropy(
-        reduction=keras.losses.Reduction.NONE)
-    train_accuracy = keras.metrics.SparseCategoricalAccuracy()
-    eval_accuracy = keras.metrics.SparseCategoricalAccuracy()
+    loss_fn, metric, metric_class = _loss_and_metric(regression)
+    train_metric, eval_metric = metric_class(), metric_class()
 
   def replica_step(x, y):
     with tf.GradientTape() as tape:
@@ -55,7 +66,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     if scaled:
       grads = optimizer.get_unscaled_gradients(grads)
     optimizer.apply_gradients(zip(grads, model.trainable_variables))
-    train_accuracy.update_state(y, probabilities)
+    train_metric.update_state(y, probabilities)
     return loss
 
   @tf.function
@@ -66,15 +77,15 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
   @tf.function
   def eval_step(iterator):
     def replica(x, y):
-      eval_accuracy.update_state(y, model(x, training=False))
+      eval_metric.update_state(y, model(x, training=False))
     strategy.run(replica, args=next(iterator))
 
-  history = {"loss": [], "accuracy": [], "val_accuracy": []}
+  history = {"loss": [], metric: [], f"val_{metric}": []}
   train_it, eval_it = iter(train), iter(evaluation)
   steps_left = config.train_steps
   for epoch in range(config.epochs):
-    train_accuracy.reset_state()
-    eval_accuracy.reset_state()
+    train_metric.reset_state()
+    eval_metric.reset_state()
     steps = min(config.steps_per_epoch, steps_left)
     steps_left -= steps
     total = 0.0
@@ -83,8 +94,8 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     for _ in range(config.eval_steps):
       eval_step(eval_it)
     history["loss"].append(total / max(steps, 1))
-    history["accuracy"].append(float(train_accuracy.result()))
-    history["val_accuracy"].append(float(eval_accuracy.result()))
+    history[metric].append(float(train_metric.result()))
+    history[f"val_{metric}"].append(float(eval_metric.result()))
     curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()},
                        config.train_steps - steps_left)
   return history

@@ -8,7 +8,9 @@ Towers:
   categorical  an embedding per feature.
   sequence     int: a masked embedding, averaged over the sequence;
                float: one dense layer over the padded values.
-The towers are concatenated and feed a softmax over the label's classes.
+The towers are concatenated and feed a softmax over the label's classes
+(cross-entropy loss), or, for a regression label, one linear unit (mean
+squared error, with RMSE and MAE reported).
 Images come in as pixels of their stored dtype; the image tower starts with
 the scaling and augmentation layers of `trainer.augment`. The softmax is
 float32 even under mixed precision, where float16 would round probabilities
@@ -87,7 +89,8 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
 
   Returns:
     A compiled model that maps transformed inputs (images decoded to pixels)
-    to class probabilities. Build it under the distribution strategy's scope.
+    to class probabilities, or to the predicted value [batch, 1]. Build it
+    under the distribution strategy's scope.
   """
   _check_keras()
   inputs: Dict[str, keras.Input] = {f.name: model_input(f) for f in decl.features}
@@ -108,10 +111,17 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
   x = towers[0] if len(towers) == 1 else keras.layers.Concatenate()(towers)
   x = keras.layers.Dense(128, activation="relu")(x)
   x = keras.layers.Dropout(0.2)(x)
+  optimizer = keras.optimizers.Adam(config.learning_rate)
+  if decl.label.kind == "regression":
+    outputs = keras.layers.Dense(1, dtype="float32", name="value")(x)
+    model = keras.Model(inputs=inputs, outputs=outputs)
+    model.compile(optimizer=optimizer, loss="mse",
+                  metrics=[keras.metrics.RootMeanSquaredError(name="rmse"),
+                           keras.metrics.MeanAbsoluteError(name="mae")])
+    return model
   outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
                                dtype="float32", name="probabilities")(x)
   model = keras.Model(inputs=inputs, outputs=outputs)
-  model.compile(optimizer=keras.optimizers.Adam(config.learning_rate),
-                loss="sparse_categorical_crossentropy",
+  model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy",
                 metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
   return model

@@ -63,7 +63,8 @@ def train(train_files: List[str], eval_files: List[str],
   if not distribute.is_chief(strategy):
     log_dir = None
   if config.loop == "custom":
-    loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir)
+    loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
+                      regression=decl.label.kind == "regression")
   else:
     keras_model.fit(train_data, epochs=config.epochs,
                     steps_per_epoch=config.steps_per_epoch,
