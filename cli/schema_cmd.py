@@ -5,7 +5,7 @@ import sys
 
 from google.protobuf import text_format
 
-from dataset import declaration, schema
+from dataset import check, declaration, schema
 
 HEADER = """# Schema of dataset '{name}', written from {path}
 # by `tfrecords schema`. Curate it: add value domains (float_domain,
@@ -31,7 +31,8 @@ def run(args) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 2
   text = HEADER.format(name=decl.name, path=args.declaration) + \
-      text_format.MessageToString(schema.from_declaration(decl))
+      text_format.MessageToString(schema.from_declaration(
+          decl, label_names=check.label_stored_as_names(decl)))
   if not args.output:
     sys.stdout.write(text)
     return 0

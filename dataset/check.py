@@ -192,3 +192,22 @@ def check_records(decl: Declaration, records_per_file: int = 20,
             f"{path}: cannot read as a {decl.data.compression} TFRecord file "
             f"(data.compression in {decl.path}): {e}") from None
   return checked
+
+
+def label_stored_as_names(decl: Declaration) -> bool:
+  """Whether the first record's label is a class name (bytes), not an id.
+
+  False when there are no records to look at yet.
+  """
+  if not decl.label.classes:
+    return False
+  try:
+    files = data_files(decl)
+  except DeclarationError:
+    return False
+  for split_files in files.values():
+    for record in tfrecord.read_records(split_files[0], 1, decl.data.compression,
+                                        opener=tf.io.gfile.GFile):
+      label = tf.train.Example.FromString(record).features.feature[decl.label.name]
+      return label.WhichOneof("kind") == "bytes_list"
+  return False

@@ -49,14 +49,21 @@ def _add(schema: schema_pb2.Schema, f: Feature) -> None:
       feature.int_domain.max = f.vocab_size - 1
 
 
-def from_declaration(decl: Declaration) -> schema_pb2.Schema:
-  """The schema that the declaration implies, with the label's class range."""
+def from_declaration(decl: Declaration, label_names: bool = False) -> schema_pb2.Schema:
+  """The schema that the declaration implies, with the label's class range.
+
+  Args:
+    decl: the declaration.
+    label_names: the records hold the label as class names (bytes), not ids.
+  """
   schema = schema_pb2.Schema()
   if decl.label.kind == "regression":
     _fixed(schema.feature.add(name=decl.label.name, type=schema_pb2.FLOAT), 1)
+  elif label_names:
+    label = schema.feature.add(name=decl.label.name, type=schema_pb2.BYTES)
+    _fixed(label, 1)
+    label.string_domain.value.extend(decl.label.classes)
   else:
-    # Class ids; for labels stored as names, edit the type to BYTES and use
-    # a string_domain of the classes.
     label = schema.feature.add(name=decl.label.name, type=schema_pb2.INT)
     _fixed(label, 1)
     label.int_domain.min = 0

@@ -52,6 +52,6 @@ def test_invalid_declaration_format_fails_before_anything_is_written(tmp_path):
   path = write_declaration(tmp_path, raw)
   code, _, stderr = run_local("--dataset", path, "--output-dir", str(tmp_path / "out"))
   assert code == 2
-  assert f"{path}: field 'features.image.encoding': expected one of png, jpeg, raw, " \
+  assert f"{path}: field 'features.image.encoding': expected one of png, jpeg, auto, raw, " \
          "found 'webp'" in stderr
   assert not (tmp_path / "out").exists()

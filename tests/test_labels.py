@@ -84,12 +84,14 @@ def test_the_check_takes_declared_names_and_names_a_stray_one(tmp_path):
                         "record 0")
 
 
-def transformed(tmp_path, raw, rows, label_type):
+def transformed(tmp_path, raw, rows):
+  from convert.rows import write_rows
   from tests.transform_helpers import analyze_and_transform
+  write_rows(rows, str(tmp_path / "data"), "d")
+  raw["data"] = {"root": str(tmp_path / "data"), "compression": "GZIP", "pattern": "*.gz"}
   decl = declaration.load(write_declaration(tmp_path, raw))
-  written = schema.from_declaration(decl)
-  written.feature[0].type = label_type  # the label is the schema's first feature
-  written.feature[0].ClearField("int_domain")
+  # As `tfrecords schema` writes it: it looks at a record for names or ids.
+  written = schema.from_declaration(decl, check.label_stored_as_names(decl))
   path = str(tmp_path / "schema.pbtxt")
   tf.io.write_file(path, str(written))
   raw["schema"] = path
@@ -98,10 +100,10 @@ def transformed(tmp_path, raw, rows, label_type):
 
 
 def test_class_names_become_their_declared_positions_and_serve_with_names(tmp_path):
-  from tensorflow_metadata.proto.v0 import schema_pb2
   rows = named_rows()
-  out = transformed(tmp_path, raw_with({"name": "label", "classes": NAMES}), rows,
-                    schema_pb2.BYTES)
+  out = transformed(tmp_path, raw_with({"name": "label", "classes": NAMES}), rows)
+  label_schema = schema.from_declaration(out["decl"], True).feature[0]
+  assert list(label_schema.string_domain.value) == NAMES
   ids = [int(o["label"]) for o in out["outputs"]]
   assert ids == [NAMES.index(r["label"][0].decode()) for r in rows]
 
@@ -118,11 +120,9 @@ def test_class_names_become_their_declared_positions_and_serve_with_names(tmp_pa
 
 
 def test_regression_label_trains_a_linear_unit_and_serves_a_value(tmp_path):
-  from tensorflow_metadata.proto.v0 import schema_pb2
   rows = [dict(r, label=[float(r["label"][0]) * 1.5]) for r in digit_rows(80)]
   out = transformed(tmp_path, raw_with({"name": "label", "kind": "regression"},
-                                       {"metric": "mae", "threshold": 3}),
-                    rows, schema_pb2.FLOAT)
+                                       {"metric": "mae", "threshold": 3}), rows)
   np.testing.assert_allclose([float(o["label"]) for o in out["outputs"]],
                              [r["label"][0] for r in rows])
   decl = out["decl"]
