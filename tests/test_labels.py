@@ -137,5 +137,12 @@ def test_regression_label_trains_a_linear_unit_and_serves_a_value(tmp_path):
   assert after < before, f"expected the squared error to fall, found {before} -> {after}"
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
   serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
-  served = serve(examples=tf.constant(serialize(rows[:4])))
-  assert set(served) == {export.VALUE_KEY} and served[export.VALUE_KEY].shape == (4, 1)
+  served = serve(examples=tf.constant(serialize(rows)))
+  assert set(served) == {export.VALUE_KEY} and served[export.VALUE_KEY].shape == (80, 1)
+  # The raw records through the training input path give the same values.
+  trained = np.concatenate([m(x, training=False).numpy() for x, _ in
+                            input_pipeline.make_dataset(
+                                [decl.data.root + "/*.gz"], output.raw_feature_spec(), decl,
+                                CONFIG, False, transform=output.transform_features_layer())])
+  np.testing.assert_allclose(np.sort(trained[:, 0]), np.sort(served[export.VALUE_KEY][:, 0]),
+                             atol=1e-4)

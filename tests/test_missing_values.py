@@ -156,3 +156,20 @@ def test_serving_takes_examples_without_optional_features_and_agrees_with_traini
                                 decl, CONFIG, False,
                                 transform=output.transform_features_layer())])
   np.testing.assert_allclose(np.sort(trained, axis=0), np.sort(served, axis=0), atol=1e-5)
+
+
+def test_tfdv_flags_a_missing_required_feature_but_not_a_missing_optional_one(optional):
+  """What ExampleValidator does with the schema `tfrecords schema` writes: the
+  real TFDV statistics and validation, on records with gaps."""
+  import tensorflow_data_validation as tfdv
+  decl = optional["decl"]
+  written = schema.from_declaration(decl)
+  rows = [dict(r) for r in optional["rows"]]
+  for row in rows[::7]:
+    del row["image"]  # a required feature, gone from a seventh of the records
+  from tfx_bsl.coders import example_coder
+  batch = example_coder.ExamplesToRecordBatchDecoder().DecodeBatch(serialize(rows))
+  from tensorflow_data_validation.statistics import stats_impl
+  statistics = stats_impl.generate_statistics_in_memory(batch, tfdv.StatsOptions())
+  anomalies = tfdv.validate_statistics(statistics, written)
+  assert set(anomalies.anomaly_info) == {"image"}, dict(anomalies.anomaly_info)

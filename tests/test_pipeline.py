@@ -79,6 +79,49 @@ def test_evaluator_has_value_and_change_thresholds():
   assert {"feature_keys": ["label"]} in eval_config["slicing_specs"]
 
 
+def _eval_config(tmp_path, label, evaluation=None, **kwargs):
+  from tests.conftest import digits_raw, write_declaration
+  raw = dict(digits_raw(), label=label, evaluation=evaluation or {})
+  raw["schema"] = DIGITS_SCHEMA
+  raw["data"]["root"] = str(tmp_path)
+  decl = declaration.load(write_declaration(tmp_path, raw))
+  evaluator = _by_id(pipeline.create_pipeline(_config(decl, **kwargs)))["Evaluator"]
+  return json.loads(evaluator.exec_properties["eval_config"])
+
+
+def _thresholded(eval_config):
+  return [(spec, m) for spec in eval_config["metrics_specs"] for m in spec["metrics"]
+          if m.get("per_slice_thresholds")]
+
+
+def test_two_classes_add_auc_on_class_one_and_can_bless_on_it(tmp_path):
+  config = _eval_config(tmp_path, {"name": "label", "classes": ["no", "yes"]},
+                        {"metric": "auc", "threshold": 0.8})
+  [(spec, metric)] = _thresholded(config)
+  assert metric["class_name"] == "AUC"
+  assert spec["binarize"] == {"class_ids": {"values": [1]}}
+  threshold = metric["per_slice_thresholds"][0]["threshold"]
+  assert threshold["value_threshold"]["lower_bound"] == 0.8
+  assert config["model_specs"][0]["prediction_key"] == "probabilities"
+  ten = _eval_config(tmp_path, {"name": "label", "num_classes": 10})
+  assert "AUC" not in json.dumps(ten)
+
+
+def test_regression_blesses_below_an_upper_bound_and_not_much_worse(tmp_path):
+  config = _eval_config(tmp_path, {"name": "label", "kind": "regression"},
+                        {"metric": "mae", "threshold": 2.5}, max_change=0.2)
+  [(_, metric)] = _thresholded(config)
+  assert metric["class_name"] == "MeanAbsoluteError"
+  threshold = metric["per_slice_thresholds"][0]["threshold"]
+  assert threshold["value_threshold"] == {"upper_bound": 2.5}
+  assert threshold["change_threshold"]["direction"] == "LOWER_IS_BETTER"
+  assert threshold["change_threshold"]["absolute"] == pytest.approx(0.2)
+  names = {m["class_name"] for spec in config["metrics_specs"] for m in spec["metrics"]}
+  assert {"RootMeanSquaredError", "MeanAbsoluteError"} <= names
+  assert config["model_specs"][0]["prediction_key"] == "value"
+  assert config["slicing_specs"] == [{}], "no per-class slices for a float label"
+
+
 def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():
   pusher = _by_id(pipeline.create_pipeline(
       _config(declaration.load(DIGITS_YAML))))["Pusher"]
