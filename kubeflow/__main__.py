@@ -2,9 +2,15 @@
 
 import sys
 
-import components  # noqa: F401  (the Keras choice, before TF loads Keras)
+from pipeline import logs
+
+# Before TensorFlow loads: the same quiet start-up as local runs (pipeline/logs.py).
+logs.configure(verbose=bool({"-v", "--verbose"} & set(sys.argv[1:])))
 
 # isort: split
-from kubeflow.cli import main
+import components  # noqa: E402, F401  (the Keras choice, before TF loads Keras)
+
+# isort: split
+from kubeflow.cli import main  # noqa: E402
 
 sys.exit(main())
