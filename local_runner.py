@@ -101,14 +101,14 @@ def run(args: argparse.Namespace) -> int:
   pipeline = create_pipeline(
       config, tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
   try:
-    run_options = partial_run(pipeline, args.from_node, args.to_node)
+    run_options = partial_run(pipeline, args.from_node, args.to_node, metadata_path)
   except ValueError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
 
   def state_of(node: str) -> str:
-    latest = st.runs(st.open_store(metadata_path), name)[-1]
-    return latest.nodes[node].state if node in latest.nodes else "?"
+    execution = st.latest_execution(st.open_store(metadata_path), name, node)
+    return st.STATE.Name(execution.last_known_state) if execution else "?"
 
   status = None
   try:
@@ -117,16 +117,6 @@ def run(args: argparse.Namespace) -> int:
   except AnomaliesFound as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
-  except LookupError as e:
-    if run_options is None:  # a component's own KeyError or IndexError
-      traceback.print_exc()
-      return 1
-    # TFX's partial run found no earlier run of a node it must reuse.
-    print(f"error: partial run: expected an earlier successful run of {name!r} under "
-          f"{home} to reuse the outputs of the components before "
-          f"{', '.join(args.from_node or [])}, found none ({e}). Run the whole "
-          "pipeline once first.", file=sys.stderr)
-    return 2
   except Exception:  # a component failed: its error in full, then the report
     traceback.print_exc()
     status = 1
@@ -139,11 +129,13 @@ def run(args: argparse.Namespace) -> int:
   return 0 if result.pushed_dir or "Pusher" not in result.states else 1
 
 
-def partial_run(pipeline, from_nodes, to_nodes):
+def partial_run(pipeline, from_nodes, to_nodes, metadata_path: str):
   """RunOptions for a partial run, or None for a whole one.
 
   Raises:
-    ValueError: naming an unknown node and the pipeline's nodes.
+    ValueError: naming an unknown node and the pipeline's nodes, or the
+      components whose earlier outputs the partial run would reuse but no
+      earlier run produced.
   """
   from tfx.orchestration.pipeline import RunOptions
   if not (from_nodes or to_nodes):
@@ -153,7 +145,43 @@ def partial_run(pipeline, from_nodes, to_nodes):
     for node in nodes or ():
       if node not in ids:
         raise ValueError(f"{flag}: expected one of {', '.join(ids)}, found {node!r}")
+  missing = [node for node in reused_nodes(pipeline, from_nodes, to_nodes)
+             if not _succeeded(metadata_path, pipeline.pipeline_info.pipeline_name, node)]
+  if missing:
+    raise ValueError(
+        f"partial run: expected an earlier successful run under "
+        f"{os.path.dirname(metadata_path)} to reuse the outputs of "
+        f"{', '.join(missing)}, found none. Run the whole pipeline once first.")
   return RunOptions(from_nodes=from_nodes, to_nodes=to_nodes)
+
+
+def reused_nodes(pipeline, from_nodes, to_nodes) -> List[str]:
+  """The components a partial run does not run but takes outputs from: the
+  ancestors of the nodes it runs (those downstream of --from-node and
+  upstream of --to-node), as TFX's partial run computes them."""
+  upstream = {c.id: {u.id for u in c.upstream_nodes} for c in pipeline.components}
+  downstream = {node: {n for n, ups in upstream.items() if node in ups} for node in upstream}
+
+  def closure(start, edges):
+    seen, todo = set(start), list(start)
+    while todo:
+      for nxt in edges[todo.pop()] - seen:
+        seen.add(nxt)
+        todo.append(nxt)
+    return seen
+
+  to_run = (closure(from_nodes or list(upstream), downstream)
+            & closure(to_nodes or list(upstream), upstream))
+  return [n for n in upstream if n in closure(to_run, upstream) - to_run]
+
+
+def _succeeded(metadata_path: str, pipeline_name: str, node: str) -> bool:
+  from debug import store as st
+  if not os.path.isfile(metadata_path):
+    return False
+  execution = st.latest_execution(st.open_store(metadata_path), pipeline_name, node)
+  return execution is not None and execution.last_known_state in (
+      st.STATE.COMPLETE, st.STATE.CACHED)
 
 
 if __name__ == "__main__":

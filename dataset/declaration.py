@@ -137,12 +137,8 @@ class Evaluation:
   max_change: float = 0.01
 
   @property
-  def metric_class(self) -> str:
-    return {**METRICS["classes"], **METRICS["regression"]}[self.metric][0]
-
-  @property
   def higher_is_better(self) -> bool:
-    return {**METRICS["classes"], **METRICS["regression"]}[self.metric][1]
+    return next(m[self.metric][1] for m in METRICS.values() if self.metric in m)
 
 
 @dataclasses.dataclass(frozen=True)

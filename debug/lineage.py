@@ -52,7 +52,7 @@ def _walk(store, artifact_id: int, depth: int, seen: set, lines: List[str]) -> N
   execution = st.producer(store, artifact_id)
   if execution is None:
     return
-  node = _node_name(store, execution)
+  node = st.node_of(store, execution.id) or f"execution type {execution.type_id}"
   pad = "  " * depth
   inputs = st.events(store, execution.id, st.INPUTS)
   source = execution.custom_properties.get("input_base")
@@ -68,9 +68,3 @@ def _walk(store, artifact_id: int, depth: int, seen: set, lines: List[str]) -> N
       seen.add(artifact.id)
       _walk(store, artifact.id, depth + 2, seen, lines)
 
-
-def _node_name(store, execution) -> str:
-  for context in store.get_contexts_by_execution(execution.id):
-    if context.type_id == store.get_context_type("node").id:
-      return context.name.split(".", 1)[-1]
-  return f"execution type {execution.type_id}"

@@ -100,8 +100,6 @@ def runs(store: mlmd.MetadataStore, pipeline: str) -> List[Run]:
   run_contexts = {c.id: c for c in store.get_contexts_by_type("pipeline_run")}
   if not run_contexts:
     return []
-  prefix = pipeline + "."
-  node_type = store.get_context_type("node").id
   for context in run_contexts.values():
     parents = store.get_parent_contexts_by_context(context.id)
     if not any(p.name == pipeline and p.id not in run_contexts for p in parents):
@@ -112,7 +110,7 @@ def runs(store: mlmd.MetadataStore, pipeline: str) -> List[Run]:
               nodes={}, parent=parent_runs[0] if parent_runs else None)
     executions = sorted(store.get_executions_by_context(context.id), key=lambda e: e.id)
     for execution in executions:
-      node = _node_of(store, execution, prefix, node_type)
+      node = node_of(store, execution.id, pipeline)
       if node:
         run.nodes[node] = NodeRun(node, execution)
     found.append(run)
@@ -138,11 +136,23 @@ def find_run(store: mlmd.MetadataStore, pipeline: str, run_id: Optional[str]) ->
   return matches[0]
 
 
-def _node_of(store, execution, prefix: str, node_type: int) -> Optional[str]:
-  for context in store.get_contexts_by_execution(execution.id):
-    if context.type_id == node_type and context.name.startswith(prefix):
-      return context.name[len(prefix):]
+def node_of(store: mlmd.MetadataStore, execution_id: int,
+            pipeline: Optional[str] = None) -> Optional[str]:
+  """The component an execution belongs to (of `pipeline`, if given), or None."""
+  node_type = store.get_context_type("node").id
+  for context in store.get_contexts_by_execution(execution_id):
+    owner, _, node = context.name.partition(".")
+    if context.type_id == node_type and node and pipeline in (None, owner):
+      return node
   return None
+
+
+def latest_execution(store: mlmd.MetadataStore, pipeline: str,
+                     node: str) -> Optional[metadata_store_pb2.Execution]:
+  """The node's newest execution in any run, or None: one context's read."""
+  context = store.get_context_by_type_and_name("node", f"{pipeline}.{node}")
+  executions = store.get_executions_by_context(context.id) if context else []
+  return max(executions, key=lambda e: e.id, default=None)
 
 
 def artifact_type(store: mlmd.MetadataStore, artifact: metadata_store_pb2.Artifact) -> str:

@@ -79,24 +79,22 @@ class Progress(logging.Handler):
     self._out = out
     self._running: Optional[str] = None
     self._started = 0.0
-    self.lines = 0
 
   def emit(self, record: logging.LogRecord) -> None:
     if record.msg == "Component %s is running.":
       self._running, self._started = record.args[0], time.monotonic()
     elif record.msg == "Component %s is finished." and self._running:
-      self._print(self._running, self._state_of(self._running))
-      self._running = None
+      self._finish(self._state_of(self._running))
     elif record.msg == "Skipping component %s.":
       # Outside a partial run's range: reused from the run before, or not run.
-      self._print(record.args[0], "skipped", seconds=None)
+      self._print(record.args[0], "skipped", "")
 
-  def _print(self, node: str, state: str, seconds: Optional[float] = -1) -> None:
-    if seconds == -1:
-      seconds = time.monotonic() - self._started
-    took = f"{seconds:7.1f}s" if seconds is not None else ""
+  def _finish(self, state: str) -> None:
+    self._print(self._running, state, f"{time.monotonic() - self._started:7.1f}s")
+    self._running = None
+
+  def _print(self, node: str, state: str, took: str) -> None:
     print(f"  {node:<18} {state:<9}{took}", file=self._out, flush=True)
-    self.lines += 1
 
   def __enter__(self) -> "Progress":
     logging.getLogger("absl").addHandler(self)
@@ -105,4 +103,4 @@ class Progress(logging.Handler):
   def __exit__(self, exc_type, exc, tb) -> None:
     logging.getLogger("absl").removeHandler(self)
     if exc_type is not None and self._running:
-      self._print(self._running, "FAILED")
+      self._finish("FAILED")

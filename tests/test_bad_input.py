@@ -55,3 +55,18 @@ def test_invalid_declaration_format_fails_before_anything_is_written(tmp_path):
   assert f"{path}: field 'features.image.encoding': expected one of png, jpeg, auto, raw, " \
          "found 'webp'" in stderr
   assert not (tmp_path / "out").exists()
+
+
+def test_partial_run_with_no_earlier_run_says_so_and_runs_nothing(tmp_path):
+  out = tmp_path / "out"
+  code, stdout, stderr = run_local("--output-dir", str(out), "--from-node", "Trainer",
+                                   "--to-node", "Trainer",
+                                   "--data-root", str(tmp_path / "data"))
+  assert code == 2, stderr[-3000:]
+  assert stderr.strip().splitlines()[-1] == (
+      f"error: partial run: expected an earlier successful run under {out / 'digits'} "
+      "to reuse the outputs of CuratedSchema, ImportExampleGen, StatisticsGen, "
+      "ExampleValidator, AnomaliesGate, Transform, found none. Run the whole pipeline "
+      "once first."), stderr
+  assert stdout == ""
+  assert not (out / "digits" / "metadata.sqlite").exists()

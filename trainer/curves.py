@@ -35,13 +35,16 @@ def write_epoch(log_dir: Optional[str], epoch: int, numbers: Dict[str, float],
   log_epoch(epoch, numbers, step)
   if not log_dir:
     return
-  for split in ("train", "validation"):
-    prefix = "val_" if split == "validation" else ""
-    mine = {k[len(prefix):]: v for k, v in numbers.items()
-            if k.startswith("val_") == (split == "validation")}
+  splits = {"train": {}, "validation": {}}
+  for key, value in numbers.items():
+    if key.startswith("val_"):
+      splits["validation"][key[len("val_"):]] = value
+    else:
+      splits["train"][key] = value
+  for split, values in splits.items():
     writer = tf.summary.create_file_writer(os.path.join(log_dir, split))
     with writer.as_default():
-      for name, value in mine.items():
+      for name, value in values.items():
         tf.summary.scalar(f"epoch_{name}", value, step=epoch)
     writer.close()
 

@@ -71,8 +71,7 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
           upstream, {n: r.state for n, r in run.nodes.items()},
           {n: r.seconds for n, r in run.nodes.items()})] + _node_table(run)),
       section("statistics", "Data statistics",
-              data.statistics_section(data.load_statistics(uri("StatisticsGen", "statistics")
-                                                           or "/nonexistent"))
+              data.statistics_section(data.load_statistics(uri("StatisticsGen", "statistics")))
               + ["<h3>Images</h3>"]
               + data.images_section(uri("ImportExampleGen", "examples"), decl)),
       section("anomalies", "Anomalies", data.anomalies_section(
@@ -186,18 +185,9 @@ def _upstream_from_store(store, run: st.Run) -> Dict[str, List[str]]:
     execution = node_run.execution
     for _, artifact in st.events(store, execution.id, st.INPUTS):
       producer = st.producer(store, artifact.id)
-      name = producer and _node_name(store, run, producer.id)
+      name = producer and st.node_of(store, producer.id)
       if name and name not in parents and name != node:
         parents.append(name)
     upstream[node] = parents
   return upstream
 
-
-def _node_name(store, run: st.Run, execution_id: int) -> Optional[str]:
-  for node, node_run in run.nodes.items():
-    if node_run.execution.id == execution_id:
-      return node
-  for context in store.get_contexts_by_execution(execution_id):
-    if "." in context.name and context.type_id == store.get_context_type("node").id:
-      return context.name.split(".", 1)[1]
-  return None

@@ -25,8 +25,11 @@ from debug.report.html import Raw, esc, table
 SAMPLE_IMAGES = 500  # records decoded per split for the image summary
 
 
-def load_statistics(uri: str) -> Dict[str, object]:
-  """split -> DatasetFeatureStatisticsList from a StatisticsGen output folder."""
+def load_statistics(uri: Optional[str]) -> Dict[str, object]:
+  """split -> DatasetFeatureStatisticsList from a StatisticsGen output folder
+  (none when StatisticsGen did not run)."""
+  if not uri:
+    return {}
   found = {}
   for path in sorted(glob.glob(os.path.join(uri, "Split-*", "FeatureStats.pb"))):
     split = os.path.basename(os.path.dirname(path))[len("Split-"):]
@@ -171,10 +174,13 @@ def _image_tallies(files: List[str], images) -> dict:
 
 
 def load_anomalies(uri: Optional[str]) -> Dict[str, object]:
-  """split -> Anomalies from an ExampleValidator output folder."""
+  """split -> Anomalies from an ExampleValidator output folder (none when
+  ExampleValidator did not run)."""
   from tensorflow_metadata.proto.v0 import anomalies_pb2
+  if not uri:
+    return {}
   found = {}
-  for path in sorted(glob.glob(os.path.join(uri or "", "Split-*", "SchemaDiff.pb"))):
+  for path in sorted(glob.glob(os.path.join(uri, "Split-*", "SchemaDiff.pb"))):
     anomalies = anomalies_pb2.Anomalies()
     with open(path, "rb") as f:
       data = f.read()
