@@ -14,9 +14,11 @@ A partial run (--from-node / --to-node) runs part of the DAG; the nodes
 before it take their inputs from the previous run.
 
 Exit status: 0 when a model was pushed (or a partial run without the Pusher
-finished); 1 when the run stopped on data
-anomalies or the model was not blessed (the output says why); 2 when the
-declaration or the configuration is invalid (nothing was run or written).
+finished), or when there was no new data (every component came from the
+cache: the output says `no new data`); 1 when the run stopped on data
+anomalies or the model was not blessed (the output says why, and the served
+model stays as it was); 2 when the declaration or the configuration is
+invalid (nothing was run or written).
 
 Outputs, under --output-dir (default `runs/`):
   <pipeline>/pipeline_root/   every component's artifacts
@@ -57,6 +59,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   logs.configure(args.verbose)
+  # TFX's Beam executors parse sys.argv with absl, which would read our `-v`
+  # as its own --verbosity and swallow the next argument: they get none.
+  sys.argv = sys.argv[:1]
   return run(args)
 
 
@@ -80,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
   from tfx import v1 as tfx
 
   from components.anomalies_gate import AnomaliesFound
-  from dataset import declaration
+  from components.baseline import latest_version
+  from dataset import declaration, spans
   from debug import store as st
   from debug.report import write_report
   from pipeline import outcome
@@ -125,6 +131,15 @@ def run(args: argparse.Namespace) -> int:
   if status is not None:
     return status
   result = outcome.read_outcome(metadata_path, name)
+  if result.states and set(result.states.values()) == {"CACHED"} and not run_options:
+    # A scheduled run with nothing new: not a failure, whatever the last
+    # real run decided.
+    window = spans.resolve(decl.data, decl.path)
+    served = latest_version(config.serving_dir)
+    print(f"no new data: {window.describe()} already went through this pipeline; "
+          f"every component came from the cache\n"
+          f"served model: {served or 'none'}")
+    return 0
   print(result.summary())
   return 0 if result.pushed_dir or "Pusher" not in result.states else 1
 

@@ -14,39 +14,62 @@ by its Unix time. The step copies it into its output Model artifact (as
 from (`source_model`). With nothing served yet, the output holds no model;
 the Evaluator then runs without a baseline (components/evaluator.py).
 
+The Trainer warm-starts from it too.
+
 Its cache key must change whenever the served model does, or a retrained
-model would meet a stale baseline. Locally, `served_version` (the newest
-version's name when the pipeline is built) is that key: a rerun with nothing
-new is served from the cache, a new push re-runs it. On Kubeflow the
-pipeline is compiled long before it runs, so this step's cache is switched
-off in the compiled spec instead (kubeflow/compile.py).
+model would meet a stale baseline. Locally, `served_version` (chosen when the
+pipeline is built, by `baseline_version`) is that key and the version it
+copies: a rerun with nothing new is served from the cache, a new push re-runs
+it. On Kubeflow the pipeline is compiled long before it runs, so there
+`served_version` is "" (the newest version when the step runs) and this
+step's cache is switched off in the compiled spec (kubeflow/compile.py).
 """
 
 import os
-from typing import Optional
+from typing import Optional, Sequence
 
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.utils import io_utils, path_utils, proto_utils
 
+from trainer import warm_start
+
 SOURCE = "source_model"
+NONE = "none"  # served_version when nothing is served
 
 
-def latest_version(base_directory: str) -> Optional[str]:
+def baseline_version(base_directory: str, train_splits: Sequence[str]) -> str:
+  """The served version a run compares with (and warm-starts from): the
+  newest not trained on this run's very splits, or NONE.
+
+  A model pushed from these same splits is this run's own earlier result:
+  a rerun with no new data must meet the baseline that run met, or it
+  could not be served from the cache.
+  """
+  served = latest_version(base_directory, not_trained_on=train_splits)
+  return os.path.basename(served) if served else NONE
+
+
+def latest_version(base_directory: str,
+                   not_trained_on: Optional[Sequence[str]] = None) -> Optional[str]:
   """The newest complete SavedModel version under base_directory, or None.
 
   Versions are folders named by a number (the Pusher's Unix time); anything
   else, such as a push still being written under a temporary name, and any
-  folder without `saved_model.pb`, is skipped.
+  folder without `saved_model.pb`, is skipped. So is a version trained on
+  exactly the splits `not_trained_on`, when given.
   """
   if not fileio.isdir(base_directory):
     return None
   versions = [v.rstrip("/") for v in fileio.listdir(base_directory)]
   for version in sorted((v for v in versions if v.isdigit()), key=int, reverse=True):
     path = os.path.join(base_directory, version)
-    if fileio.exists(os.path.join(path, "saved_model.pb")):
-      return path
+    if not fileio.exists(os.path.join(path, "saved_model.pb")):
+      continue
+    if not_trained_on and warm_start.trained_on(path) == list(not_trained_on):
+      continue
+    return path
   return None
 
 
@@ -63,12 +86,20 @@ def BaselineModel(
     served_version: tfx.dsl.components.Parameter[str],
     model: tfx.dsl.components.OutputArtifact[
         tfx.types.standard_artifacts.Model]) -> None:
-  """Copies the newest pushed model into `model`, or leaves it empty."""
-  del served_version  # only a cache key: see the module docstring
-  source = latest_version(serving_directory(push_destination))
+  """Copies the served model `served_version` (or, if "", the newest) into
+  `model`, or leaves it empty."""
+  base = serving_directory(push_destination)
+  if served_version == NONE:
+    source = None
+  elif served_version:
+    source = os.path.join(base, served_version)
+  else:
+    source = latest_version(base)
   if source:
     io_utils.copy_dir(source, path_utils.serving_model_dir(model.uri))
     model.set_string_custom_property(SOURCE, source)
+    with fileio.open(os.path.join(model.uri, warm_start.SOURCE), "w") as f:
+      f.write(source)
 
 
 def has_model(artifact) -> bool:

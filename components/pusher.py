@@ -1,6 +1,6 @@
 """The Pusher's executor: TFX's, but a model already in the serving dir is not pushed again.
 
-The Evaluator re-blesses an unchanged model whenever its baseline changes
+Pushes are atomic (see `push`). The Evaluator re-blesses an unchanged model whenever its baseline changes
 (after the first blessing, the model is its own baseline), and TFX's Pusher
 then copies the same model into a new version folder. TF Serving would reload
 it for nothing. This executor finds the identical SavedModel by its
@@ -9,6 +9,8 @@ versions are never overwritten or deleted.
 """
 
 import os
+import time
+import uuid
 
 from absl import logging
 from tfx.components.pusher import component as pusher_component
@@ -17,7 +19,7 @@ from tfx.dsl.components.base import executor_spec
 from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import proto_utils
+from tfx.utils import io_utils, proto_utils
 
 FINGERPRINT = "fingerprint.pb"
 
@@ -40,25 +42,55 @@ def find_pushed_copy(model_path: str, base_directory: str):
   return None
 
 
+def push(model_path: str, base_directory: str) -> str:
+  """Copies a SavedModel into a new version folder of base_directory.
+
+  The copy is written under a temporary name (`.tmp-<version>-<id>`, which
+  model servers and `components/baseline.latest_version` skip) and renamed
+  into place only when complete, so the newest version is always a whole
+  model, whatever interrupts the push. The version is the Unix time, and
+  always above every version already there.
+
+  Returns:
+    The new version folder.
+  """
+  fileio.makedirs(base_directory)
+  versions = [int(v.rstrip("/")) for v in fileio.listdir(base_directory)
+              if v.rstrip("/").isdigit()]
+  version = str(max([int(time.time())] + [v + 1 for v in versions]))
+  temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
+  io_utils.copy_dir(model_path, temporary)
+  target = os.path.join(base_directory, version)
+  fileio.rename(temporary, target)
+  return target
+
+
 class Executor(executor.Executor):
-  """Pushes a blessed model unless the serving dir already holds it."""
+  """Pushes a blessed model, atomically, unless the serving dir already holds it."""
 
   def Do(self, input_dict, output_dict, exec_properties):
-    if self.CheckBlessing(input_dict):
-      destination = pusher_pb2.PushDestination()
-      proto_utils.json_to_proto(
-          exec_properties[standard_component_specs.PUSH_DESTINATION_KEY],
-          destination)
-      existing = find_pushed_copy(self.GetModelPath(input_dict),
-                                  destination.filesystem.base_directory)
-      if existing:
-        logging.info("Model already pushed to %s; not copying it again.", existing)
-        model_push = artifact_utils.get_single_instance(
-            output_dict[standard_component_specs.PUSHED_MODEL_KEY])
-        self._MarkPushed(model_push, pushed_destination=existing,
-                         pushed_version=os.path.basename(existing))
-        return
-    super().Do(input_dict, output_dict, exec_properties)
+    model_push = artifact_utils.get_single_instance(
+        output_dict[standard_component_specs.PUSHED_MODEL_KEY])
+    if not self.CheckBlessing(input_dict):
+      self._MarkNotPushed(model_push)
+      return
+    destination = pusher_pb2.PushDestination()
+    proto_utils.json_to_proto(
+        exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
+    if destination.WhichOneof("destination") != "filesystem":
+      super().Do(input_dict, output_dict, exec_properties)
+      return
+    model_path = self.GetModelPath(input_dict)
+    base = destination.filesystem.base_directory
+    existing = find_pushed_copy(model_path, base)
+    if existing:
+      logging.info("Model already pushed to %s; not copying it again.", existing)
+      target = existing
+    else:
+      target = push(model_path, base)
+      logging.info("Model pushed to %s.", target)
+    self._MarkPushed(model_push, pushed_destination=target,
+                     pushed_version=os.path.basename(target))
 
 
 class Pusher(pusher_component.Pusher):

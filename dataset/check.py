@@ -5,7 +5,6 @@ the Trainer, as a shape error that names neither the file nor the feature.
 """
 
 import os
-import re
 import zlib
 from typing import Dict, List, Optional, Tuple
 
@@ -13,6 +12,7 @@ import tensorflow as tf
 from google.protobuf import message
 
 from convert.images import image_format
+from dataset import spans
 from dataset.declaration import Declaration, DeclarationError, Feature
 from records import format as tfrecord
 
@@ -22,32 +22,21 @@ def _files(pattern: str) -> List[str]:
   return [p for p in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(p)]
 
 
-def _glob(pattern: str) -> List[str]:
-  """Files matching a pattern; with `{SPAN}` in it, those of the latest span,
-  as ImportExampleGen reads them."""
-  if "{SPAN}" not in pattern:
-    return sorted(_files(pattern))
-  rx = re.compile(re.escape(pattern).replace(re.escape("{SPAN}"), r"(\d+)")
-                  .replace(r"\*", r"[^/]*").replace(r"\?", "[^/]") + "$")
-  spans: Dict[int, List[str]] = {}
-  for path in _files(pattern.replace("{SPAN}", "*")):
-    match = rx.match(path)
-    if match:
-      spans.setdefault(int(match.group(1)), []).append(path)
-  return sorted(spans[max(spans)]) if spans else []
-
-
 def data_files(decl: Declaration) -> Dict[str, List[str]]:
-  """The record files of each input, keyed by split (or `all` when unsplit).
+  """The record files of each input of the latest span, keyed by split (or
+  `all` when unsplit).
 
   Raises:
     DeclarationError: when a pattern matches no file.
   """
+  window = spans.resolve(decl.data, decl.path)
   patterns = dict(decl.data.splits) or {"all": decl.data.pattern}
   files = {}
   for split, pattern in patterns.items():
+    if window.spans:
+      pattern = spans.fill(pattern, *window.spans[-1])
     full = os.path.join(decl.data.root, pattern)
-    files[split] = _glob(full)
+    files[split] = sorted(_files(full))
     if not files[split]:
       raise DeclarationError(
           f"{decl.path}: field 'data': expected TFRecord files matching "

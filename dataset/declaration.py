@@ -17,11 +17,19 @@ The format, with the bundled digits as the worked example (`datasets/digits.yaml
       # ... or one folder split by hash buckets:
       # pattern: "*"
       # hash_buckets: {train: 4, eval: 1}
+      # New data as spans: patterns with {SPAN}, e.g. span-{SPAN}/train/*,
+      # and how many of the latest spans a run reads (dataset/spans.py):
+      # window: 3
     schema: ../schemas/digits.pbtxt   # optional curated schema
     label: {name: label, num_classes: 10}   # or classes: [cat, dog], or kind: regression
     evaluation: {metric: accuracy, threshold: 0.9, max_change: 0.01}   # optional
     features:
       image: {kind: image, encoding: png, height: 8, width: 8, channels: 1}
+      # Transfer learning (images of 32x32 or more): a Keras applications
+      # backbone and its weights file, frozen for the first epochs:
+      # photo: {kind: image, ..., backbone: {name: MobileNetV2,
+      #         weights: mobilenet_v2.h5, frozen_epochs: 2,
+      #         fine_tune_learning_rate: 0.0001}}
       ink: {kind: numeric, dtype: float, length: 1}
 """
 
@@ -38,6 +46,8 @@ ENCODINGS = ("png", "jpeg", "auto", "raw")  # auto: PNG or JPEG, per record
 RAW_DTYPES = {"uint8": 1, "uint16": 2, "float16": 2, "float32": 4, "float64": 8}
 COMPRESSIONS = ("GZIP", "NONE")
 SPLIT_NAMES = ("train", "eval")
+# Keras applications usable as an image backbone -> their smallest input side.
+BACKBONES = {"MobileNetV2": 32, "MobileNetV3Small": 32, "EfficientNetB0": 32}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,6 +71,13 @@ class Feature:
       value (see components/preprocessing.py). Images are always required.
     default: numeric, optional: the value for a missing one (default: the
       training mean).
+    backbone: image: a Keras applications model (one of BACKBONES) to use
+      as the image tower, for transfer learning; "" for the small CNN.
+    backbone_weights: its pretrained weights, a local `.h5` file (nothing is
+      downloaded); "" starts it from random weights.
+    frozen_epochs: the first epochs train with the backbone frozen; the rest
+      fine-tune it at `fine_tune_learning_rate`.
+    fine_tune_learning_rate: the learning rate once the backbone is unfrozen.
   """
   name: str
   kind: str
@@ -77,6 +94,10 @@ class Feature:
   num_oov_buckets: int = 1
   required: bool = True
   default: Optional[float] = None
+  backbone: str = ""
+  backbone_weights: str = ""
+  frozen_epochs: int = 0
+  fine_tune_learning_rate: float = 0.0
 
   @property
   def missing_indicator(self) -> Optional[str]:
@@ -151,12 +172,15 @@ class Data:
     splits: split name -> glob below root, for pre-split data; empty otherwise.
     pattern: glob below root for data that ImportExampleGen splits itself.
     hash_buckets: split name -> number of hash buckets, with `pattern`.
+    window: how many of the latest spans a run reads, when the patterns
+      have `{SPAN}` (see dataset/spans.py).
   """
   root: str
   compression: str = "GZIP"
   splits: Mapping[str, str] = dataclasses.field(default_factory=dict)
   pattern: str = ""
   hash_buckets: Mapping[str, int] = dataclasses.field(default_factory=dict)
+  window: int = 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,14 +240,43 @@ def resolve(base: str, path: str) -> str:
   return path if is_uri(path) else os.path.normpath(os.path.join(base, path))
 
 
-def _feature(r: FieldReader, name: str, node: Any) -> Feature:
+def _backbone(r: FieldReader, feature: Feature, node: Any, field: str,
+              base: str) -> Feature:
+  node = r.mapping(node, field, ("name", "weights", "frozen_epochs",
+                                 "fine_tune_learning_rate"))
+  name = r.get(node, field, "name", str, choices=tuple(BACKBONES))
+  smallest = BACKBONES[name]
+  if min(feature.height, feature.width) < smallest:
+    raise r.fail(field, f"images of at least {smallest}x{smallest} pixels for "
+                 f"{name}", f"{feature.height}x{feature.width}")
+  weights = r.get(node, field, "weights", str, "")
+  if weights:
+    weights = resolve(base, weights)
+    if not is_uri(weights) and not os.path.isfile(weights):
+      raise r.fail(f"{field}.weights", "an existing weights file (.h5), saved "
+                   "beforehand: nothing is downloaded at run time", weights)
+  rate = r.get(node, field, "fine_tune_learning_rate", (int, float), 1e-4)
+  if not 0 < rate < 1:
+    raise r.fail(f"{field}.fine_tune_learning_rate", "a number in (0, 1)", rate)
+  return dataclasses.replace(
+      feature, backbone=name, backbone_weights=weights,
+      frozen_epochs=r.get(node, field, "frozen_epochs", int, 1, minimum=0),
+      fine_tune_learning_rate=float(rate))
+
+
+def _feature(r: FieldReader, name: str, node: Any, base: str = ".") -> Feature:
   field = f"features.{name}"
   node = r.mapping(node, field, (
       "kind", "dtype", "length", "encoding", "height", "width", "channels",
       "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets",
-      "required", "default"))
+      "required", "default", "backbone"))
   kind = r.get(node, field, "kind", str, choices=KINDS)
   feature = _feature_of_kind(r, name, kind, node, field)
+  if "backbone" in node:
+    if kind != "image":
+      raise r.fail(f"{field}.backbone", "no backbone, except on an image feature",
+                   node["backbone"])
+    feature = _backbone(r, feature, node["backbone"], f"{field}.backbone", base)
   required = r.get(node, field, "required", bool, True)
   if kind == "image" and not required:
     raise r.fail(f"{field}.required", "true: an image feature cannot be optional "
@@ -269,8 +322,9 @@ def _feature_of_kind(r: FieldReader, name: str, kind: str, node: Mapping,
 
 def _data(r: FieldReader, node: Any, base: str) -> Data:
   node = r.mapping(node, "data", (
-      "root", "compression", "splits", "pattern", "hash_buckets"))
+      "root", "compression", "splits", "pattern", "hash_buckets", "window"))
   root = resolve(base, r.get(node, "data", "root", str))
+  window = r.get(node, "data", "window", int, 1, minimum=1)
   compression = r.get(node, "data", "compression", str, "GZIP", COMPRESSIONS)
   if ("splits" in node) == ("pattern" in node):
     raise r.fail("data", "exactly one of 'splits' (pre-split folders) or "
@@ -279,11 +333,17 @@ def _data(r: FieldReader, node: Any, base: str) -> Data:
     splits = r.mapping(node["splits"], "data.splits", SPLIT_NAMES)
     for split in SPLIT_NAMES:
       r.get(splits, "data.splits", split, str)
-    return Data(root, compression, splits=dict(splits))
+    if window > 1 and not all("{SPAN}" in p for p in splits.values()):
+      raise r.fail("data.window", "1, unless every split's pattern has {SPAN} "
+                   "(a window counts span folders)", window)
+    return Data(root, compression, splits=dict(splits), window=window)
   buckets = r.mapping(node.get("hash_buckets", {"train": 4, "eval": 1}),
                       "data.hash_buckets", SPLIT_NAMES)
   for split in SPLIT_NAMES:
     r.get(buckets, "data.hash_buckets", split, int, minimum=1)
+  if window > 1:
+    raise r.fail("data.window", "1 with 'pattern' (a window of several spans "
+                 "needs pre-split train and eval folders: 'splits')", window)
   return Data(root, compression, pattern=r.get(node, "data", "pattern", str),
               hash_buckets=dict(buckets))
 
@@ -312,7 +372,7 @@ def parse(raw: Any, path: str) -> Declaration:
   features_node = r.get(raw, "", "features", dict)
   if not features_node:
     raise r.fail("features", "at least one feature", features_node)
-  features = tuple(_feature(r, str(n), f) for n, f in features_node.items())
+  features = tuple(_feature(r, str(n), f, base) for n, f in features_node.items())
   if label.name in features_node:
     raise r.fail(f"features.{label.name}", "no feature named like the label",
                  "a feature with the label's name")

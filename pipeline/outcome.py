@@ -5,11 +5,15 @@ where it was pushed, and by the tests to assert on what really ran.
 """
 
 import dataclasses
+import json
+import os
 from typing import Dict, Optional
 
 from debug import store as st
 from debug.report import evaluation as results
 from pipeline.evaluation import blessing_metric
+
+NOTES = "notes.json"  # trainer/warm_start.py writes it into model_run
 
 
 @dataclasses.dataclass
@@ -23,6 +27,7 @@ class Outcome:
     metric: the metric that blesses (accuracy, auc, rmse or mae).
     value: the candidate model's value of it on the eval split, if evaluated.
     reasons: why a model was not blessed, one line per failed threshold.
+    notes: what the Trainer decided: the warm start, the backbone weights.
     pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
       had written), or None.
     threshold: the thresholds the Evaluator applied to it, in words.
@@ -37,10 +42,12 @@ class Outcome:
   reasons: tuple = ()
   pushed_dir: Optional[str] = None
   threshold: str = ""
+  notes: tuple = ()
 
   def summary(self) -> str:
-    """The run's last lines: the blessing and why, and what was pushed."""
-    lines = []
+    """The run's last lines: the Trainer's notes (warm start, backbone), the
+    blessing and why, and what was pushed."""
+    lines = list(self.notes)
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       lines.append(f"model {verdict}: eval {self.metric} {self.value:.4f}"
@@ -73,6 +80,12 @@ def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
 
 def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
+  if node_id == "Trainer":
+    for _, artifact in st.events(store, execution.id, st.OUTPUTS):
+      path = os.path.join(artifact.uri, NOTES)
+      if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+          outcome.notes = tuple(json.load(f))
   if node_id not in ("Evaluator", "Pusher"):
     return
   key = None

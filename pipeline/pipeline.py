@@ -10,6 +10,7 @@ resolver steps) as well as on LocalDagRunner.
 """
 
 import hashlib
+import json
 import os
 from typing import List, Optional
 
@@ -21,10 +22,12 @@ import components
 import dataset
 import trainer
 from components.anomalies_gate import AnomaliesGate
-from components.baseline import BaselineModel, latest_version
+from components.baseline import BaselineModel, baseline_version
 from components.curated_schema import curated_schema
 from components.evaluator import Evaluator
 from components.pusher import Pusher
+from components.transform import CACHE_CONFIG_KEY, Transform
+from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 
@@ -71,13 +74,18 @@ def _runtime(config: PipelineConfig, name: str, value):
                                                 default=_json(value))
 
 
-def _served_version(config: PipelineConfig) -> str:
-  """BaselineModel's cache key (see components/baseline.py): the served
-  version's name, or "" on Kubeflow, where that step is never cached."""
+def _served_version(config: PipelineConfig, window: spans.Window) -> str:
+  """The served version BaselineModel copies, and its cache key (see
+  components/baseline.py); "" on Kubeflow: the newest when the step runs."""
   if config.runtime_parameters:
     return ""
-  served = latest_version(config.serving_dir)
-  return os.path.basename(served) if served else "none"
+  return baseline_version(config.serving_dir, window.train_splits)
+
+
+def analyzer_cache_dir(config: PipelineConfig) -> str:
+  """Transform's analyzer cache, shared by the pipeline's runs
+  (components/transform.py)."""
+  return f"{config.pipeline_root.rstrip('/')}/analyzer_cache/{config.pipeline_name}"
 
 
 def push_destination(serving_dir: str) -> tfx.proto.PushDestination:
@@ -85,19 +93,34 @@ def push_destination(serving_dir: str) -> tfx.proto.PushDestination:
       base_directory=serving_dir))
 
 
-def _input_config(config: PipelineConfig):
-  """ImportExampleGen's input and output split configuration."""
+def window_protos(config: PipelineConfig, window: spans.Window) -> dict:
+  """What the span window sets, by runtime parameter name: ImportExampleGen's
+  input splits, the splits Transform analyses, the Trainer's and the
+  Evaluator's splits. `python -m kubeflow submit` passes them afresh."""
+  return {
+      "input_config": tfx.proto.Input(splits=[
+          tfx.proto.Input.Split(name=name, pattern=pattern)
+          for name, pattern in window.inputs.items()]),
+      "splits_config": tfx.proto.SplitsConfig(
+          analyze=window.train_splits,
+          transform=(window.train_splits + window.eval_splits
+                     if config.materialize else [])),
+      "train_args": tfx.proto.TrainArgs(splits=window.train_splits,
+                                        num_steps=config.training.train_steps),
+      "eval_args": tfx.proto.EvalArgs(splits=window.eval_splits,
+                                      num_steps=config.training.eval_steps),
+      "example_splits": json.dumps(list(window.eval_splits)),
+  }
+
+
+def _output_config(config: PipelineConfig):
+  """ImportExampleGen's output: hash-split unless the data is pre-split."""
   data = config.declaration.data
   if data.splits:
-    return dict(input_config=tfx.proto.Input(splits=[
-        tfx.proto.Input.Split(name=name, pattern=pattern)
-        for name, pattern in data.splits.items()]))
-  return dict(
-      input_config=tfx.proto.Input(splits=[
-          tfx.proto.Input.Split(name="all", pattern=data.pattern)]),
-      output_config=tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
-          tfx.proto.SplitConfig.Split(name=name, hash_buckets=buckets)
-          for name, buckets in data.hash_buckets.items()])))
+    return None
+  return tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
+      tfx.proto.SplitConfig.Split(name=name, hash_buckets=buckets)
+      for name, buckets in data.hash_buckets.items()]))
 
 
 def create_components(config: PipelineConfig) -> List:
@@ -109,11 +132,16 @@ def create_components(config: PipelineConfig) -> List:
                    "code": code_fingerprint()}
   destination = _runtime(config, "push_destination",
                          push_destination(config.serving_dir))
+  # The spans this run reads, listed now (dataset/spans.py).
+  window = spans.resolve(decl.data, decl.path)
+  by_window = {name: _runtime(config, name, value)
+               for name, value in window_protos(config, window).items()}
 
-  # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split.
+  # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
+  # each span of the window into splits of its own.
   example_gen = tfx.components.ImportExampleGen(
       input_base=_runtime(config, "data_root", decl.data.root),
-      **_input_config(config))
+      input_config=by_window["input_config"], output_config=_output_config(config))
   if decl.schema:
     # A curated schema from schemas/ is the contract; statistics use it too.
     schema_gen = curated_schema(decl.schema)
@@ -133,12 +161,21 @@ def create_components(config: PipelineConfig) -> List:
   # Stops the run on anomalies: Transform waits for it.
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
   # Builds the preprocessing graph from the declaration, and applies it
-  # unless the Trainer's input pipeline is to (materialize=False).
-  transform = tfx.components.Transform(
+  # unless the Trainer's input pipeline is to (materialize=False). Its
+  # analyzer cache skips spans analysed by earlier runs. No statistics:
+  # StatisticsGen has them, and computing them would read every span again.
+  transform = Transform(
       examples=example_gen.outputs["examples"],
       schema=schema_gen.outputs["schema"], materialize=config.materialize,
-      preprocessing_fn=PREPROCESSING_FN, custom_config=custom_config)
+      preprocessing_fn=PREPROCESSING_FN, splits_config=by_window["splits_config"],
+      disable_statistics=True,
+      custom_config={**custom_config,
+                     CACHE_CONFIG_KEY: analyzer_cache_dir(config)})
   transform.add_upstream_node(gate)
+  # The model in production (the newest pushed), if any: the baseline to
+  # beat, and the weights to warm-start from.
+  baseline = BaselineModel(push_destination=_json(destination),
+                           served_version=_served_version(config, window))
   # Trains the Keras model on the transformed examples, or on the examples
   # with the transform graph applied as they are read.
   trainer_node = tfx.components.Trainer(
@@ -147,19 +184,19 @@ def create_components(config: PipelineConfig) -> List:
                 else example_gen.outputs["examples"]),
       transform_graph=transform.outputs["transform_graph"],
       schema=schema_gen.outputs["schema"],
-      train_args=_runtime(config, "train_args", tfx.proto.TrainArgs(
-          num_steps=config.training.train_steps)),
-      eval_args=tfx.proto.EvalArgs(num_steps=config.training.eval_steps),
+      base_model=baseline.outputs["model"],
+      train_args=by_window["train_args"], eval_args=by_window["eval_args"],
       custom_config=custom_config)
-  # The model in production (the newest pushed), if any: the baseline.
-  baseline = BaselineModel(push_destination=_json(destination),
-                           served_version=_served_version(config))
-  # Blesses the model only if it clears the thresholds.
+  # Blesses the model only if it clears the thresholds, on this window's
+  # eval splits, and does no worse than the baseline there.
   evaluator = Evaluator(
       examples=example_gen.outputs["examples"],
       model=trainer_node.outputs["model"],
       baseline_model=baseline.outputs["model"],
       eval_config=eval_config(config))
+  # Set after construction: TFX's constructor JSON-encodes a list, and on
+  # Kubeflow this is a runtime parameter holding that JSON already.
+  evaluator.exec_properties["example_splits"] = by_window["example_splits"]
   # Copies a blessed model into a new version folder of the serving dir,
   # unless that dir already holds this very model.
   pusher = Pusher(
@@ -167,7 +204,7 @@ def create_components(config: PipelineConfig) -> List:
       model_blessing=evaluator.outputs["blessing"],
       push_destination=destination)
   nodes = [example_gen, statistics_gen, schema_gen, example_validator, gate,
-           transform, trainer_node, baseline, evaluator, pusher]
+           transform, baseline, trainer_node, evaluator, pusher]
   _check_resources(config, [n.id for n in nodes])
   return nodes
 

@@ -2,7 +2,9 @@
 
 Towers:
   image        a small CNN per image feature, pooled until the feature map is
-               at most 8 pixels on a side, then flattened.
+               at most 8 pixels on a side, then flattened; or, for transfer
+               learning, a Keras applications backbone (the declaration's
+               `backbone`), pooled.
   numeric      all numeric features (and the indicators of missing values)
                concatenated, then one dense layer.
   categorical  an embedding per feature.
@@ -17,6 +19,7 @@ float32 even under mixed precision, where float16 would round probabilities
 and the loss.
 """
 
+import os
 from typing import Dict, List, Mapping
 
 import tensorflow as tf
@@ -51,8 +54,53 @@ def model_input(f: Feature) -> keras.Input:
   return keras.Input((f.max_length,), name=f.name, dtype=dtype)
 
 
+# backbone -> (its keras.applications constructor, the Rescaling that maps
+# [0, 1] pixels to the range it was trained on).
+_BACKBONE_INPUTS = {"MobileNetV2": (2.0, -1.0), "MobileNetV3Small": (255.0, 0.0),
+                    "EfficientNetB0": (255.0, 0.0)}
+
+
+def backbone_tower(x, f: Feature):
+  """A Keras applications backbone, with the weights file if there is one.
+
+  weights=None: nothing is ever downloaded. The backbone is called with
+  training=False, so its batch-norm statistics stay as loaded in both
+  phases (the usual fine-tuning recipe); `backbones` finds it again.
+  """
+  if f.channels == 1:
+    x = keras.layers.Concatenate(name=f"{f.name}_rgb")([x, x, x])
+  elif f.channels == 4:
+    x = x[..., :3]  # the alpha channel has no counterpart in the backbone
+  scale, offset = _BACKBONE_INPUTS[f.backbone]
+  x = keras.layers.Rescaling(scale, offset, name=f"{f.name}_backbone_input")(x)
+  base = getattr(keras.applications, f.backbone)(
+      input_shape=(f.height, f.width, 3), include_top=False, weights=None)
+  if f.backbone_weights:
+    base.load_weights(_local(f.backbone_weights))
+  x = base(x, training=False)
+  x = keras.layers.GlobalAveragePooling2D()(x)
+  return keras.layers.Dense(128, activation="relu", name=f"{f.name}_tower")(x)
+
+
+def _local(path: str) -> str:
+  """A local copy of a weights file on gs:// or another URI (h5 needs one)."""
+  if "://" not in path:
+    return path
+  import tempfile
+  local = os.path.join(tempfile.mkdtemp(), os.path.basename(path))
+  tf.io.gfile.copy(path, local)
+  return local
+
+
+def backbones(model: keras.Model) -> List[keras.Model]:
+  """The backbones inside a model built by `build_model`."""
+  return [layer for layer in model.layers if isinstance(layer, keras.Model)]
+
+
 def image_tower(x, f: Feature, config: TrainingConfig):
   x = scale_and_augment(x, f, config)
+  if f.backbone:
+    return backbone_tower(x, f)
   filters = 32
   while min(x.shape[1], x.shape[2]) > 8:
     x = keras.layers.Conv2D(filters, 3, padding="same", activation="relu")(x)
@@ -111,17 +159,24 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
   x = towers[0] if len(towers) == 1 else keras.layers.Concatenate()(towers)
   x = keras.layers.Dense(128, activation="relu")(x)
   x = keras.layers.Dropout(0.2)(x)
-  optimizer = keras.optimizers.Adam(config.learning_rate)
   if decl.label.kind == "regression":
     outputs = keras.layers.Dense(1, dtype="float32", name="value")(x)
-    model = keras.Model(inputs=inputs, outputs=outputs)
+  else:
+    outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
+                                 dtype="float32", name="probabilities")(x)
+  model = keras.Model(inputs=inputs, outputs=outputs)
+  compile_model(model, decl, config.learning_rate)
+  return model
+
+
+def compile_model(model: keras.Model, decl: Declaration, learning_rate: float) -> None:
+  """Compiles with a fresh Adam optimizer: once built, and again for each
+  phase of transfer learning (freezing a backbone needs a recompile)."""
+  optimizer = keras.optimizers.Adam(learning_rate)
+  if decl.label.kind == "regression":
     model.compile(optimizer=optimizer, loss="mse",
                   metrics=[keras.metrics.RootMeanSquaredError(name="rmse"),
                            keras.metrics.MeanAbsoluteError(name="mae")])
-    return model
-  outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
-                               dtype="float32", name="probabilities")(x)
-  model = keras.Model(inputs=inputs, outputs=outputs)
-  model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy",
-                metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
-  return model
+  else:
+    model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy",
+                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])

@@ -1,18 +1,19 @@
 """The Trainer's `run_fn`: it only delegates.
 
-strategy -> datasets -> model -> fit (or the custom loop) -> export. Each
+strategy -> datasets -> model (warm-started) -> fit (in two phases with a
+backbone, or the custom loop) -> export. Each
 step is its own module, tested on its own.
 """
 
 import os
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 import tensorflow as tf
 import tensorflow_transform as tft
 from tfx.components.trainer.fn_args_utils import FnArgs
 
 from dataset.declaration import Declaration
-from trainer import curves, distribute, export, input_pipeline, loop, model
+from trainer import curves, distribute, export, input_pipeline, loop, model, warm_start
 from trainer.config import TrainingConfig
 
 
@@ -25,7 +26,8 @@ def vocab_sizes(tft_output: tft.TFTransformOutput, decl: Declaration) -> dict:
 def train(train_files: List[str], eval_files: List[str],
           tft_output: tft.TFTransformOutput, decl: Declaration,
           config: TrainingConfig, strategy: tf.distribute.Strategy,
-          materialized: bool = True, log_dir: Optional[str] = None) -> tf.keras.Model:
+          materialized: bool = True, log_dir: Optional[str] = None,
+          base_model: Optional[str] = None) -> tf.keras.Model:
   """Builds the input pipelines and the model, and trains it.
 
   Args:
@@ -37,6 +39,8 @@ def train(train_files: List[str], eval_files: List[str],
     strategy: from `distribute.make_strategy`.
     materialized: whether the files hold transformed examples; if not, the
       input pipeline applies the Transform graph.
+    log_dir: where the curves and the Trainer's notes go.
+    base_model: the served model's SavedModel folder, to warm-start from.
 
   Returns:
     The trained model.
@@ -58,28 +62,66 @@ def train(train_files: List[str], eval_files: List[str],
 
   train_data = dataset(train_files, True)
   eval_data = dataset(eval_files, False)
+  notes = []
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(tft_output, decl), config)
+    notes.append(warm_start.warm_start(keras_model, base_model))
+  notes += [f"backbone {f.backbone} ({f.name}): "
+            + (f"weights from {f.backbone_weights}" if f.backbone_weights
+               else "no weights file, random weights")
+            for f in decl.of_kind("image") if f.backbone]
   if not distribute.is_chief(strategy):
     log_dir = None
   if config.loop == "custom":
     loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
                       regression=decl.label.kind == "regression")
   else:
-    keras_model.fit(train_data, epochs=config.epochs,
+    fit_in_phases(keras_model, strategy, decl, config, train_data, eval_data, log_dir)
+  warm_start.write_notes(log_dir, notes)
+  return keras_model
+
+
+def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
+                  decl: Declaration, config: TrainingConfig, train_data, eval_data,
+                  log_dir: Optional[str] = None) -> None:
+  """`fit`; with a backbone, first frozen for its `frozen_epochs`, then
+  fine-tuned at its `fine_tune_learning_rate` for the remaining epochs."""
+  frozen = max((f.frozen_epochs for f in decl.of_kind("image") if f.backbone), default=0)
+  phases = [(0, config.epochs, None)]
+  if frozen and model.backbones(keras_model):
+    fine_tune_rate = min(f.fine_tune_learning_rate for f in decl.of_kind("image")
+                         if f.backbone)
+    phases = [(0, min(frozen, config.epochs), False),
+              (min(frozen, config.epochs), config.epochs, True)]
+  for start, end, trainable in phases:
+    if start >= end:
+      continue
+    if trainable is not None:
+      with strategy.scope():
+        for backbone in model.backbones(keras_model):
+          backbone.trainable = trainable
+        model.compile_model(keras_model, decl,
+                            fine_tune_rate if trainable else config.learning_rate)
+    keras_model.fit(train_data, initial_epoch=start, epochs=end,
                     steps_per_epoch=config.steps_per_epoch,
                     validation_data=eval_data, validation_steps=config.eval_steps,
                     callbacks=curves.callbacks(log_dir), verbose=0)
-  return keras_model
 
 
 def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                  tft_output: tft.TFTransformOutput, decl: Declaration,
-                 serving_model_dir: str) -> None:
-  """Exports the trained model; only the chief's copy is kept."""
+                 serving_model_dir: str, train_splits: Sequence[str] = ()) -> None:
+  """Exports the trained model, with its weights for the next warm start;
+  only the chief's copy is kept."""
   path = distribute.export_dir(strategy, serving_model_dir)
   export.export_serving_model(keras_model, tft_output, decl, path)
+  warm_start.save(keras_model, path, train_splits)
   distribute.discard_export(strategy, path)
+
+
+def split_names(file_patterns: Sequence[str]) -> List[str]:
+  """The split names in TFX's split file patterns (`<uri>/Split-<name>/*`)."""
+  return [os.path.basename(os.path.dirname(p))[len("Split-"):] for p in file_patterns]
 
 
 def run_fn(fn_args: FnArgs) -> None:
@@ -99,5 +141,6 @@ def run_fn(fn_args: FnArgs) -> None:
   keras_model = train(fn_args.train_files, fn_args.eval_files, tft_output, decl,
                       config, strategy,
                       fn_args.custom_config.get("materialized", True),
-                      log_dir=fn_args.model_run_dir)
-  export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir)
+                      log_dir=fn_args.model_run_dir, base_model=fn_args.base_model)
+  export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir,
+               split_names(fn_args.train_files))

@@ -1,0 +1,139 @@
+"""Which data a run reads: the span window, resolved when the run starts.
+
+New data arrives as spans: `span-<N>/` folders under the data root, as
+`tfrecords convert --span N` writes them, optionally with versions inside
+(`span-<N>/version-<M>/`; the newest version of a span is read). A pattern
+says where with TFX's placeholders: `span-{SPAN}/train/*` or
+`span-{SPAN}/version-{VERSION}/train/*`.
+
+A run reads the last `data.window` spans (1, the latest, by default). TFX's
+own window (a resolver with SpanRangeStrategy) does not compile for Kubeflow
+Pipelines v2, so the window is resolved here, by listing the spans when the
+run starts: by `local_runner.py` when it builds the pipeline, and by
+`python -m kubeflow submit` before it submits, which passes the result on as
+runtime parameters. Each span of the window becomes its own pair of splits
+(`train_span4`, `eval_span4`, ...) of one ImportExampleGen output, so that
+Transform can key its analyzer cache by span (components/transform.py) and
+the split names say which data a model saw. Data without `{SPAN}` keeps the
+splits `train` and `eval`.
+
+Spans are immutable: a span, once trained on, is never rewritten; corrected
+data is a new version of it (or a new span). The caches rely on this.
+"""
+
+import dataclasses
+import os
+import re
+from typing import Dict, List, Optional, Tuple
+
+import tensorflow as tf
+
+from dataset.declaration import Data, DeclarationError
+
+SPAN = "{SPAN}"
+VERSION = "{VERSION}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Window:
+  """The data one run reads.
+
+  Attributes:
+    spans: (span, version or None) for each span read, oldest first; empty
+      for data without spans.
+    inputs: ImportExampleGen's input split name -> glob below the data root.
+    train_splits, eval_splits: the output split names to train and
+      evaluate on.
+  """
+  spans: Tuple[Tuple[int, Optional[int]], ...]
+  inputs: Dict[str, str]
+  train_splits: Tuple[str, ...]
+  eval_splits: Tuple[str, ...]
+
+  def describe(self) -> str:
+    """`spans 3-4`, `span 4 (version 2)`, or `all data` without spans."""
+    if not self.spans:
+      return "all data"
+    names = [f"{s}" + (f" (version {v})" if v is not None else "")
+             for s, v in self.spans]
+    return f"span {names[0]}" if len(names) == 1 else f"spans {', '.join(names)}"
+
+
+def split_suffix(span: int, version: Optional[int]) -> str:
+  return f"_span{span}" + (f"_v{version}" if version is not None else "")
+
+
+def _regex(pattern: str):
+  """A regex for a pattern with {SPAN} and maybe {VERSION}, glob wildcards
+  matching within one folder."""
+  rx = re.escape(pattern)
+  rx = rx.replace(re.escape(SPAN), r"(?P<span>\d+)")
+  rx = rx.replace(re.escape(VERSION), r"(?P<version>\d+)")
+  return re.compile(rx.replace(r"\*", r"[^/]*").replace(r"\?", "[^/]") + "$")
+
+
+def available(root: str, pattern: str) -> Dict[int, List[int]]:
+  """span -> its versions ([] without {VERSION}) that have files for `pattern`."""
+  full = os.path.join(root, pattern)
+  rx = _regex(full)
+  found: Dict[int, set] = {}
+  for path in tf.io.gfile.glob(full.replace(SPAN, "*").replace(VERSION, "*")):
+    match = rx.match(path)
+    if match:
+      versions = found.setdefault(int(match.group("span")), set())
+      if match.groupdict().get("version") is not None:
+        versions.add(int(match.group("version")))
+  return {span: sorted(v) for span, v in found.items()}
+
+
+def fill(pattern: str, span: int, version: Optional[int]) -> str:
+  pattern = pattern.replace(SPAN, str(span))
+  return pattern if version is None else pattern.replace(VERSION, str(version))
+
+
+def resolve(data: Data, source: str = "data") -> Window:
+  """The window of spans to read now.
+
+  Args:
+    data: the declaration's data section.
+    source: names the declaration in errors.
+
+  Raises:
+    DeclarationError: when the patterns use spans but none has files for
+      every split.
+  """
+  patterns = dict(data.splits) or {"all": data.pattern}
+  if not any(SPAN in p for p in patterns.values()):
+    return Window((), patterns, ("train",), ("eval",))
+  found = [available(data.root, p) for p in patterns.values()]
+  # A span counts once every split has it (a span still being written may not).
+  spans = sorted(set.intersection(*(set(f) for f in found)))
+  if not spans:
+    raise DeclarationError(
+        f"{source}: field 'data': expected span folders matching "
+        f"{', '.join(os.path.join(data.root, p) for p in patterns.values())}, "
+        f"found none")
+  chosen = []
+  for span in spans[-data.window:]:
+    versions = set.intersection(*(set(f[span]) for f in found))
+    chosen.append((span, max(versions) if versions else None))
+  if not data.splits:
+    # One folder per span, split by hash: one span (the window is 1).
+    span, version = chosen[-1]
+    return Window(tuple(chosen), {"all": fill(data.pattern, span, version)},
+                  ("train",), ("eval",))
+  inputs = {f"{split}{split_suffix(s, v)}": fill(pattern, s, v)
+            for s, v in chosen for split, pattern in data.splits.items()}
+  return Window(tuple(chosen), inputs,
+                tuple(f"train{split_suffix(s, v)}" for s, v in chosen),
+                tuple(f"eval{split_suffix(s, v)}" for s, v in chosen))
+
+
+def spans_of_splits(split_names) -> List[str]:
+  """The span suffixes (`span4`, `span4_v2`) in a list of split names."""
+  found = []
+  for name in split_names:
+    _, sep, suffix = name.partition("_")
+    if sep and suffix not in found:
+      found.append(suffix)
+  return found

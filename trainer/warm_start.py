@@ -1,0 +1,106 @@
+"""Warm starts from the latest blessed model, and what the Trainer tells the run.
+
+Every exported model carries, beside its SavedModel, the Keras weights
+(`assets.extra/weights.npz`, in the model's own order) and the splits it was
+trained on (`assets.extra/trained_on.json`). TF Serving ignores
+`assets.extra`. The next Trainer gets the served model as its base model
+(BaselineModel's output) and starts from those weights when every weight has
+the shape it needs; otherwise (the declaration changed: a feature, a class,
+a vocabulary size) it trains from scratch and says why.
+
+What the Trainer decided goes into `notes.json` in its `model_run` folder,
+which the local runner prints at the end of the run.
+"""
+
+import io
+import json
+import os
+from typing import List, Optional, Sequence
+
+import numpy as np
+import tensorflow as tf
+
+WEIGHTS = os.path.join("assets.extra", "weights.npz")
+TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
+SOURCE = "source_model.txt"  # beside the base model's Format-Serving folder
+NOTES = "notes.json"
+
+
+def save(model: tf.keras.Model, export_dir: str, train_splits: Sequence[str]) -> None:
+  """Writes the weights and the training splits beside a SavedModel."""
+  tf.io.gfile.makedirs(os.path.join(export_dir, "assets.extra"))
+  buffer = io.BytesIO()  # np.savez seeks; a GFile (gs://) cannot
+  np.savez(buffer, *model.get_weights())
+  with tf.io.gfile.GFile(os.path.join(export_dir, WEIGHTS), "wb") as f:
+    f.write(buffer.getvalue())
+  with tf.io.gfile.GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
+    json.dump({"train_splits": list(train_splits)}, f)
+
+
+def trained_on(model_dir: str) -> Optional[List[str]]:
+  """The training splits a pushed model records, or None if it does not."""
+  path = os.path.join(model_dir, TRAINED_ON)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f).get("train_splits")
+
+
+def source_of(base_model: str) -> str:
+  """Where the base model was served from (BaselineModel records it)."""
+  path = os.path.join(os.path.dirname(base_model.rstrip("/")), SOURCE)
+  if tf.io.gfile.exists(path):
+    with tf.io.gfile.GFile(path) as f:
+      return f.read().strip()
+  return base_model
+
+
+def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
+  """Loads the base model's weights into `model` if they fit.
+
+  Args:
+    model: the freshly built model.
+    base_model: the base model's SavedModel folder, or None.
+
+  Returns:
+    One line for the run's output: where the weights came from, or why
+    training starts from scratch.
+  """
+  if not base_model or not tf.io.gfile.exists(os.path.join(base_model, "saved_model.pb")):
+    return "warm start: none, no model is served yet; training from scratch"
+  source = source_of(base_model)
+  path = os.path.join(base_model, WEIGHTS)
+  if not tf.io.gfile.exists(path):
+    return (f"warm start: none, {source} has no {WEIGHTS}; "
+            "training from scratch")
+  with tf.io.gfile.GFile(path, "rb") as f:
+    saved = np.load(io.BytesIO(f.read()))
+  arrays = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+  wanted = model.get_weights()
+  if len(arrays) != len(wanted):
+    return (f"warm start: none, the architecture changed since {source} "
+            f"({len(arrays)} weights there, {len(wanted)} now); training from scratch")
+  for weight, old, new in zip(model.weights, arrays, wanted):
+    if old.shape != new.shape:
+      return (f"warm start: none, the architecture changed since {source} "
+              f"({weight.name}: shape {list(old.shape)} there, {list(new.shape)} now); "
+              "training from scratch")
+  model.set_weights(arrays)
+  return f"warm start: from {source}"
+
+
+def write_notes(log_dir: Optional[str], notes: Sequence[str]) -> None:
+  """Records the Trainer's decisions for the run's output."""
+  if not log_dir:
+    return
+  tf.io.gfile.makedirs(log_dir)
+  with tf.io.gfile.GFile(os.path.join(log_dir, NOTES), "w") as f:
+    json.dump(list(notes), f)
+
+
+def read_notes(log_dir: str) -> List[str]:
+  path = os.path.join(log_dir, NOTES)
+  if not tf.io.gfile.exists(path):
+    return []
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
