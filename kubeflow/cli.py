@@ -12,6 +12,7 @@ traceback and the libraries' logs.
 
 import argparse
 import datetime
+import json
 import logging
 import os
 import sys
@@ -23,7 +24,7 @@ import kfp_server_api
 import yaml
 
 from dataset import check, declaration
-from kubeflow import client, cron
+from kubeflow import client, cron, window
 from kubeflow.compile import CompileError, compile_pipeline
 from pipeline import flags
 from pipeline.config import ConfigError, Resources
@@ -75,13 +76,20 @@ def _compile(args) -> int:
 
 
 def _params(args) -> dict:
+  """The runtime parameters: the flags', and the span window resolved now."""
   extra = {}
+  saved = window.load(args.spec)
+  if saved:
+    resolved = window.resolve_params(saved, args.data_root, args.train_steps)
+    print(f"window: {', '.join(json.loads(resolved['example_splits']))}")
+    extra.update(resolved)
   for item in args.param or ():
     key, sep, value = item.partition("=")
     if not sep:
       raise argparse.ArgumentTypeError(f"--param: expected NAME=VALUE, found {item!r}")
     extra[key] = value
-  return client.runtime_params(args.data_root, args.train_steps, args.serving_dir, extra)
+  train_steps = None if saved else args.train_steps  # in the window's train_args
+  return client.runtime_params(args.data_root, train_steps, args.serving_dir, extra)
 
 
 def _spec_name(path: str) -> str:
@@ -107,6 +115,13 @@ def _submit(args) -> int:
 
 def _schedule(args) -> int:
   name = _spec_name(args.spec)
+  if window.load(args.spec):
+    raise argparse.ArgumentTypeError(
+        f"--spec {args.spec}: its data has spans, and a Kubeflow recurring run "
+        f"passes the same parameters to every run, so it would read the same "
+        f"spans forever; expected data without spans, found {window.FILE}. "
+        f"Run 'python -m kubeflow submit' from a scheduler instead: each submit "
+        f"resolves the window anew (README: Retraining)")
   expression = cron.normalize(args.cron)  # a typo fails before any connection
   params = _params(args)
   kfp_client = _connect(args)

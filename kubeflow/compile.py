@@ -6,15 +6,18 @@ leaves out, so that the compiled files run as they are:
 - runtime parameters get their defaults (TFX writes none into the spec);
 - each component's container gets the configured CPU, memory and GPUs,
   ImportExampleGen included (TFX's compiler drops them there);
-- ImportExampleGen is never served from Kubeflow's cache: its cache key holds
-  the data's location but not the files' content (TFX's driver that
-  fingerprints them runs only on Vertex AI), so new files in the same place
-  would otherwise go unseen. Nor is BaselineModel: the model served when the
-  run starts is not known when the pipeline is compiled.
+- ImportExampleGen is never served from Kubeflow's cache, unless it reads
+  spans: its cache key holds the data's location but not the files' content
+  (TFX's driver that fingerprints them runs only on Vertex AI), so new files
+  in the same place would otherwise go unseen. Spans never change, and the
+  window's parameters name them (kubeflow/window.py). Nor is BaselineModel
+  ever cached: the model served when the run starts is not known when the
+  pipeline is compiled.
 
 It writes two files: the pipeline spec as YAML, which the open-source
 Kubeflow Pipelines backend and `kfp.Client` take, and the PipelineJob JSON,
-which Vertex AI Pipelines takes.
+which Vertex AI Pipelines takes; and, for data with spans, `window.json`,
+from which `submit` resolves the window.
 """
 
 import json
@@ -25,7 +28,7 @@ import yaml
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 
-from kubeflow import container
+from kubeflow import container, window
 from pipeline.config import PipelineConfig, Resources
 from pipeline.pipeline import create_pipeline
 
@@ -70,9 +73,18 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict) -> None:
   for node, resources in config.resources.items():
     label = spec["components"][node]["executorLabel"]
     executors[label]["container"]["resources"] = resource_spec(resources)
-  for node in NEVER_CACHED:
+  for node in never_cached(config):
     tasks[node].pop("cachingOptions", None)
   spec["defaultPipelineRoot"] = config.pipeline_root
+
+
+def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
+  """The steps Kubeflow must always run: ImportExampleGen is cached only when
+  it reads spans (immutable, named by the window parameters; see
+  kubeflow/window.py)."""
+  if window.uses_spans(config.declaration.data):
+    return tuple(n for n in NEVER_CACHED if n != "ImportExampleGen")
+  return NEVER_CACHED
 
 
 def runtime_defaults(pipeline) -> Dict:
@@ -118,4 +130,5 @@ def compile_pipeline(config: PipelineConfig, image: str,
     f.write(yaml.safe_dump(job["pipelineSpec"], sort_keys=True))
   with fileio.open(job_path, "w") as f:
     f.write(json.dumps(job, indent=2, sort_keys=True))
+  window.save(config, output_dir)
   return spec_path, job_path

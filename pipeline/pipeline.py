@@ -58,7 +58,7 @@ def code_fingerprint(folders=None) -> str:
   return digest.hexdigest()[:16]
 
 
-def _json(value):
+def to_json(value):
   """A proto as a JSON string, which is how TFX passes protos to executors;
   strings and runtime parameters as they are."""
   if isinstance(value, (str, tfx.dsl.experimental.RuntimeParameter)):
@@ -71,7 +71,7 @@ def _runtime(config: PipelineConfig, name: str, value):
   if not config.runtime_parameters:
     return value
   return tfx.dsl.experimental.RuntimeParameter(name=name, ptype=str,
-                                                default=_json(value))
+                                                default=to_json(value))
 
 
 def _served_version(config: PipelineConfig, window: spans.Window) -> str:
@@ -93,7 +93,8 @@ def push_destination(serving_dir: str) -> tfx.proto.PushDestination:
       base_directory=serving_dir))
 
 
-def window_protos(config: PipelineConfig, window: spans.Window) -> dict:
+def window_protos(window: spans.Window, materialize: bool, train_steps: int,
+                  eval_steps: int) -> dict:
   """What the span window sets, by runtime parameter name: ImportExampleGen's
   input splits, the splits Transform analyses, the Trainer's and the
   Evaluator's splits. `python -m kubeflow submit` passes them afresh."""
@@ -104,20 +105,22 @@ def window_protos(config: PipelineConfig, window: spans.Window) -> dict:
       "splits_config": tfx.proto.SplitsConfig(
           analyze=window.train_splits,
           transform=(window.train_splits + window.eval_splits
-                     if config.materialize else [])),
+                     if materialize else [])),
       "train_args": tfx.proto.TrainArgs(splits=window.train_splits,
-                                        num_steps=config.training.train_steps),
+                                        num_steps=train_steps),
       "eval_args": tfx.proto.EvalArgs(splits=window.eval_splits,
-                                      num_steps=config.training.eval_steps),
+                                      num_steps=eval_steps),
       "example_splits": json.dumps(list(window.eval_splits)),
   }
 
 
 def _output_config(config: PipelineConfig):
-  """ImportExampleGen's output: hash-split unless the data is pre-split."""
+  """ImportExampleGen's output: hash-split unless the data is pre-split.
+  Explicit even when empty (keep the input splits): TFX would derive it from
+  the input config, which on Kubeflow is a runtime parameter."""
   data = config.declaration.data
   if data.splits:
-    return None
+    return tfx.proto.Output()
   return tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
       tfx.proto.SplitConfig.Split(name=name, hash_buckets=buckets)
       for name, buckets in data.hash_buckets.items()]))
@@ -134,8 +137,9 @@ def create_components(config: PipelineConfig) -> List:
                          push_destination(config.serving_dir))
   # The spans this run reads, listed now (dataset/spans.py).
   window = spans.resolve(decl.data, decl.path)
-  by_window = {name: _runtime(config, name, value)
-               for name, value in window_protos(config, window).items()}
+  by_window = {name: _runtime(config, name, value) for name, value in window_protos(
+      window, config.materialize, config.training.train_steps,
+      config.training.eval_steps).items()}
 
   # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
   # each span of the window into splits of its own.
@@ -174,7 +178,7 @@ def create_components(config: PipelineConfig) -> List:
   transform.add_upstream_node(gate)
   # The model in production (the newest pushed), if any: the baseline to
   # beat, and the weights to warm-start from.
-  baseline = BaselineModel(push_destination=_json(destination),
+  baseline = BaselineModel(push_destination=to_json(destination),
                            served_version=_served_version(config, window))
   # Trains the Keras model on the transformed examples, or on the examples
   # with the transform graph applied as they are read.

@@ -177,3 +177,32 @@ def test_a_refused_schedules_call_is_one_line(spec, server, capsys):
   err = capsys.readouterr().err
   assert err.startswith("error: Kubeflow refused the request: HTTP 503") and "Traceback" not in err
   assert [r["status"] for r in state.recurring_runs.values()] == ["ENABLED"]
+
+
+def test_submit_resolves_the_span_window_when_it_submits(tmp_path, server, capsys):
+  from tests.test_kubeflow_compile import span_declaration
+  url, state = server
+  path, root = span_declaration(tmp_path, spans=(1, 2), window=2)
+  assert run("compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
+             "--dataset", str(path), "--pipeline-name", "spans", "--skip-data-check",
+             "--output-dir", str(tmp_path / "out")) == 0
+  spec = str(tmp_path / "out" / "pipeline.yaml")
+  # A new span lands after compiling: the next submit reads spans 2-3.
+  for split in ("train", "eval"):
+    (root / "span-3" / split).mkdir(parents=True)
+    (root / "span-3" / split / "part-0.tfrecord.gz").write_bytes(b"")
+  assert run("submit", "--spec", spec, "--host", url, "--train-steps", "50") == 0
+  assert "window: eval_span2, eval_span3" in capsys.readouterr().out
+  (the_run,) = state.runs.values()
+  params = the_run["runtime_config"]["parameters"]
+  assert sorted(s["name"] for s in json.loads(params["input_config"])["splits"]) == [
+      "eval_span2", "eval_span3", "train_span2", "train_span3"]
+  assert json.loads(params["train_args"]) == {
+      "num_steps": 50, "splits": ["train_span2", "train_span3"]}
+  assert json.loads(params["example_splits"]) == ["eval_span2", "eval_span3"]
+  # A recurring run would pass these same spans to every run: refused.
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "0 3 * * *") == 2
+  err = capsys.readouterr().err
+  assert "its data has spans" in err and "python -m kubeflow submit" in err
+  assert not state.recurring_runs

@@ -17,13 +17,14 @@ from pipeline.config import PipelineConfig
 from tests.conftest import DIGITS_YAML, REPO
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
-RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination"}
+RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination", "input_config",
+                      "splits_config", "eval_args", "example_splits"}
 
 
-def compile_digits(out, *extra):
+def compile_digits(out, *extra, data_root="gs://bkt/data/digits"):
   code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://bkt/pipelines",
-                   "--data-root", "gs://bkt/data/digits", "--output-dir", str(out),
-                   "--skip-data-check", *extra])
+                   "--output-dir", str(out), "--skip-data-check", *extra]
+                  + (["--data-root", data_root] if data_root else []))
   assert code == 0
   with open(out / "pipeline.yaml") as f:
     spec = yaml.safe_load(f)
@@ -86,7 +87,8 @@ def test_runtime_parameters_have_the_compiled_defaults(compiled):
   params = compiled["spec"]["root"]["inputDefinitions"]["parameters"]
   assert set(params) == RUNTIME_PARAMETERS
   assert params["data_root"]["defaultValue"] == "gs://bkt/data/digits"
-  assert json.loads(params["train_args"]["defaultValue"]) == {"numSteps": 300}
+  assert json.loads(params["train_args"]["defaultValue"]) == {
+      "numSteps": 300, "splits": ["train"]}
   assert json.loads(params["push_destination"]["defaultValue"]) == {
       "filesystem": {"baseDirectory": "gs://bkt/pipelines/digits/serving"}}
   assert compiled["job"]["runtimeConfig"]["parameterValues"]["data_root"] == \
@@ -233,3 +235,66 @@ def test_compile_from_the_command_line_starts_quietly(tmp_path):
           if not line.startswith("skipped: the check of the declaration")] == [], \
       proc.stderr[-3000:]
   assert (tmp_path / "out" / "pipeline_job.json").is_file()
+
+
+def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
+  """The digits declaration over span folders (empty files: compiling reads
+  only the folder names)."""
+  root = tmp_path / "data"
+  for span in spans:
+    for split in ("train", "eval"):
+      (root / f"span-{span}" / split).mkdir(parents=True, exist_ok=True)
+      (root / f"span-{span}" / split / "part-0.tfrecord.gz").write_bytes(b"")
+  with open(DIGITS_YAML) as f:
+    raw = yaml.safe_load(f)
+  raw["data"] = {"root": str(root), "window": window,
+                 "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
+                            "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
+  raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
+  path = tmp_path / "spans.yaml"
+  path.write_text(yaml.safe_dump(raw))
+  return path, root
+
+
+def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tmp_path):
+  path, root = span_declaration(tmp_path)
+  # The spans are listed when compiling (the defaults) and when submitting.
+  spec, job = compile_digits(tmp_path / "out", "--dataset", str(path),
+                             "--pipeline-name", "spans", data_root=None)
+  params = spec["root"]["inputDefinitions"]["parameters"]
+  # The window (the last 2 of spans 1-3), resolved at compile time as defaults.
+  inputs = json.loads(params["input_config"]["defaultValue"])["splits"]
+  assert {s["name"]: s["pattern"] for s in inputs} == {
+      "train_span2": "span-2/train/*.tfrecord.gz", "eval_span2": "span-2/eval/*.tfrecord.gz",
+      "train_span3": "span-3/train/*.tfrecord.gz", "eval_span3": "span-3/eval/*.tfrecord.gz"}
+  assert json.loads(params["splits_config"]["defaultValue"]) == {
+      "analyze": ["train_span2", "train_span3"]}
+  assert json.loads(params["train_args"]["defaultValue"])["splits"] == [
+      "train_span2", "train_span3"]
+  assert json.loads(params["eval_args"]["defaultValue"])["splits"] == [
+      "eval_span2", "eval_span3"]
+  assert json.loads(params["example_splits"]["defaultValue"]) == ["eval_span2", "eval_span3"]
+  tasks = spec["root"]["dag"]["tasks"]
+  for node, name in (("ImportExampleGen", "input_config"), ("Transform", "splits_config"),
+                     ("Trainer", "train_args"), ("Trainer", "eval_args"),
+                     ("Evaluator", "example_splits")):
+    assert tasks[node]["inputs"]["parameters"][name] == {"componentInputParameter": name}
+  # Spans never change, so ImportExampleGen may come from Kubeflow's cache;
+  # the served model may change at any time, so BaselineModel never does.
+  assert tasks["ImportExampleGen"]["cachingOptions"] == {"enableCache": True}
+  assert "cachingOptions" not in tasks["BaselineModel"]
+  # Warm start: the Trainer takes BaselineModel's model as its base model.
+  assert tasks["Trainer"]["inputs"]["artifacts"]["base_model"] == {
+      "taskOutputArtifact": {"producerTask": "BaselineModel", "outputArtifactKey": "model"}}
+  assert "BaselineModel" in tasks["Trainer"]["dependentTasks"]
+  # Transform's analyzer cache lives under the pipeline root, shared by runs.
+  constant = tasks["Transform"]["inputs"]["parameters"]["custom_config"]["runtimeValue"][
+      "constant"]
+  transform_config = constant if isinstance(constant, dict) else json.loads(constant)
+  assert transform_config["analyzer_cache"] == "gs://bkt/pipelines/analyzer_cache/spans"
+  saved = json.loads((tmp_path / "out" / "window.json").read_text())
+  assert saved["data"]["window"] == 2 and saved["data"]["root"] == str(root)
+
+
+def test_data_without_spans_writes_no_window_file(compiled):
+  assert not (compiled["out"] / "window.json").exists()
