@@ -198,7 +198,7 @@ def test_submit_resolves_the_span_window_when_it_submits(tmp_path, server, capsy
   assert sorted(s["name"] for s in json.loads(params["input_config"])["splits"]) == [
       "eval_span2", "eval_span3", "train_span2", "train_span3"]
   assert json.loads(params["train_args"]) == {
-      "num_steps": 50, "splits": ["train_span2", "train_span3"]}
+      "numSteps": 50, "splits": ["train_span2", "train_span3"]}
   assert json.loads(params["example_splits"]) == ["eval_span2", "eval_span3"]
   # A recurring run would pass these same spans to every run: refused.
   assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
