@@ -39,9 +39,11 @@ SOURCE = "source_model"
 NONE = "none"  # served_version when nothing is served
 
 
-def baseline_version(base_directory: str, train_splits: Sequence[str]) -> str:
+def baseline_version(base_directory: str,
+                     train_splits: Optional[Sequence[str]]) -> str:
   """The served version a run compares with (and warm-starts from): the
-  newest not trained on this run's very splits, or NONE.
+  newest not trained on this run's very span splits (None: the newest), or
+  NONE.
 
   A model pushed from these same splits is this run's own earlier result:
   a rerun with no new data must meet the baseline that run met, or it

@@ -79,7 +79,9 @@ def _served_version(config: PipelineConfig, window: spans.Window) -> str:
   components/baseline.py); "" on Kubeflow: the newest when the step runs."""
   if config.runtime_parameters:
     return ""
-  return baseline_version(config.serving_dir, window.train_splits)
+  # Span split names say which data a model saw; `train` does not.
+  return baseline_version(config.serving_dir,
+                          window.train_splits if window.spans else None)
 
 
 def analyzer_cache_dir(config: PipelineConfig) -> str:

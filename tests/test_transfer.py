@@ -1,0 +1,150 @@
+"""Transfer learning and warm starts: real Keras models, real weights files."""
+
+import copy
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from dataset import declaration
+from trainer import model, run, warm_start
+from trainer.config import TrainingConfig
+from tests.conftest import digits_raw, write_declaration
+
+keras = tf.keras
+
+
+def photo_declaration(tmp_path, **backbone) -> declaration.Declaration:
+  raw = copy.deepcopy(digits_raw())
+  raw.pop("schema")
+  raw["data"]["root"] = str(tmp_path)
+  raw["label"] = {"name": "label", "num_classes": 2}
+  raw["features"] = {"photo": {"kind": "image", "encoding": "raw", "height": 32,
+                               "width": 32, "channels": 3,
+                               "backbone": {"name": "MobileNetV2", **backbone}}}
+  return declaration.load(write_declaration(tmp_path, raw))
+
+
+@pytest.fixture(scope="module")
+def weights_file(tmp_path_factory):
+  """A backbone's weights, saved as a user saves them before a run (here from
+  random weights: nothing may be downloaded)."""
+  path = str(tmp_path_factory.mktemp("weights") / "mobilenet_v2.h5")
+  keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
+                                 weights=None).save_weights(path)
+  return path
+
+
+def photos(n=32):
+  rng = np.random.RandomState(0)
+  labels = rng.randint(0, 2, n)
+  images = (rng.rand(n, 32, 32, 3) * 80 + labels[:, None, None, None] * 150).astype(np.uint8)
+  return tf.data.Dataset.from_tensor_slices(({"photo": images}, labels)).batch(8).repeat()
+
+
+def backbone_weights(m):
+  (backbone,) = model.backbones(m)
+  return [w.copy() for w in backbone.get_weights()]
+
+
+def head_weights(m):
+  return [w.copy() for w in m.get_layer("probabilities").get_weights()]
+
+
+def same(a, b):
+  return len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b))
+
+
+def test_the_frozen_phase_keeps_the_backbone_and_fine_tuning_changes_it(tmp_path, weights_file):
+  decl = photo_declaration(tmp_path, weights=weights_file, frozen_epochs=1,
+                           fine_tune_learning_rate=0.01)
+  saved = keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
+                                         weights=None)
+  saved.load_weights(weights_file)
+  strategy = tf.distribute.get_strategy()
+  data = photos()
+
+  # The weights file is loaded into the backbone.
+  frozen_only = model.build_model(decl, {}, TrainingConfig(train_steps=4, epochs=1))
+  assert same(backbone_weights(frozen_only), saved.get_weights())
+  head_before = head_weights(frozen_only)
+  run.fit_in_phases(frozen_only, strategy, decl,
+                    TrainingConfig(train_steps=4, epochs=1, eval_steps=1), data, data)
+  # One epoch, all of it frozen: the backbone (batch-norm statistics
+  # included) is exactly as loaded, while the new layers learned.
+  assert same(backbone_weights(frozen_only), saved.get_weights())
+  assert not same(head_weights(frozen_only), head_before)
+
+  both = model.build_model(decl, {}, TrainingConfig(train_steps=4, epochs=2))
+  run.fit_in_phases(both, strategy, decl,
+                    TrainingConfig(train_steps=4, epochs=2, eval_steps=1), data, data)
+  # The second epoch fine-tunes: the backbone's trainable weights moved.
+  (backbone,) = model.backbones(both)
+  assert backbone.trainable
+  moved = sum(not np.array_equal(a, b)
+              for a, b in zip(backbone_weights(both), saved.get_weights()))
+  trainable = len(backbone.trainable_weights)
+  assert moved > trainable // 2, f"{moved} weights moved, of {trainable} trainable"
+
+
+def test_without_a_weights_file_the_backbone_is_random_and_nothing_downloads(tmp_path):
+  decl = photo_declaration(tmp_path)
+  assert decl.features[0].backbone == "MobileNetV2" and not decl.features[0].backbone_weights
+  built = model.build_model(decl, {}, TrainingConfig())
+  assert model.backbones(built)  # built offline: weights=None, nothing fetched
+
+
+@pytest.mark.parametrize("backbone, expected", [
+    ({"name": "ResNet9000"}, "features.photo.backbone.name': expected one of MobileNetV2"),
+    ({"name": "MobileNetV2", "weights": "missing.h5"},
+     "expected an existing weights file (.h5), saved beforehand: nothing is downloaded"),
+    ({"name": "MobileNetV2", "fine_tune_learning_rate": 2},
+     "fine_tune_learning_rate': expected a number in (0, 1)"),
+])
+def test_bad_backbones_are_named(tmp_path, backbone, expected):
+  with pytest.raises(declaration.DeclarationError, match=None) as e:
+    photo_declaration(tmp_path, **backbone)
+  assert expected in str(e.value)
+
+
+def test_a_backbone_needs_images_of_its_smallest_size(tmp_path):
+  raw = copy.deepcopy(digits_raw())
+  raw["features"]["image"]["backbone"] = {"name": "MobileNetV2"}
+  with pytest.raises(declaration.DeclarationError) as e:
+    declaration.load(write_declaration(tmp_path, raw))
+  assert "at least 32x32 pixels for MobileNetV2" in str(e.value) and "8x8" in str(e.value)
+
+
+def small_model(width):
+  inputs = keras.Input((3,))
+  return keras.Model(inputs, keras.layers.Dense(2)(keras.layers.Dense(width)(inputs)))
+
+
+def served_model(tmp_path, m, splits=("train_span1",)):
+  folder = str(tmp_path / "served" / "1795355698")
+  os.makedirs(folder)
+  open(os.path.join(folder, "saved_model.pb"), "wb").close()
+  warm_start.save(m, folder, splits)
+  return folder
+
+
+def test_warm_start_loads_matching_weights_and_names_the_source(tmp_path):
+  old = small_model(4)
+  folder = served_model(tmp_path, old)
+  new = small_model(4)
+  assert warm_start.warm_start(new, folder) == f"warm start: from {folder}"
+  assert same(new.get_weights(), old.get_weights())
+  assert warm_start.trained_on(folder) == ["train_span1"]
+
+
+def test_a_changed_architecture_trains_from_scratch_and_says_why(tmp_path):
+  folder = served_model(tmp_path, small_model(4))
+  new = small_model(5)
+  before = new.get_weights()
+  note = warm_start.warm_start(new, folder)
+  assert note.startswith(f"warm start: none, the architecture changed since {folder}")
+  assert "shape [3, 4] there, [3, 5] now" in note and note.endswith("training from scratch")
+  assert same(new.get_weights(), before)
+  assert warm_start.warm_start(new, None) == (
+      "warm start: none, no model is served yet; training from scratch")
