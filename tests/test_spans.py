@@ -69,6 +69,7 @@ def test_no_span_folder_is_an_error_naming_the_pattern(tmp_path):
 def test_bad_windows_are_named(tmp_path, data, expected):
   raw = copy.deepcopy(digits_raw())
   raw["data"] = {"root": str(tmp_path), **data}
+  raw.pop("schema")
   with pytest.raises(declaration.DeclarationError) as e:
     declaration.load(write_declaration(tmp_path, raw))
   assert expected in str(e.value)

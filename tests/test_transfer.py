@@ -8,9 +8,9 @@ import pytest
 import tensorflow as tf
 
 from dataset import declaration
+from tests.conftest import digits_raw, write_declaration
 from trainer import model, run, warm_start
 from trainer.config import TrainingConfig
-from tests.conftest import digits_raw, write_declaration
 
 keras = tf.keras
 
@@ -111,6 +111,7 @@ def test_bad_backbones_are_named(tmp_path, backbone, expected):
 def test_a_backbone_needs_images_of_its_smallest_size(tmp_path):
   raw = copy.deepcopy(digits_raw())
   raw["features"]["image"]["backbone"] = {"name": "MobileNetV2"}
+  raw.pop("schema")
   with pytest.raises(declaration.DeclarationError) as e:
     declaration.load(write_declaration(tmp_path, raw))
   assert "at least 32x32 pixels for MobileNetV2" in str(e.value) and "8x8" in str(e.value)
