@@ -14,19 +14,31 @@ by its Unix time. The step copies it into its output Model artifact (as
 from (`source_model`). With nothing served yet, the output holds no model;
 the Evaluator then runs without a baseline (components/evaluator.py).
 
-The Trainer warm-starts from it too.
+The Trainer warm-starts from it too, and gets this run's training key
+beside it (`training_key.txt`), to record beside the model it exports.
 
 Its cache key must change whenever the served model does, or a retrained
 model would meet a stale baseline. Locally, `served_version` (chosen when the
 pipeline is built, by `baseline_version`) is that key and the version it
-copies: a rerun with nothing new is served from the cache, a new push re-runs
-it. On Kubeflow the pipeline is compiled long before it runs, so there
+copies. That choice skips a version that this very run pushed before: one
+whose training key (a hash of the data's files and the Trainer's settings
+and code) is this run's. Without that skip, a rerun with nothing new would
+meet its own earlier model as the baseline, warm-start from it, train again
+and push again, every time. With it, the rerun meets the baseline its
+earlier run met, and everything comes from the cache; a new span, new data
+or a changed setting makes a new key, and the served model is the baseline
+again.
+
+On Kubeflow the pipeline is compiled long before it runs. With spans,
+`python -m kubeflow submit` chooses `served_version` and `training_key` when
+it resolves the window, and passes them as runtime parameters, so a submit
+with nothing new is served from Kubeflow's cache too. Without spans,
 `served_version` is "" (the newest version when the step runs) and this
 step's cache is switched off in the compiled spec (kubeflow/compile.py).
 """
 
 import os
-from typing import Optional, Sequence
+from typing import Optional
 
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
@@ -37,30 +49,25 @@ from trainer import warm_start
 
 SOURCE = "source_model"
 NONE = "none"  # served_version when nothing is served
+# The default served_version of a Kubeflow pipeline with spans: only
+# `python -m kubeflow submit` lists the spans and the served versions.
+UNRESOLVED = "unresolved"
 
 
-def baseline_version(base_directory: str,
-                     train_splits: Optional[Sequence[str]]) -> str:
+def baseline_version(base_directory: str, training_key: str) -> str:
   """The served version a run compares with (and warm-starts from): the
-  newest not trained on this run's very span splits (None: the newest), or
-  NONE.
-
-  A model pushed from these same splits is this run's own earlier result:
-  a rerun with no new data must meet the baseline that run met, or it
-  could not be served from the cache.
-  """
-  served = latest_version(base_directory, not_trained_on=train_splits)
+  newest not trained with this run's `training_key`, or NONE."""
+  served = latest_version(base_directory, not_key=training_key)
   return os.path.basename(served) if served else NONE
 
 
-def latest_version(base_directory: str,
-                   not_trained_on: Optional[Sequence[str]] = None) -> Optional[str]:
+def latest_version(base_directory: str, not_key: str = "") -> Optional[str]:
   """The newest complete SavedModel version under base_directory, or None.
 
   Versions are folders named by a number (the Pusher's Unix time); anything
   else, such as a push still being written under a temporary name, and any
-  folder without `saved_model.pb`, is skipped. So is a version trained on
-  exactly the splits `not_trained_on`, when given.
+  folder without `saved_model.pb`, is skipped. So is a version whose
+  training key is `not_key`, when given.
   """
   if not fileio.isdir(base_directory):
     return None
@@ -69,7 +76,7 @@ def latest_version(base_directory: str,
     path = os.path.join(base_directory, version)
     if not fileio.exists(os.path.join(path, "saved_model.pb")):
       continue
-    if not_trained_on and warm_start.trained_on(path) == list(not_trained_on):
+    if not_key and warm_start.training_key(path) == not_key:
       continue
     return path
   return None
@@ -86,10 +93,22 @@ def serving_directory(push_destination: str) -> str:
 def BaselineModel(
     push_destination: tfx.dsl.components.Parameter[str],
     served_version: tfx.dsl.components.Parameter[str],
+    training_key: tfx.dsl.components.Parameter[str],
     model: tfx.dsl.components.OutputArtifact[
         tfx.types.standard_artifacts.Model]) -> None:
   """Copies the served model `served_version` (or, if "", the newest) into
-  `model`, or leaves it empty."""
+  `model`, or leaves it empty; hands the Trainer this run's `training_key`
+  beside it (the Trainer records it beside the model it exports)."""
+  if training_key:
+    fileio.makedirs(model.uri)
+    with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:
+      f.write(training_key)
+  if served_version == UNRESOLVED:
+    raise ValueError(
+        "BaselineModel: expected the runtime parameter served_version, found "
+        f"{UNRESOLVED!r}: this pipeline reads spans, and its window and baseline "
+        "are resolved when `python -m kubeflow submit` starts the run, so start "
+        "its runs with submit (README: Retraining on a schedule)")
   base = serving_directory(push_destination)
   if served_version == NONE:
     source = None

@@ -80,8 +80,10 @@ def _params(args) -> dict:
   extra = {}
   saved = window.load(args.spec)
   if saved:
-    resolved = window.resolve_params(saved, args.data_root, args.train_steps)
+    resolved = window.resolve_params(saved, args.data_root, args.train_steps,
+                                     args.serving_dir)
     print(f"window: {', '.join(json.loads(resolved['example_splits']))}")
+    print(f"baseline: {resolved['served_version']}")
     extra.update(resolved)
   for item in args.param or ():
     key, sep, value = item.partition("=")

@@ -79,11 +79,12 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict) -> None:
 
 
 def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
-  """The steps Kubeflow must always run: ImportExampleGen is cached only when
-  it reads spans (immutable, named by the window parameters; see
-  kubeflow/window.py)."""
+  """The steps Kubeflow must always run. With spans, none: ImportExampleGen
+  reads immutable spans named by the window parameters, and BaselineModel
+  copies the version named by `served_version`, both resolved by `submit`
+  (kubeflow/window.py)."""
   if window.uses_spans(config.declaration.data):
-    return tuple(n for n in NEVER_CACHED if n != "ImportExampleGen")
+    return ()
   return NEVER_CACHED
 
 

@@ -8,12 +8,14 @@ So `compile` writes, beside the spec, what the window needs
 the resolved window as runtime parameters: ImportExampleGen's input splits,
 Transform's, the Trainer's and the Evaluator's splits.
 
-A span, once written, never changes, so ImportExampleGen is cached on
-these parameters: a submit with no new span gets exactly the parameters of
-the last one, and Kubeflow serves every step up to the Trainer from its
-cache. BaselineModel, the Evaluator and the Pusher run again (the served
-model is read when the run starts), and the Pusher finds the model already
-served.
+`submit` also chooses the baseline, as local_runner.py does
+(components/baseline.py): it computes the run's training key from the
+window's files and the Trainer's settings (saved at compile), and passes it
+with the served version to compare with, `served_version`, the newest that
+this very run did not push. A span, once written, never changes, so
+ImportExampleGen and BaselineModel are cached on these parameters: a submit
+with no new span gets exactly the parameters of the last one, and Kubeflow
+serves every step from its cache.
 
 A Kubeflow recurring run passes the same parameters to every run, which
 would read the same spans forever; so spans are retrained on a schedule by
@@ -27,9 +29,16 @@ from typing import Dict, Optional
 
 from tfx.dsl.io import fileio
 
+from components.baseline import baseline_version
 from dataset import spans
 from dataset.declaration import Data
-from pipeline.pipeline import to_json, window_protos
+from pipeline.pipeline import (
+  component_config,
+  to_json,
+  trainer_settings,
+  training_key,
+  window_protos,
+)
 
 FILE = "window.json"
 
@@ -50,6 +59,8 @@ def save(config, output_dir: str) -> Optional[str]:
                  "splits": dict(data.splits), "pattern": data.pattern,
                  "hash_buckets": dict(data.hash_buckets), "window": data.window},
         "materialize": config.materialize,
+        "serving_dir": config.serving_dir,
+        "settings": component_config(config),
         "train_steps": config.training.train_steps,
         "eval_steps": config.training.eval_steps}, indent=2, sort_keys=True))
   return path
@@ -66,8 +77,10 @@ def load(spec_path: str) -> Optional[dict]:
 
 
 def resolve_params(saved: dict, data_root: Optional[str] = None,
-                   train_steps: Optional[int] = None) -> Dict[str, str]:
-  """The runtime parameters of the window as it stands now.
+                   train_steps: Optional[int] = None,
+                   serving_dir: Optional[str] = None) -> Dict[str, str]:
+  """The runtime parameters of the window as it stands now, and the baseline
+  that goes with it: `served_version` and `training_key`.
 
   Raises:
     DeclarationError: when no span is found under the data root.
@@ -76,4 +89,8 @@ def resolve_params(saved: dict, data_root: Optional[str] = None,
   window = spans.resolve(data, f"{FILE} (from compile)")
   protos = window_protos(window, saved["materialize"],
                          train_steps or saved["train_steps"], saved["eval_steps"])
-  return {name: to_json(value) for name, value in protos.items()}
+  key = training_key(data.root, window, trainer_settings(saved["settings"], protos))
+  params = {name: to_json(value) for name, value in protos.items()}
+  params.update(training_key=key, served_version=baseline_version(
+      serving_dir or saved["serving_dir"], key))
+  return params

@@ -22,7 +22,7 @@ import components
 import dataset
 import trainer
 from components.anomalies_gate import AnomaliesGate
-from components.baseline import BaselineModel, baseline_version
+from components.baseline import UNRESOLVED, BaselineModel, baseline_version
 from components.curated_schema import curated_schema
 from components.evaluator import Evaluator
 from components.pusher import Pusher
@@ -74,14 +74,20 @@ def _runtime(config: PipelineConfig, name: str, value):
                                                 default=to_json(value))
 
 
-def _served_version(config: PipelineConfig, window: spans.Window) -> str:
-  """The served version BaselineModel copies, and its cache key (see
-  components/baseline.py); "" on Kubeflow: the newest when the step runs."""
-  if config.runtime_parameters:
-    return ""
-  # Span split names say which data a model saw; `train` does not.
-  return baseline_version(config.serving_dir,
-                          window.train_splits if window.spans else None)
+def training_key(data_root: str, window: spans.Window, settings: dict) -> str:
+  """What a model is trained from, apart from its base model: the window's
+  files and the Trainer's settings and code (`settings`, from
+  `trainer_settings`). Recorded beside the model, so that a rerun can tell
+  its own earlier model from the baseline it met (components/baseline.py)."""
+  digest = hashlib.sha256(spans.fingerprint(data_root, window.inputs).encode())
+  digest.update(json.dumps(settings, sort_keys=True).encode())
+  return digest.hexdigest()[:16]
+
+
+def trainer_settings(custom_config: dict, window_params: dict) -> dict:
+  """The settings in the training key, the same on both runners: the
+  Trainer's custom_config and the window's parameters, as JSON."""
+  return {**custom_config, **{k: to_json(v) for k, v in window_params.items()}}
 
 
 def analyzer_cache_dir(config: PipelineConfig) -> str:
@@ -128,20 +134,25 @@ def _output_config(config: PipelineConfig):
       for name, buckets in data.hash_buckets.items()]))
 
 
+def component_config(config: PipelineConfig) -> dict:
+  """The custom_config of Transform and the Trainer."""
+  return {"declaration": config.declaration.contract(),
+          "training": config.training.to_dict(),
+          "materialized": config.materialize,
+          "code": code_fingerprint()}
+
+
 def create_components(config: PipelineConfig) -> List:
   """The pipeline's components, in order."""
   decl = config.declaration
-  custom_config = {"declaration": decl.contract(),
-                   "training": config.training.to_dict(),
-                   "materialized": config.materialize,
-                   "code": code_fingerprint()}
+  custom_config = component_config(config)
   destination = _runtime(config, "push_destination",
                          push_destination(config.serving_dir))
   # The spans this run reads, listed now (dataset/spans.py).
   window = spans.resolve(decl.data, decl.path)
-  by_window = {name: _runtime(config, name, value) for name, value in window_protos(
-      window, config.materialize, config.training.train_steps,
-      config.training.eval_steps).items()}
+  protos = window_protos(window, config.materialize, config.training.train_steps,
+                         config.training.eval_steps)
+  by_window = {name: _runtime(config, name, value) for name, value in protos.items()}
 
   # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
   # each span of the window into splits of its own.
@@ -178,10 +189,19 @@ def create_components(config: PipelineConfig) -> List:
       custom_config={**custom_config,
                      CACHE_CONFIG_KEY: analyzer_cache_dir(config)})
   transform.add_upstream_node(gate)
-  # The model in production (the newest pushed), if any: the baseline to
-  # beat, and the weights to warm-start from.
+  # The model in production (the newest pushed, unless this very run pushed
+  # it), if any: the baseline to beat, and the weights to warm-start from.
+  # The version and this run's training key are chosen now; on Kubeflow by
+  # `python -m kubeflow submit`, when it lists the spans (kubeflow/window.py),
+  # and without spans when the step runs.
+  if config.runtime_parameters:
+    key, served = "", (UNRESOLVED if window.spans else "")
+  else:
+    key = training_key(decl.data.root, window, trainer_settings(custom_config, protos))
+    served = baseline_version(config.serving_dir, key)
   baseline = BaselineModel(push_destination=to_json(destination),
-                           served_version=_served_version(config, window))
+                           served_version=_runtime(config, "served_version", served),
+                           training_key=_runtime(config, "training_key", key))
   # Trains the Keras model on the transformed examples, or on the examples
   # with the transform graph applied as they are read.
   trainer_node = tfx.components.Trainer(

@@ -191,8 +191,14 @@ def test_submit_resolves_the_span_window_when_it_submits(tmp_path, server, capsy
   for split in ("train", "eval"):
     (root / "span-3" / split).mkdir(parents=True)
     (root / "span-3" / split / "part-0.tfrecord.gz").write_bytes(b"")
-  assert run("submit", "--spec", spec, "--host", url, "--train-steps", "50") == 0
-  assert "window: eval_span2, eval_span3" in capsys.readouterr().out
+  serving = tmp_path / "serving"
+  (serving / "100").mkdir(parents=True)
+  (serving / "100" / "saved_model.pb").write_bytes(b"x")
+  submit = ("submit", "--spec", spec, "--host", url, "--train-steps", "50",
+            "--serving-dir", str(serving))
+  assert run(*submit) == 0
+  out = capsys.readouterr().out
+  assert "window: eval_span2, eval_span3" in out and "baseline: 100" in out, out
   (the_run,) = state.runs.values()
   params = the_run["runtime_config"]["parameters"]
   assert sorted(s["name"] for s in json.loads(params["input_config"])["splits"]) == [
@@ -200,6 +206,20 @@ def test_submit_resolves_the_span_window_when_it_submits(tmp_path, server, capsy
   assert json.loads(params["train_args"]) == {
       "numSteps": 50, "splits": ["train_span2", "train_span3"]}
   assert json.loads(params["example_splits"]) == ["eval_span2", "eval_span3"]
+  assert params["served_version"] == "100" and len(params["training_key"]) == 16
+
+  # That run pushed version 200 (its training key beside it). A submit with
+  # no new span passes the very same parameters, so Kubeflow serves every
+  # step from its cache: its baseline is still 100, not its own model.
+  (serving / "200" / "assets.extra").mkdir(parents=True)
+  (serving / "200" / "saved_model.pb").write_bytes(b"x")
+  (serving / "200" / "assets.extra" / "trained_on.json").write_text(json.dumps(
+      {"train_splits": ["train_span2", "train_span3"],
+       "training_key": params["training_key"]}))
+  assert run(*submit) == 0
+  assert "baseline: 100" in capsys.readouterr().out
+  again = [r for r in state.runs.values() if r is not the_run]
+  assert [r["runtime_config"]["parameters"] for r in again] == [params]
   # A recurring run would pass these same spans to every run: refused.
   assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
              "--cron", "0 3 * * *") == 2

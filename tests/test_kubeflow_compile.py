@@ -18,7 +18,8 @@ from tests.conftest import DIGITS_YAML, REPO
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
 RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination", "input_config",
-                      "splits_config", "eval_args", "example_splits"}
+                      "splits_config", "eval_args", "example_splits", "served_version",
+                      "training_key"}
 
 
 def compile_digits(out, *extra, data_root="gs://bkt/data/digits"):
@@ -280,9 +281,15 @@ def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tm
                      ("Evaluator", "example_splits")):
     assert tasks[node]["inputs"]["parameters"][name] == {"componentInputParameter": name}
   # Spans never change, so ImportExampleGen may come from Kubeflow's cache;
-  # the served model may change at any time, so BaselineModel never does.
+  # so may BaselineModel, which copies the version `submit` names.
   assert tasks["ImportExampleGen"]["cachingOptions"] == {"enableCache": True}
-  assert "cachingOptions" not in tasks["BaselineModel"]
+  assert tasks["BaselineModel"]["cachingOptions"] == {"enableCache": True}
+  for name in ("served_version", "training_key"):
+    assert tasks["BaselineModel"]["inputs"]["parameters"][name] == {
+        "componentInputParameter": name}
+  # Only submit resolves them: a run started without it fails in BaselineModel
+  # instead of comparing with a baseline cached long ago.
+  assert params["served_version"]["defaultValue"] == "unresolved"
   # Warm start: the Trainer takes BaselineModel's model as its base model.
   assert tasks["Trainer"]["inputs"]["artifacts"]["base_model"] == {
       "taskOutputArtifact": {"producerTask": "BaselineModel", "outputArtifactKey": "model"}}
@@ -298,3 +305,20 @@ def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tm
 
 def test_data_without_spans_writes_no_window_file(compiled):
   assert not (compiled["out"] / "window.json").exists()
+
+
+def test_a_span_pipeline_started_without_submit_stops_in_baseline_model(tmp_path):
+  """Its default served_version says the window and baseline were never
+  resolved: the step fails, naming the fix, and copies nothing."""
+  from tfx.types import standard_artifacts
+
+  from components.baseline import BaselineModel
+  model = standard_artifacts.Model()
+  model.uri = str(tmp_path / "model")
+  destination = json.dumps({"filesystem": {"baseDirectory": str(tmp_path / "serving")}})
+  executor = BaselineModel.EXECUTOR_SPEC.executor_class()
+  with pytest.raises(ValueError, match="start its runs with submit"):
+    executor.Do({}, {"model": [model]}, {"push_destination": destination,
+                                         "served_version": "unresolved",
+                                         "training_key": ""})
+  assert not os.path.exists(tmp_path / "model" / "Format-Serving")

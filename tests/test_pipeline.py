@@ -240,6 +240,21 @@ def test_baseline_is_the_newest_complete_served_version(tmp_path):
   assert nodes["Evaluator"].inputs["baseline_model"].producer_component_id == \
       "BaselineModel"
 
+  # Version 200 is this very run's earlier model (its training key is this
+  # run's): a rerun meets the baseline that run met, 100, not its own model.
+  key = nodes["BaselineModel"].exec_properties["training_key"]
+  assert len(key) == 16, key
+  (serving / "200" / "assets.extra").mkdir()
+  (serving / "200" / "assets.extra" / "trained_on.json").write_text(
+      json.dumps({"train_splits": ["train"], "training_key": key}))
+  nodes = _by_id(pipeline.create_pipeline(config))
+  assert nodes["BaselineModel"].exec_properties["served_version"] == "100"
+  # A changed setting is a new key: the served model is the baseline again.
+  changed = PipelineConfig(**{**config.__dict__, "training": TrainingConfig(
+      learning_rate=0.003)})
+  nodes = _by_id(pipeline.create_pipeline(changed))
+  assert nodes["BaselineModel"].exec_properties["served_version"] == "200"
+
 
 def test_components_get_the_dataset_contract_without_paths():
   nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))

@@ -110,12 +110,13 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
 
 def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                  tft_output: tft.TFTransformOutput, decl: Declaration,
-                 serving_model_dir: str, train_splits: Sequence[str] = ()) -> None:
+                 serving_model_dir: str, train_splits: Sequence[str] = (),
+                 training_key: str = "") -> None:
   """Exports the trained model, with its weights for the next warm start;
   only the chief's copy is kept."""
   path = distribute.export_dir(strategy, serving_model_dir)
   export.export_serving_model(keras_model, tft_output, decl, path)
-  warm_start.save(keras_model, path, train_splits)
+  warm_start.save(keras_model, path, train_splits, training_key)
   distribute.discard_export(strategy, path)
 
 
@@ -143,4 +144,4 @@ def run_fn(fn_args: FnArgs) -> None:
                       fn_args.custom_config.get("materialized", True),
                       log_dir=fn_args.model_run_dir, base_model=fn_args.base_model)
   export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir,
-               split_names(fn_args.train_files))
+               split_names(fn_args.train_files), warm_start.key_for(fn_args.base_model))

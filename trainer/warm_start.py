@@ -1,8 +1,10 @@
 """Warm starts from the latest blessed model, and what the Trainer tells the run.
 
 Every exported model carries, beside its SavedModel, the Keras weights
-(`assets.extra/weights.npz`, in the model's own order) and the splits it was
-trained on (`assets.extra/trained_on.json`). TF Serving ignores
+(`assets.extra/weights.npz`, in the model's own order) and what it was
+trained on (`assets.extra/trained_on.json`): the splits, and the training
+key, a hash of the data's files and the Trainer's settings and code
+(pipeline/pipeline.py), which BaselineModel hands over beside the base model. TF Serving ignores
 `assets.extra`. The next Trainer gets the served model as its base model
 (BaselineModel's output) and starts from those weights when every weight has
 the shape it needs; otherwise (the declaration changed: a feature, a class,
@@ -22,28 +24,53 @@ import tensorflow as tf
 
 WEIGHTS = os.path.join("assets.extra", "weights.npz")
 TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
-SOURCE = "source_model.txt"  # beside the base model's Format-Serving folder
+# Beside the base model's Format-Serving folder, written by BaselineModel:
+SOURCE = "source_model.txt"  # where the served model came from
+KEY_FILE = "training_key.txt"  # this run's training key
 NOTES = "notes.json"
+TRAINING_KEY = "training_key"  # in trained_on.json
 
 
-def save(model: tf.keras.Model, export_dir: str, train_splits: Sequence[str]) -> None:
-  """Writes the weights and the training splits beside a SavedModel."""
+def save(model: tf.keras.Model, export_dir: str, train_splits: Sequence[str],
+         training_key: str = "") -> None:
+  """Writes the weights, the training splits and the training key beside a
+  SavedModel."""
   tf.io.gfile.makedirs(os.path.join(export_dir, "assets.extra"))
   buffer = io.BytesIO()  # np.savez seeks; a GFile (gs://) cannot
   np.savez(buffer, *model.get_weights())
   with tf.io.gfile.GFile(os.path.join(export_dir, WEIGHTS), "wb") as f:
     f.write(buffer.getvalue())
   with tf.io.gfile.GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
-    json.dump({"train_splits": list(train_splits)}, f)
+    json.dump({"train_splits": list(train_splits), TRAINING_KEY: training_key}, f)
+
+
+def _trained_on(model_dir: str) -> dict:
+  path = os.path.join(model_dir, TRAINED_ON)
+  if not tf.io.gfile.exists(path):
+    return {}
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
 
 
 def trained_on(model_dir: str) -> Optional[List[str]]:
   """The training splits a pushed model records, or None if it does not."""
-  path = os.path.join(model_dir, TRAINED_ON)
+  return _trained_on(model_dir).get("train_splits")
+
+
+def training_key(model_dir: str) -> str:
+  """The training key a pushed model records, or "" if it does not."""
+  return _trained_on(model_dir).get(TRAINING_KEY) or ""
+
+
+def key_for(base_model: Optional[str]) -> str:
+  """This run's training key, as BaselineModel handed it over, or ""."""
+  if not base_model:
+    return ""
+  path = os.path.join(os.path.dirname(base_model.rstrip("/")), KEY_FILE)
   if not tf.io.gfile.exists(path):
-    return None
+    return ""
   with tf.io.gfile.GFile(path) as f:
-    return json.load(f).get("train_splits")
+    return f.read().strip()
 
 
 def source_of(base_model: str) -> str:
