@@ -76,7 +76,7 @@ def latest_version(base_directory: str, not_key: str = "") -> Optional[str]:
     path = os.path.join(base_directory, version)
     if not fileio.exists(os.path.join(path, "saved_model.pb")):
       continue
-    if not_key and warm_start.training_key(path) == not_key:
+    if not_key and warm_start.recorded_key(path) == not_key:
       continue
     return path
   return None
@@ -99,16 +99,16 @@ def BaselineModel(
   """Copies the served model `served_version` (or, if "", the newest) into
   `model`, or leaves it empty; hands the Trainer this run's `training_key`
   beside it (the Trainer records it beside the model it exports)."""
-  if training_key:
-    fileio.makedirs(model.uri)
-    with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:
-      f.write(training_key)
   if served_version == UNRESOLVED:
     raise ValueError(
         "BaselineModel: expected the runtime parameter served_version, found "
         f"{UNRESOLVED!r}: this pipeline reads spans, and its window and baseline "
         "are resolved when `python -m kubeflow submit` starts the run, so start "
         "its runs with submit (README: Retraining on a schedule)")
+  if training_key:
+    fileio.makedirs(model.uri)
+    with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:
+      f.write(training_key)
   base = serving_directory(push_destination)
   if served_version == NONE:
     source = None

@@ -35,7 +35,6 @@ from dataset.declaration import Data
 from pipeline.pipeline import (
   component_config,
   to_json,
-  trainer_settings,
   training_key,
   window_protos,
 )
@@ -89,7 +88,7 @@ def resolve_params(saved: dict, data_root: Optional[str] = None,
   window = spans.resolve(data, f"{FILE} (from compile)")
   protos = window_protos(window, saved["materialize"],
                          train_steps or saved["train_steps"], saved["eval_steps"])
-  key = training_key(data.root, window, trainer_settings(saved["settings"], protos))
+  key = training_key(data.root, window, saved["settings"], protos)
   params = {name: to_json(value) for name, value in protos.items()}
   params.update(training_key=key, served_version=baseline_version(
       serving_dir or saved["serving_dir"], key))

@@ -74,20 +74,17 @@ def _runtime(config: PipelineConfig, name: str, value):
                                                 default=to_json(value))
 
 
-def training_key(data_root: str, window: spans.Window, settings: dict) -> str:
+def training_key(data_root: str, window: spans.Window, custom_config: dict,
+                 window_params: dict) -> str:
   """What a model is trained from, apart from its base model: the window's
-  files and the Trainer's settings and code (`settings`, from
-  `trainer_settings`). Recorded beside the model, so that a rerun can tell
-  its own earlier model from the baseline it met (components/baseline.py)."""
+  files, the Trainer's custom_config (settings and code) and the window's
+  parameters, computed alike on both runners. Recorded beside the model, so
+  that a rerun can tell its own earlier model from the baseline it met
+  (components/baseline.py)."""
+  settings = {**custom_config, **{k: to_json(v) for k, v in window_params.items()}}
   digest = hashlib.sha256(spans.fingerprint(data_root, window.inputs).encode())
   digest.update(json.dumps(settings, sort_keys=True).encode())
   return digest.hexdigest()[:16]
-
-
-def trainer_settings(custom_config: dict, window_params: dict) -> dict:
-  """The settings in the training key, the same on both runners: the
-  Trainer's custom_config and the window's parameters, as JSON."""
-  return {**custom_config, **{k: to_json(v) for k, v in window_params.items()}}
 
 
 def analyzer_cache_dir(config: PipelineConfig) -> str:
@@ -197,7 +194,7 @@ def create_components(config: PipelineConfig) -> List:
   if config.runtime_parameters:
     key, served = "", (UNRESOLVED if window.spans else "")
   else:
-    key = training_key(decl.data.root, window, trainer_settings(custom_config, protos))
+    key = training_key(decl.data.root, window, custom_config, protos)
     served = baseline_version(config.serving_dir, key)
   baseline = BaselineModel(push_destination=to_json(destination),
                            served_version=_runtime(config, "served_version", served),

@@ -4,8 +4,8 @@ Every exported model carries, beside its SavedModel, the Keras weights
 (`assets.extra/weights.npz`, in the model's own order) and what it was
 trained on (`assets.extra/trained_on.json`): the splits, and the training
 key, a hash of the data's files and the Trainer's settings and code
-(pipeline/pipeline.py), which BaselineModel hands over beside the base model. TF Serving ignores
-`assets.extra`. The next Trainer gets the served model as its base model
+(pipeline/pipeline.py), which BaselineModel hands over beside the base
+model. TF Serving ignores `assets.extra`. The next Trainer gets the served model as its base model
 (BaselineModel's output) and starts from those weights when every weight has
 the shape it needs; otherwise (the declaration changed: a feature, a class,
 a vocabulary size) it trains from scratch and says why.
@@ -57,29 +57,31 @@ def trained_on(model_dir: str) -> Optional[List[str]]:
   return _trained_on(model_dir).get("train_splits")
 
 
-def training_key(model_dir: str) -> str:
+def recorded_key(model_dir: str) -> str:
   """The training key a pushed model records, or "" if it does not."""
   return _trained_on(model_dir).get(TRAINING_KEY) or ""
 
 
-def key_for(base_model: Optional[str]) -> str:
-  """This run's training key, as BaselineModel handed it over, or ""."""
+def _beside_base(base_model: Optional[str], name: str) -> Optional[str]:
+  """A file BaselineModel wrote beside the base model's Format-Serving
+  folder, or None."""
   if not base_model:
-    return ""
-  path = os.path.join(os.path.dirname(base_model.rstrip("/")), KEY_FILE)
+    return None
+  path = os.path.join(os.path.dirname(base_model.rstrip("/")), name)
   if not tf.io.gfile.exists(path):
-    return ""
+    return None
   with tf.io.gfile.GFile(path) as f:
     return f.read().strip()
 
 
+def key_for(base_model: Optional[str]) -> str:
+  """This run's training key, as BaselineModel handed it over, or ""."""
+  return _beside_base(base_model, KEY_FILE) or ""
+
+
 def source_of(base_model: str) -> str:
   """Where the base model was served from (BaselineModel records it)."""
-  path = os.path.join(os.path.dirname(base_model.rstrip("/")), SOURCE)
-  if tf.io.gfile.exists(path):
-    with tf.io.gfile.GFile(path) as f:
-      return f.read().strip()
-  return base_model
+  return _beside_base(base_model, SOURCE) or base_model
 
 
 def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
