@@ -21,10 +21,13 @@ model stays as it was); 2 when the declaration or the configuration is
 invalid (nothing was run or written).
 
 Outputs, under --output-dir (default `runs/`):
-  <pipeline>/pipeline_root/   every component's artifacts
+  <pipeline>/pipeline_root/   every component's artifacts (or --pipeline-root)
   <pipeline>/metadata.sqlite  the ML Metadata store
-  <pipeline>/serving/<version>/  the pushed SavedModels
+  <pipeline>/serving/<version>/  the pushed SavedModels (or --serving-dir)
   <pipeline>/reports/<run>.html  each run's report (python -m debug report)
+
+The data root, --pipeline-root and --serving-dir may be gs:// or s3:// URIs
+(s3:// reads its endpoint and credentials from the environment: storage/).
 """
 
 import argparse
@@ -35,6 +38,7 @@ from typing import List, Optional
 
 # Only light imports up here: the log settings must be made before
 # TensorFlow loads (pipeline/logs.py), so `main` imports the rest.
+import storage
 from pipeline import flags, logs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -46,6 +50,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
   flags.add_pipeline_flags(parser, default_dataset=DIGITS)
   parser.add_argument("--output-dir", default=os.path.join(HERE, "runs"),
                       help="where artifacts, metadata and pushed models go")
+  parser.add_argument("--pipeline-root", metavar="URI",
+                      help="where artifacts go (default: OUTPUT_DIR/PIPELINE/pipeline_root)")
+  parser.add_argument("--serving-dir", metavar="URI",
+                      help="where blessed models are pushed (default: "
+                           "OUTPUT_DIR/PIPELINE/serving)")
   parser.add_argument("--from-node", action="append", metavar="NODE",
                       help="partial run: start at this component (repeatable); "
                            "what it needs comes from the previous run")
@@ -69,7 +78,8 @@ def load_dataset(args: argparse.Namespace):
   """Loads and checks a declaration; writes the bundled digits if needed."""
   from dataset import check, digits
   decl = flags.load_declaration(args)
-  if os.path.abspath(args.dataset) == DIGITS and not os.path.isdir(decl.data.root):
+  if (os.path.abspath(args.dataset) == DIGITS and not storage.scheme(decl.data.root)
+      and not os.path.isdir(decl.data.root)):
     digits.write_digits(decl.data.root)
   check.check_records(decl)
   return decl
@@ -86,26 +96,35 @@ def run(args: argparse.Namespace) -> int:
 
   from components.anomalies_gate import AnomaliesFound
   from components.baseline import latest_version
-  from dataset import declaration, spans
+  from dataset import declaration
   from debug import store as st
   from debug.report import write_report
   from pipeline import outcome
   from pipeline.config import ConfigError
-  from pipeline.pipeline import create_pipeline
+  from pipeline.pipeline import create_pipeline, resolve_inputs
 
   try:
-    decl = load_dataset(args)
+    decl = flags.load_declaration(args)
     name = flags.pipeline_name(args, decl)
     home = os.path.join(os.path.abspath(args.output_dir), name)
     config = flags.pipeline_config(
-        args, decl, pipeline_root=os.path.join(home, "pipeline_root"),
-        serving_dir=os.path.join(home, "serving"))
-  except (declaration.DeclarationError, ConfigError) as e:
+        args, decl, pipeline_root=args.pipeline_root or os.path.join(home, "pipeline_root"),
+        serving_dir=args.serving_dir or os.path.join(home, "serving"))
+    locations = {"data.root": decl.data.root, "--pipeline-root": config.pipeline_root,
+                 "--serving-dir": config.serving_dir}
+    for flag, uri in locations.items():
+      storage.check_scheme(uri, flag)
+    storage.check(locations.values())
+    load_dataset(args)
+    # The spans, the served version and the training key: once, now.
+    inputs = resolve_inputs(config)
+  except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   metadata_path = os.path.join(home, "metadata.sqlite")
   pipeline = create_pipeline(
-      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
+      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path),
+      inputs=inputs)
   try:
     run_options = partial_run(pipeline, args.from_node, args.to_node, metadata_path)
   except ValueError as e:
@@ -134,9 +153,8 @@ def run(args: argparse.Namespace) -> int:
   if result.states and set(result.states.values()) == {"CACHED"} and not run_options:
     # A scheduled run with nothing new: not a failure, whatever the last
     # real run decided.
-    window = spans.resolve(decl.data, decl.path)
     served = latest_version(config.serving_dir)
-    print(f"no new data: {window.describe()} already went through this pipeline; "
+    print(f"no new data: {inputs.window.describe()} already went through this pipeline; "
           f"every component came from the cache\n"
           f"served model: {served or 'none'}")
     return 0
@@ -200,4 +218,4 @@ def _succeeded(metadata_path: str, pipeline_name: str, node: str) -> bool:
 
 
 if __name__ == "__main__":
-  sys.exit(main())
+  storage.exit(main())

@@ -45,6 +45,7 @@ from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.utils import io_utils, path_utils, proto_utils
 
+import storage
 from trainer import warm_start
 
 SOURCE = "source_model"
@@ -68,7 +69,12 @@ def latest_version(base_directory: str, not_key: str = "") -> Optional[str]:
   else, such as a push still being written under a temporary name, and any
   folder without `saved_model.pb`, is skipped. So is a version whose
   training key is `not_key`, when given.
+
+  Raises:
+    StorageError: the serving dir's bucket cannot be reached (it would list
+      as empty: "no model served").
   """
+  storage.check([base_directory], "serving dir ")
   if not fileio.isdir(base_directory):
     return None
   versions = [v.rstrip("/") for v in fileio.listdir(base_directory)]

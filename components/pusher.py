@@ -55,8 +55,9 @@ def push(model_path: str, base_directory: str) -> str:
     The new version folder.
   """
   fileio.makedirs(base_directory)
-  versions = [int(v.rstrip("/")) for v in fileio.listdir(base_directory)
-              if v.rstrip("/").isdigit()]
+  # An object store has no empty folders: a new serving dir lists as missing.
+  listed = fileio.listdir(base_directory) if fileio.isdir(base_directory) else []
+  versions = [int(v.rstrip("/")) for v in listed if v.rstrip("/").isdigit()]
   version = str(max([int(time.time())] + [v + 1 for v in versions]))
   temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
   io_utils.copy_dir(model_path, temporary)

@@ -29,6 +29,7 @@ from typing import Dict, List, Optional, Tuple
 
 import tensorflow as tf
 
+import storage
 from dataset.declaration import Data, DeclarationError
 
 SPAN = "{SPAN}"
@@ -50,6 +51,7 @@ class Window:
   inputs: Dict[str, str]
   train_splits: Tuple[str, ...]
   eval_splits: Tuple[str, ...]
+  unresolved: bool = False
 
   def describe(self) -> str:
     """`spans 3-4`, `span 4 (version 2)`, or `all data` without spans."""
@@ -102,10 +104,13 @@ def resolve(data: Data, source: str = "data") -> Window:
   Raises:
     DeclarationError: when the patterns use spans but none has files for
       every split.
+    StorageError: the data root's bucket cannot be reached (an unreachable
+      bucket would otherwise list as empty: "no spans").
   """
   patterns = dict(data.splits) or {"all": data.pattern}
   if not any(SPAN in p for p in patterns.values()):
     return Window((), patterns, ("train",), ("eval",))
+  storage.check([data.root], f"{source}: data.root ")
   found = [available(data.root, p) for p in patterns.values()]
   # A span counts once every split has it (a span still being written may not).
   spans = sorted(set.intersection(*(set(f) for f in found)))
@@ -128,6 +133,15 @@ def resolve(data: Data, source: str = "data") -> Window:
   return Window(tuple(chosen), inputs,
                 tuple(f"train{split_suffix(s, v)}" for s, v in chosen),
                 tuple(f"eval{split_suffix(s, v)}" for s, v in chosen))
+
+
+def unresolved(data: Data) -> Window:
+  """The window as far as it is known without listing anything: all of it
+  without spans; with spans, the patterns with `{SPAN}` still in them, which
+  compiled Kubeflow defaults hold until `submit` passes the real window."""
+  patterns = dict(data.splits) or {"all": data.pattern}
+  return Window((), patterns, ("train",), ("eval",),
+                unresolved=any(SPAN in p for p in patterns.values()))
 
 
 def fingerprint(root: str, inputs: Dict[str, str]) -> str:

@@ -11,6 +11,7 @@ logs.configure(verbose=bool({"-v", "--verbose"} & set(sys.argv[1:])))
 import components  # noqa: E402, F401  (the Keras choice, before TF loads Keras)
 
 # isort: split
+import storage  # noqa: E402
 from kubeflow.cli import main  # noqa: E402
 
-sys.exit(main())
+storage.exit(main())

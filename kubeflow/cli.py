@@ -11,6 +11,7 @@ traceback and the libraries' logs.
 """
 
 import argparse
+import dataclasses
 import datetime
 import json
 import logging
@@ -23,16 +24,17 @@ import kfp.client as kfp_client_env
 import kfp_server_api
 import yaml
 
+import storage
 from dataset import check, declaration
-from kubeflow import client, cron, window
-from kubeflow.compile import CompileError, compile_pipeline
+from kubeflow import client, cron, platform, window
+from kubeflow.compile import CompileError, check_name, compile_pipeline
 from pipeline import flags
 from pipeline.config import ConfigError, Resources
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
 BAD_INPUT = (declaration.DeclarationError, ConfigError, CompileError,
-             cron.CronError, argparse.ArgumentTypeError)
+             cron.CronError, argparse.ArgumentTypeError, storage.StorageError)
 
 
 def resource(text: str):
@@ -57,26 +59,65 @@ def resource(text: str):
   return node, values
 
 
+def env_var(text: str):
+  """NAME=VALUE -> (NAME, VALUE)."""
+  name, sep, value = text.partition("=")
+  if not (sep and name):
+    raise argparse.ArgumentTypeError(f"--env: expected NAME=VALUE, found {text!r}")
+  return name, value
+
+
+def _check_locations(args, decl, serving_dir: str) -> None:
+  """Every location is one the steps' TensorFlow opens, and the data root
+  is one the cluster can reach.
+
+  Raises:
+    StorageError: a scheme TensorFlow cannot open (minio:// included).
+    CompileError: the declaration's data root is a folder of this machine
+      and --data-root was not given.
+  """
+  storage.check_scheme(args.pipeline_root, "--pipeline-root")
+  storage.check_scheme(serving_dir, "--serving-dir")
+  storage.check_scheme(decl.data.root, "--data-root" if args.data_root else
+                       f"data.root of {args.dataset}")
+  if not args.data_root and not storage.scheme(decl.data.root):
+    raise CompileError(
+        f"data.root of {args.dataset} is {decl.data.root}, a folder of this machine, "
+        f"which the cluster's pods cannot read; expected --data-root with a bucket "
+        f"URI (gs://, s3://), or a path mounted in the pods given explicitly")
+
+
 def _compile(args) -> int:
   decl = flags.load_declaration(args)
+  name = flags.pipeline_name(args, decl)
+  serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"
+  resources = {node: Resources(**values) for node, values in args.resource}
+  config = flags.pipeline_config(
+      args, decl, pipeline_root=args.pipeline_root, serving_dir=serving_dir,
+      runtime_parameters=True, resources=resources)
+  if "Trainer" in resources and resources["Trainer"].gpus:
+    # The Trainer stops, rather than train on the CPU, if it cannot use them.
+    config = dataclasses.replace(config, training=dataclasses.replace(
+        config.training, gpus=resources["Trainer"].gpus))
+  check_name(config.pipeline_name)
+  _check_locations(args, decl, serving_dir)
   if args.skip_data_check:
     print(f"skipped: the check of the declaration against the records under "
           f"{decl.data.root} (--skip-data-check)", file=sys.stderr)
   else:
+    storage.check([decl.data.root], "--data-root ")
     check.check_records(decl)
-  name = flags.pipeline_name(args, decl)
-  serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"
-  config = flags.pipeline_config(
-      args, decl, pipeline_root=args.pipeline_root, serving_dir=serving_dir,
-      runtime_parameters=True,
-      resources={node: Resources(**values) for node, values in args.resource})
-  spec, job = compile_pipeline(config, args.image, args.output_dir)
+  spec, job = compile_pipeline(config, args.image, args.output_dir,
+                               env=dict(args.env), platform_args=args)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
   return 0
 
 
 def _params(args) -> dict:
   """The runtime parameters: the flags', and the span window resolved now."""
+  for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir)):
+    if uri:
+      storage.check_scheme(uri, flag)
   extra = {}
   saved = window.load(args.spec)
   if saved:
@@ -97,8 +138,9 @@ def _params(args) -> dict:
 def _spec_name(path: str) -> str:
   try:
     with open(path, encoding="utf-8") as f:
-      return yaml.safe_load(f)["pipelineInfo"]["name"]
-  except (OSError, yaml.YAMLError, KeyError, TypeError) as e:
+      # The pipeline spec, then the Kubernetes platform config if any.
+      return next(yaml.safe_load_all(f))["pipelineInfo"]["name"]
+  except (OSError, yaml.YAMLError, KeyError, TypeError, StopIteration) as e:
     raise argparse.ArgumentTypeError(
         f"--spec {path}: expected a pipeline spec written by 'compile', "
         f"found {type(e).__name__}: {e}") from None
@@ -215,6 +257,11 @@ def parser() -> argparse.ArgumentParser:
   c.add_argument("--resource", action="append", type=resource, default=[],
                  metavar="NODE:cpu=N,memory=GB,gpus=N[,gpu_type=T]",
                  help="a component's container resources (repeatable)")
+  c.add_argument("--env", action="append", type=env_var, default=[], metavar="NAME=VALUE",
+                 help="an environment variable for every step, e.g. "
+                      "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
+                      "see --secret-env)")
+  platform.add_flags(c)
   c.add_argument("--skip-data-check", action="store_true",
                  help="do not read the first records (when this machine cannot "
                       "reach the data)")

@@ -14,21 +14,27 @@ leaves out, so that the compiled files run as they are:
   ever cached: the model served when the run starts is not known when the
   pipeline is compiled.
 
+- every container gets the environment given with `--env` (say, the S3
+  endpoint), which must hold no secret: those come from Kubernetes secrets
+  through the platform config (kubeflow/platform.py).
+
 It writes two files: the pipeline spec as YAML, which the open-source
-Kubeflow Pipelines backend and `kfp.Client` take, and the PipelineJob JSON,
-which Vertex AI Pipelines takes; and, for data with spans, `window.json`,
-from which `submit` resolves the window.
+Kubeflow Pipelines backend and `kfp.Client` take, followed, when node
+selectors, tolerations or secrets were given, by the Kubernetes platform
+config as a second YAML document; and the PipelineJob JSON, which Vertex AI
+Pipelines takes. For data with spans it also writes `window.json`, from
+which `submit` resolves the window.
 """
 
 import json
 import os
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 import yaml
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 
-from kubeflow import container, window
+from kubeflow import container, platform, window
 from pipeline.config import PipelineConfig, Resources
 from pipeline.pipeline import create_pipeline
 
@@ -37,6 +43,8 @@ JOB_FILE = "pipeline_job.json"
 # Kubeflow's rule for pipeline names (TFX's own error message garbles it).
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
+# Names that hold credentials: they come from a Kubernetes secret instead.
+SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 
 
 class CompileError(ValueError):
@@ -64,7 +72,18 @@ def resource_spec(r: Resources) -> Dict:
   return spec
 
 
-def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict) -> None:
+def check_env(env: Dict[str, str]) -> None:
+  """Raises CompileError for an --env variable whose name says it is a secret."""
+  for name in env:
+    if any(word in name.upper() for word in SECRET_WORDS):
+      raise CompileError(
+          f"--env {name}: expected no credentials in the compiled spec, found a "
+          f"name that holds one; pass it from a Kubernetes secret with "
+          f"--secret-env SECRET:KEY={name}")
+
+
+def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
+            env: Dict[str, str]) -> None:
   """Applies the module docstring's fixes to a pipelineSpec dict in place."""
   for name, value in defaults.items():
     spec["root"]["inputDefinitions"]["parameters"][name]["defaultValue"] = value
@@ -75,6 +94,9 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict) -> None:
     executors[label]["container"]["resources"] = resource_spec(resources)
   for node in never_cached(config):
     tasks[node].pop("cachingOptions", None)
+  for executor in executors.values():
+    if env:
+      executor["container"]["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
   spec["defaultPipelineRoot"] = config.pipeline_root
 
 
@@ -98,8 +120,15 @@ def runtime_defaults(pipeline) -> Dict:
   return defaults
 
 
-def compile_pipeline(config: PipelineConfig, image: str,
-                     output_dir: str) -> Tuple[str, str]:
+def executor_labels(spec: Dict) -> Dict[str, str]:
+  """Component id -> its executor's label in a pipelineSpec dict."""
+  return {node: spec["components"][node]["executorLabel"]
+          for node in spec["root"]["dag"]["tasks"]}
+
+
+def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
+                     env: Optional[Dict[str, str]] = None,
+                     platform_args=None) -> Tuple[str, str]:
   """Compiles the pipeline for `config` to run in containers of `image`.
 
   Args:
@@ -107,14 +136,17 @@ def compile_pipeline(config: PipelineConfig, image: str,
     image: the container image, REGISTRY/NAME:TAG, built from
       kubeflow/Dockerfile.
     output_dir: where the two files go (a folder or a URI).
+    env: environment variables for every container (no secrets).
+    platform_args: parsed kubeflow/platform.py flags, or None.
 
   Returns:
     (pipeline spec YAML path, PipelineJob JSON path).
 
   Raises:
-    CompileError: for a name Kubeflow does not accept.
+    CompileError: for a name Kubeflow does not accept, or a secret in `env`.
   """
   check_name(config.pipeline_name)
+  check_env(env or {})
   pipeline = create_pipeline(config)
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
@@ -122,13 +154,17 @@ def compile_pipeline(config: PipelineConfig, image: str,
           use_pipeline_spec_2_1=True))
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
-  _fix_up(job["pipelineSpec"], config, defaults)
+  _fix_up(job["pipelineSpec"], config, defaults, env or {})
   job["runtimeConfig"]["parameterValues"] = defaults
+  documents = [job["pipelineSpec"]]
+  if platform_args is not None:
+    documents.append(platform.platform_spec(platform_args,
+                                            executor_labels(job["pipelineSpec"])))
   fileio.makedirs(output_dir)
   spec_path = os.path.join(output_dir, SPEC_FILE)
   job_path = os.path.join(output_dir, JOB_FILE)
   with fileio.open(spec_path, "w") as f:
-    f.write(yaml.safe_dump(job["pipelineSpec"], sort_keys=True))
+    f.write(yaml.safe_dump_all([d for d in documents if d], sort_keys=True))
   with fileio.open(job_path, "w") as f:
     f.write(json.dumps(job, indent=2, sort_keys=True))
   window.save(config, output_dir)

@@ -1,18 +1,119 @@
 """The command every compiled step runs in its container.
 
-TFX's KFP v2 executor runner, started after the project's Keras choice:
-TFX's own entrypoint imports TFMA, which loads Keras, before any project
-code would run, so without this the container would train under Keras 3.
+It runs TFX's KFP v2 executor (`kubeflow_v2_run_executor._run_executor`),
+after three things TFX 1.16's own entrypoint does not do:
+
+1. The project's Keras choice, first: TFX's entrypoint imports TFMA, which
+   loads Keras, before any project code would run.
+2. It accepts input artifacts as the open-source Kubeflow Pipelines backend
+   hands them over (2.0 to 2.17, `backend/src/v2`): an artifact read back
+   from ML Metadata (`metadata/client.go` GetOutputArtifactsByExecutionId)
+   carries `type: {instanceSchema: ""}`, which TFX parses to None and fails
+   on ("'NoneType' object has no attribute 'get'", tensorflow/tfx#7768).
+   The type is taken instead from the component's own input definitions,
+   which the compiled args carry (`--json_serialized_inputs_spec_args`).
+   Its metadata is the artifact's MLMD custom properties
+   (`metadata/converter.go` toRuntimeArtifact): lists and structs come back
+   wrapped as `{"list": [...]}` and `{"struct": {...}}`
+   (StructValueToMLMDValue), and the backend adds `display_name` and
+   `store_session_info`; these are unwrapped and dropped. Typed inputs, as
+   Vertex AI and the compiled spec describe them, pass through unchanged.
+3. s3:// URIs: the S3 file system is loaded and every bucket the step names
+   is checked before the executor starts, and the step exits with its own
+   status, not tensorflow-io's abort at shutdown (storage/).
+
+This is our entrypoint, not an edit of TFX's installed files, so the image
+and the venv run the same code.
 """
 
 import components  # noqa: F401  (the Keras choice, before TF loads Keras)
 
 # isort: split
-from absl import app
-from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor
+import sys
+import traceback
+
+from absl import app, logging
+from google.protobuf import json_format
+from kfp.pipeline_spec import pipeline_spec_pb2
+from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
+
+import storage
 
 COMMAND = ["python", "-m", "kubeflow.container"]
+# What the open-source backend adds to every artifact it records
+# (metadata/client.go RecordArtifact); not TFX properties.
+BACKEND_KEYS = ("display_name", "store_session_info")
+
+
+def _unwrap(value):
+  """A metadata value as TFX wrote it, before StructValueToMLMDValue wrapped
+  lists and structs in a one-key struct."""
+  if isinstance(value, dict) and len(value) == 1:
+    (key, inner), = value.items()
+    if (key == "list" and isinstance(inner, list)) or (
+        key == "struct" and isinstance(inner, dict)):
+      return inner
+  return value
+
+
+def type_inputs(executor_input: pipeline_spec_pb2.ExecutorInput,
+                inputs_spec: pipeline_spec_pb2.ComponentInputsSpec) -> None:
+  """Gives every untyped input artifact its declared type, and its metadata
+  the shape TFX wrote it in; in place.
+
+  Raises:
+    ValueError: an untyped input that the component does not declare.
+  """
+  for key, listed in executor_input.inputs.artifacts.items():
+    for artifact in listed.artifacts:
+      kind = artifact.type.WhichOneof("kind")
+      if not kind or (kind == "instance_schema" and not artifact.type.instance_schema.strip()):
+        if key not in inputs_spec.artifacts:
+          raise ValueError(f"input artifact {key!r} arrived without a type, and "
+                           f"the component declares no input of that name "
+                           f"(declared: {', '.join(inputs_spec.artifacts) or 'none'})")
+        artifact.type.CopyFrom(inputs_spec.artifacts[key].artifact_type)
+      fields = json_format.MessageToDict(artifact.metadata)
+      cleaned = {k: _unwrap(v) for k, v in fields.items() if k not in BACKEND_KEYS}
+      if cleaned != fields:
+        artifact.metadata.Clear()
+        artifact.metadata.update(cleaned)
+
+
+def prepare(args) -> None:
+  """Rewrites the parsed `--json_serialized_invocation_args` as typed inputs."""
+  if not getattr(args, "json_serialized_inputs_spec_args", None):
+    return
+  executor_input = pipeline_spec_pb2.ExecutorInput()
+  json_format.Parse(args.json_serialized_invocation_args, executor_input,
+                    ignore_unknown_fields=True)
+  inputs_spec = pipeline_spec_pb2.ComponentInputsSpec()
+  json_format.Parse(args.json_serialized_inputs_spec_args, inputs_spec,
+                    ignore_unknown_fields=True)
+  type_inputs(executor_input, inputs_spec)
+  args.json_serialized_invocation_args = json_format.MessageToJson(executor_input)
+
+
+def run(parsed) -> int:
+  """Runs one step; returns its exit status."""
+  args, beam_args = parsed
+  try:
+    storage.check([args.json_serialized_invocation_args], "this step's ")
+    prepare(args)
+    tfx_entry._run_executor(args, beam_args)
+  except storage.StorageError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
+  except Exception:  # noqa: BLE001  (the step failed: its traceback, then exit 1)
+    traceback.print_exc()
+    return 1
+  logging.info("step finished; its outputs are written")
+  return 0
+
+
+def main(parsed) -> None:
+  storage.exit(run(parsed))
+
 
 if __name__ == "__main__":
-  app.run(kubeflow_v2_run_executor.main,
-          flags_parser=kubeflow_v2_run_executor._parse_flags)
+  app.run(main, flags_parser=tfx_entry._parse_flags)

@@ -9,6 +9,7 @@ Pipelines v2 and runs on its open-source backend (which runs no importer-free
 resolver steps) as well as on LocalDagRunner.
 """
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -139,14 +140,52 @@ def component_config(config: PipelineConfig) -> dict:
           "code": code_fingerprint()}
 
 
-def create_components(config: PipelineConfig) -> List:
+@dataclasses.dataclass(frozen=True)
+class RunInputs:
+  """What a run depends on outside the code, resolved once when it starts.
+
+  Attributes:
+    window: the spans it reads (dataset/spans.py).
+    training_key: what its model is trained from (see `training_key`).
+    served_version: the served version it compares with and warm-starts
+      from (components/baseline.py), "" for the newest when the step runs,
+      or UNRESOLVED on Kubeflow with spans until `submit` resolves it.
+  """
+  window: spans.Window
+  training_key: str
+  served_version: str
+
+
+def resolve_inputs(config: PipelineConfig) -> RunInputs:
+  """Lists the data root's spans and the serving dir, now.
+
+  Raises:
+    DeclarationError: no span found; StorageError: a bucket unreachable.
+  """
+  decl = config.declaration
+  window = spans.resolve(decl.data, decl.path)
+  protos = window_protos(window, config.materialize, config.training.train_steps,
+                         config.training.eval_steps)
+  key = training_key(decl.data.root, window, component_config(config), protos)
+  return RunInputs(window, key, baseline_version(config.serving_dir, key))
+
+
+def unresolved_inputs(config: PipelineConfig) -> RunInputs:
+  """The inputs of a compiled Kubeflow pipeline, read from nothing: runtime
+  parameters that `python -m kubeflow submit` resolves per run
+  (kubeflow/window.py); without spans, the newest served version is taken
+  when BaselineModel runs."""
+  window = spans.unresolved(config.declaration.data)
+  return RunInputs(window, "", UNRESOLVED if window.unresolved else "")
+
+
+def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
   decl = config.declaration
   custom_config = component_config(config)
   destination = _runtime(config, "push_destination",
                          push_destination(config.serving_dir))
-  # The spans this run reads, listed now (dataset/spans.py).
-  window = spans.resolve(decl.data, decl.path)
+  window = inputs.window
   protos = window_protos(window, config.materialize, config.training.train_steps,
                          config.training.eval_steps)
   by_window = {name: _runtime(config, name, value) for name, value in protos.items()}
@@ -188,14 +227,10 @@ def create_components(config: PipelineConfig) -> List:
   transform.add_upstream_node(gate)
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.
-  # The version and this run's training key are chosen now; on Kubeflow by
-  # `python -m kubeflow submit`, when it lists the spans (kubeflow/window.py),
-  # and without spans when the step runs.
-  if config.runtime_parameters:
-    key, served = "", (UNRESOLVED if window.spans else "")
-  else:
-    key = training_key(decl.data.root, window, custom_config, protos)
-    served = baseline_version(config.serving_dir, key)
+  # The version and this run's training key were chosen when the run started
+  # (`RunInputs`); on Kubeflow by `python -m kubeflow submit`, when it lists
+  # the spans (kubeflow/window.py), and without spans when the step runs.
+  key, served = inputs.training_key, inputs.served_version
   baseline = BaselineModel(push_destination=to_json(destination),
                            served_version=_runtime(config, "served_version", served),
                            training_key=_runtime(config, "training_key", key))
@@ -241,14 +276,17 @@ def _check_resources(config: PipelineConfig, ids: List[str]) -> None:
 
 def create_pipeline(config: PipelineConfig,
                     metadata_connection_config: Optional[
-                        metadata.ConnectionConfigType] = None
-                    ) -> tfx.dsl.Pipeline:
+                        metadata.ConnectionConfigType] = None,
+                    inputs: Optional[RunInputs] = None) -> tfx.dsl.Pipeline:
   """The pipeline for `config`, for any runner.
 
   Args:
     config: the validated run configuration.
     metadata_connection_config: ML Metadata connection; None lets the runner
       choose (Kubeflow provides its own).
+    inputs: what the run reads, from `resolve_inputs`; by default resolved
+      now for a local run, and left to run time (`unresolved_inputs`) with
+      runtime parameters, so that compiling opens no file.
 
   Returns:
     The TFX pipeline.
@@ -256,7 +294,9 @@ def create_pipeline(config: PipelineConfig,
   return tfx.dsl.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
-      components=create_components(config),
+      components=create_components(config, inputs or (
+          unresolved_inputs(config) if config.runtime_parameters
+          else resolve_inputs(config))),
       enable_cache=config.enable_cache,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=list(config.beam_args))

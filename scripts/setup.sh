@@ -32,8 +32,17 @@ find_python() {
 }
 
 stamp=.venv/.requirements.sha256
-want=$(sha256sum requirements.txt pyproject.toml | sha256sum | cut -d' ' -f1)
+test_stamp=.venv/.requirements-test.sha256
+want=$(sha256sum requirements.txt pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+want_tests=$(sha256sum requirements-test.txt | cut -d' ' -f1)
+install_tests() {
+  if [ "${1:-}" = "--tests" ] && [ "$(cat "$test_stamp" 2>/dev/null)" != "$want_tests" ]; then
+    .venv/bin/pip install --quiet -r requirements-test.txt
+    echo "$want_tests" > "$test_stamp"
+  fi
+}
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  install_tests "${1:-}"
   exit 0
 fi
 
@@ -48,5 +57,13 @@ rm -rf .venv
 "$py" -m venv .venv
 .venv/bin/pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet -r requirements.txt
+# kfp-kubernetes holds the protos of Kubeflow's Kubernetes platform config
+# (node selectors, tolerations, secrets: kubeflow/platform.py). It declares
+# kfp>=2.6 and protobuf>=4, which this lock's kfp 2.5 and protobuf 3.20 do
+# not meet; its generated protos run on them, so it goes in without its
+# dependencies, as in kubeflow/Dockerfile.
+.venv/bin/pip install --quiet --no-deps kfp-kubernetes==1.5.0
 .venv/bin/pip install --quiet --no-deps -e .
 echo "$want" > "$stamp"
+rm -f "$test_stamp"
+install_tests "${1:-}"

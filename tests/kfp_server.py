@@ -159,8 +159,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                             environ={"REQUEST_METHOD": "POST"})
     text = form["uploadfile"].file.read()
     try:
-      spec = yaml.safe_load(text)
+      # The pipeline spec, and the Kubernetes platform config if compiled with one.
+      spec, *platform = [d for d in yaml.safe_load_all(text) if d]
       json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
+      for document in platform:
+        json_format.ParseDict(document, pipeline_spec_pb2.PlatformSpec())
     except Exception as e:  # any parse failure is the client's fault: 400
       raise ApiError(400, f"not a pipeline spec: {e}") from None
     return spec

@@ -185,7 +185,7 @@ def test_submit_resolves_the_span_window_when_it_submits(tmp_path, server, capsy
   path, root = span_declaration(tmp_path, spans=(1, 2), window=2)
   assert run("compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
              "--dataset", str(path), "--pipeline-name", "spans", "--skip-data-check",
-             "--output-dir", str(tmp_path / "out")) == 0
+             "--data-root", str(root), "--output-dir", str(tmp_path / "out")) == 0
   spec = str(tmp_path / "out" / "pipeline.yaml")
   # A new span lands after compiling: the next submit reads spans 2-3.
   for split in ("train", "eval"):

@@ -28,7 +28,7 @@ def compile_digits(out, *extra, data_root="gs://bkt/data/digits"):
                   + (["--data-root", data_root] if data_root else []))
   assert code == 0
   with open(out / "pipeline.yaml") as f:
-    spec = yaml.safe_load(f)
+    spec = next(yaml.safe_load_all(f))  # then the platform config, if any
   with open(out / "pipeline_job.json") as f:
     job = json.load(f)
   return spec, job
@@ -176,6 +176,7 @@ def test_training_settings_and_the_transform_choice_reach_the_compiled_trainer(
 ])
 def test_bad_compile_flags_give_one_clear_line(tmp_path, capsys, flags, message):
   code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                   "--data-root", "gs://b/d",
                    "--output-dir", str(tmp_path / "out"), "--skip-data-check", *flags])
   err = capsys.readouterr().err
   assert code == 2 and message in err, err
@@ -229,7 +230,7 @@ def test_compile_from_the_command_line_starts_quietly(tmp_path):
   proc = subprocess.run(
       [sys.executable, "-m", "kubeflow", "compile", "--image", "example/img:1",
        "--pipeline-root", "gs://bucket/root", "--output-dir", str(tmp_path / "out"),
-       "--skip-data-check"], cwd=REPO, capture_output=True, text=True, timeout=600)
+       "--data-root", "gs://bucket/data", "--skip-data-check"], cwd=REPO, capture_output=True, text=True, timeout=600)
   assert proc.returncode == 0, proc.stderr[-3000:]
   # Only the command's own line about the skipped check.
   assert [line for line in proc.stderr.splitlines()
@@ -259,22 +260,14 @@ def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
 
 def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tmp_path):
   path, root = span_declaration(tmp_path)
-  # The spans are listed when compiling (the defaults) and when submitting.
+  # Compiling lists nothing: the window's defaults keep {SPAN}, and `submit`
+  # resolves the window of each run (test_kubeflow_client.py).
   spec, job = compile_digits(tmp_path / "out", "--dataset", str(path),
-                             "--pipeline-name", "spans", data_root=None)
+                             "--pipeline-name", "spans", data_root=str(root))
   params = spec["root"]["inputDefinitions"]["parameters"]
-  # The window (the last 2 of spans 1-3), resolved at compile time as defaults.
   inputs = json.loads(params["input_config"]["defaultValue"])["splits"]
   assert {s["name"]: s["pattern"] for s in inputs} == {
-      "train_span2": "span-2/train/*.tfrecord.gz", "eval_span2": "span-2/eval/*.tfrecord.gz",
-      "train_span3": "span-3/train/*.tfrecord.gz", "eval_span3": "span-3/eval/*.tfrecord.gz"}
-  assert json.loads(params["splits_config"]["defaultValue"]) == {
-      "analyze": ["train_span2", "train_span3"]}
-  assert json.loads(params["train_args"]["defaultValue"])["splits"] == [
-      "train_span2", "train_span3"]
-  assert json.loads(params["eval_args"]["defaultValue"])["splits"] == [
-      "eval_span2", "eval_span3"]
-  assert json.loads(params["example_splits"]["defaultValue"]) == ["eval_span2", "eval_span3"]
+      "train": "span-{SPAN}/train/*.tfrecord.gz", "eval": "span-{SPAN}/eval/*.tfrecord.gz"}
   tasks = spec["root"]["dag"]["tasks"]
   for node, name in (("ImportExampleGen", "input_config"), ("Transform", "splits_config"),
                      ("Trainer", "train_args"), ("Trainer", "eval_args"),
@@ -301,6 +294,95 @@ def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tm
   assert transform_config["analyzer_cache"] == "gs://bkt/pipelines/analyzer_cache/spans"
   saved = json.loads((tmp_path / "out" / "window.json").read_text())
   assert saved["data"]["window"] == 2 and saved["data"]["root"] == str(root)
+
+
+def test_compile_skipping_the_data_check_opens_nothing(tmp_path):
+  """A span declaration on an S3 endpoint nobody serves: compiling neither
+  lists its spans nor loads the S3 file system."""
+  path, _ = span_declaration(tmp_path)
+  compile_digits(tmp_path / "out", "--dataset", str(path), "--pipeline-name", "spans",
+                 data_root="s3://nowhere-bucket/data")
+  assert sys.modules.get("tensorflow_io") is None, "compile loaded the S3 file system"
+
+
+def test_a_folder_of_this_machine_as_data_root_needs_data_root_given(tmp_path, capsys):
+  code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                   "--output-dir", str(tmp_path / "out"), "--skip-data-check"])
+  err = capsys.readouterr().err
+  assert code == 2, err
+  assert err.startswith("error: data.root of ") and "a folder of this machine" in err
+  assert "expected --data-root with a bucket URI" in err
+  assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("flag,uri", [("--pipeline-root", "minio://mlpipeline/v2/artifacts"),
+                                      ("--data-root", "minio://mlpipeline/data"),
+                                      ("--serving-dir", "http://models.example.com/serving")])
+def test_schemes_tensorflow_cannot_open_are_refused(tmp_path, capsys, flag, uri):
+  flags = {"--pipeline-root": "gs://b/r", "--data-root": "gs://b/d", flag: uri}
+  code = kubeflow(["compile", "--image", IMAGE, "--output-dir", str(tmp_path / "out"),
+                   "--skip-data-check", *[a for item in flags.items() for a in item]])
+  err = capsys.readouterr().err.strip().splitlines()
+  assert code == 2 and err[-1].startswith(f"error: {flag} {uri}: expected a folder, gs:// "
+                                          f"or s3://"), err
+  assert not (tmp_path / "out").exists()
+
+
+def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_path):
+  from kfp import components
+  from kfp.kubernetes import kubernetes_executor_config_pb2 as k8s
+  compile_digits(tmp_path, "--node-selector", "Trainer:cloud.google.com/gke-nodepool=gpu",
+                 "--toleration", "Trainer:nvidia.com/gpu:NoSchedule",
+                 "--image-pull-secret", "regcred",
+                 "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
+                 "--env", "S3_ENDPOINT=http://minio-service.kubeflow:9000")
+  with open(tmp_path / "pipeline.yaml") as f:
+    spec, platform = yaml.safe_load_all(f)
+  parsed = json_format.ParseDict(platform, pipeline_spec_pb2.PlatformSpec())
+  executors = parsed.platforms["kubernetes"].deployment_spec.executors
+  configs = {label: json_format.ParseDict(json_format.MessageToDict(struct),
+                                          k8s.KubernetesExecutorConfig())
+             for label, struct in executors.items()}
+  assert set(configs) == set(spec["deploymentSpec"]["executors"])
+  trainer = configs["Trainer_executor"]
+  assert dict(trainer.node_selector.labels) == {"cloud.google.com/gke-nodepool": "gpu"}
+  assert [(t.key, t.operator, t.effect) for t in trainer.tolerations] == [
+      ("nvidia.com/gpu", "Exists", "NoSchedule")]
+  for label, config in configs.items():
+    assert [s.secret_name for s in config.image_pull_secret] == ["regcred"], label
+    assert config.secret_as_env[0].key_to_env[0].env_var == "AWS_ACCESS_KEY_ID", label
+    if label != "Trainer_executor":
+      assert not config.node_selector.labels and not config.tolerations, label
+  for label, executor in spec["deploymentSpec"]["executors"].items():
+    assert executor["container"]["env"] == [
+        {"name": "S3_ENDPOINT", "value": "http://minio-service.kubeflow:9000"}], label
+  loaded = components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
+  assert set(loaded.component_spec.inputs) == RUNTIME_PARAMETERS
+  assert "regcred" not in json.dumps(json.loads((tmp_path / "pipeline_job.json").read_text()))
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--env", "AWS_SECRET_ACCESS_KEY=x"], "--env AWS_SECRET_ACCESS_KEY: expected no "
+     "credentials in the compiled spec"),
+    (["--node-selector", "Trainr:pool=gpu"], "--node-selector: expected a component"),
+    (["--toleration", "Trainer:gpu=yes:Sometimes"], "EFFECT one of NoSchedule"),
+    (["--secret-env", "creds:accesskey"], "--secret-env: expected SECRET:KEY=ENV_VAR"),
+])
+def test_bad_platform_flags_give_one_clear_line(tmp_path, capsys, flags, message):
+  code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                   "--data-root", "gs://b/d", "--output-dir", str(tmp_path / "out"),
+                   "--skip-data-check", *flags])
+  err = capsys.readouterr().err
+  assert code == 2 and message in err, err
+  assert "Traceback" not in err
+
+
+def test_a_trainer_given_a_gpu_is_told_to_insist_on_it(compiled):
+  """--resource Trainer:gpus=1 makes the Trainer stop, rather than train on
+  the CPU, when TensorFlow cannot use the GPU (test_gpu_image.py)."""
+  custom = json.loads(compiled["spec"]["root"]["dag"]["tasks"]["Trainer"]["inputs"]
+                      ["parameters"]["custom_config"]["runtimeValue"]["constant"])
+  assert custom["training"]["gpus"] == 1
 
 
 def test_data_without_spans_writes_no_window_file(compiled):

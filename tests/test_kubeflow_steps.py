@@ -1,15 +1,30 @@
-"""The compiled Kubeflow pipeline's steps really run: ImportExampleGen to Pusher.
+"""The compiled Kubeflow pipeline runs, fed as the open-source backend feeds it,
+with everything on s3://.
 
-Each step runs the exact command of the compiled spec through TFX's KFP v2
-container entrypoint, in a fresh process, with its executor input filled as
-Kubeflow's launcher fills it (tests/kfp_launcher.py, a stand-in for the
-cluster, since none can run here). Then the outputs are checked as a user
-would: TFDV loads the statistics, the SavedModel serves the eval digits.
+Stand-ins, since no cluster and no cloud bucket can be had here:
+- tests/kfp_backend.py, the backend's driver and launcher, written from its
+  source: untyped inputs read back from a real ML Metadata store, its cache
+  keys, pods with an empty working directory and only the spec's
+  environment and secrets;
+- tests/s3_server.py, moto's S3 server on 127.0.0.1, for the pipeline root,
+  the data and the serving dir;
+- tests/kfp_server.py, the Kubeflow API, which `python -m kubeflow submit`
+  talks to and which hands the submitted parameters to the backend.
+
+The digits are one span. `submit` resolves the window (listing s3://), the
+backend runs the ten steps, and the pushed model serves the eval digits. A
+second submit with nothing new gets the same parameters, and the backend's
+cache serves every step.
+
+This test process never loads TensorFlow's s3 file system: `submit` and the
+steps do, each in a process of its own, and the outputs are read here
+through the S3 protocol (boto3).
 """
 
-import glob
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -19,57 +34,103 @@ import yaml
 
 from dataset.digits import write_digits
 from kubeflow.cli import main as kubeflow
-from tests.kfp_launcher import run_pipeline_spec
+from tests import kfp_server
+from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw
+from tests.kfp_backend import Backend
+from tests.s3_server import KEY, SECRET, env, s3_server, upload_folder
 
 pytestmark = pytest.mark.e2e
+
+SECRETS = {"s3-creds": {"accesskey": KEY, "secretkey": SECRET}}
+
+
+def submit(spec: str, url: str, endpoint: str, state) -> dict:
+  """`python -m kubeflow submit` in its own process, as a user runs it;
+  returns the parameters the API server received."""
+  before = set(state.runs)
+  proc = subprocess.run(
+      [sys.executable, "-m", "kubeflow", "submit", "--spec", spec, "--host", url,
+       "--train-steps", "400"], cwd=REPO, capture_output=True, text=True,
+      env={**os.environ, **env(endpoint)}, timeout=600)
+  assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+  (new,) = set(state.runs) - before
+  return {"out": proc.stdout, "params": state.runs[new]["runtime_config"]["parameters"]}
+
+
+def download(client, uri: str, folder) -> str:
+  """Copies everything under an s3:// URI into a local folder."""
+  bucket, _, prefix = uri[len("s3://"):].partition("/")
+  for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    for obj in page.get("Contents", []):
+      path = os.path.join(str(folder), os.path.relpath(obj["Key"], prefix))
+      os.makedirs(os.path.dirname(path), exist_ok=True)
+      client.download_file(bucket, obj["Key"], path)
+  return str(folder)
 
 
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
-  root = tmp_path_factory.mktemp("kfp_run")
-  write_digits(str(root / "data"))
-  assert kubeflow(["compile", "--image", "local/tfrecord-pipeline:test",
-                   "--pipeline-root", str(root / "pipeline_root"),
-                   "--data-root", "gs://not-used/the/run/overrides/it",
-                   "--skip-data-check", "--output-dir", str(root / "compiled")]) == 0
-  with open(root / "compiled" / "pipeline.yaml") as f:
-    spec = yaml.safe_load(f)
-  serving = str(root / "serving")
-  (root / "logs").mkdir()
-  outputs = run_pipeline_spec(
-      spec, str(root / "pipeline_root"),
-      params={"data_root": str(root / "data"),
-              "train_args": json.dumps({"num_steps": 400}),
-              "push_destination": json.dumps({"filesystem": {"base_directory": serving}})},
-      log_dir=str(root / "logs"))
-  return {"root": root, "outputs": outputs, "serving": serving}
+  root = tmp_path_factory.mktemp("kfp_s3")
+  url, state, stop = kfp_server.serve()
+  with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client):
+    write_digits(str(root / "local" / "span-1"))
+    upload_folder(client, str(root / "local"), "s3://data/digits")
+    raw = digits_raw()
+    raw["data"] = {"root": "s3://data/digits",
+                   "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
+                              "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
+    raw["schema"] = DIGITS_SCHEMA
+    (root / "digits.yaml").write_text(yaml.safe_dump(raw))
+    assert kubeflow([
+        "compile", "--dataset", str(root / "digits.yaml"),
+        "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
+        "--data-root", "s3://data/digits", "--serving-dir", "s3://serving/digits",
+        "--skip-data-check", "--output-dir", str(root / "compiled"),
+        *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
+          for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
+        "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
+        "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY",
+        "--node-selector", "Trainer:cloud.google.com/gke-accelerator=nvidia-l4",
+        "--toleration", "Trainer:nvidia.com/gpu=present:NoSchedule"]) == 0
+    spec = str(root / "compiled" / "pipeline.yaml")
+    backend = Backend(str(root / "backend"), client, secrets=SECRETS)
+    (root / "logs").mkdir()
+    first = submit(spec, url, endpoint, state)
+    run1 = backend.run(spec, first["params"], log_dir=str(root / "logs"))
+    second = submit(spec, url, endpoint, state)
+    run2 = backend.run(spec, second["params"], log_dir=str(root / "logs"))
+    outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
+               for key, art in run1.outputs.items()
+               if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
+    serving = download(client, "s3://serving/digits", root / "serving")
+    yield {"root": root, "first": first, "second": second, "run1": run1,
+           "run2": run2, "outputs": outputs, "serving": serving}
+  stop()
 
 
-def test_statistics_load_in_tfdv_for_both_splits(ran):
-  uri = ran["outputs"][("StatisticsGen", "statistics")]["uri"]
-  for split in ("train", "eval"):
-    stats = tfdv.load_stats_binary(os.path.join(uri, f"Split-{split}",
-                                                "FeatureStats.pb"))
-    names = {f.path.step[0] for f in stats.datasets[0].features}
+def test_submit_resolves_the_window_on_s3(ran):
+  assert "window: train_span1" in ran["first"]["out"] or \
+      "window: eval_span1" in ran["first"]["out"], ran["first"]["out"]
+  assert json.loads(ran["first"]["params"]["example_splits"]) == ["eval_span1"]
+
+
+def test_every_step_ran_with_untyped_inputs_and_the_statistics_load(ran):
+  assert set(ran["run1"].states.values()) == {"EXECUTED"}, ran["run1"].states
+  stats = ran["outputs"][("StatisticsGen", "statistics")]
+  for split in ("train_span1", "eval_span1"):
+    loaded = tfdv.load_stats_binary(os.path.join(stats, f"Split-{split}", "FeatureStats.pb"))
+    names = {f.path.step[0] for f in loaded.datasets[0].features}
     assert {"image", "ink", "label", "row_ink"} <= names
 
 
-def test_schema_and_transform_graph_were_written(ran):
-  schema_uri = ran["outputs"][("CuratedSchema", "schema")]["uri"]
-  assert 'name: "ink"' in open(os.path.join(schema_uri, "schema.pbtxt")).read()
-  graph = ran["outputs"][("Transform", "transform_graph")]["uri"]
-  assert os.path.isfile(os.path.join(graph, "transform_fn", "saved_model.pb"))
-
-
-def test_model_is_blessed_and_pushed_and_serves_the_eval_digits(ran):
-  blessing = ran["outputs"][("Evaluator", "blessing")]
-  assert os.path.isfile(os.path.join(blessing["uri"], "BLESSED"))
-  versions = os.listdir(ran["serving"])
-  assert len(versions) == 1
-  pushed = os.path.join(ran["serving"], versions[0])
-  serve = tf.saved_model.load(pushed).signatures["serving_default"]
-  files = glob.glob(str(ran["root"] / "data" / "eval" / "*.tfrecord.gz"))
-  records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
+def test_the_pushed_model_serves_the_eval_digits_from_s3(ran):
+  assert os.path.isfile(os.path.join(ran["outputs"][("Evaluator", "blessing")], "BLESSED"))
+  versions = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
+  assert len(versions) == 1, os.listdir(ran["serving"])
+  serve = tf.saved_model.load(os.path.join(ran["serving"], versions[0])) \
+      .signatures["serving_default"]
+  files = sorted((ran["root"] / "local" / "span-1" / "eval").glob("*.tfrecord.gz"))
+  records = [r.numpy() for r in tf.data.TFRecordDataset([str(f) for f in files], "GZIP")]
   labels = np.array([tf.train.Example.FromString(r).features.feature["label"]
                      .int64_list.value[0] for r in records])
   probs = serve(examples=tf.constant(records))["probabilities"].numpy()
@@ -77,9 +138,24 @@ def test_model_is_blessed_and_pushed_and_serves_the_eval_digits(ran):
   assert accuracy >= 0.95, f"expected >= 0.95 eval accuracy, found {accuracy:.4f}"
 
 
-def test_first_baseline_is_empty_and_the_runtime_train_steps_were_used(ran):
-  baseline = ran["outputs"][("BaselineModel", "model")]["uri"]
-  assert not os.path.exists(os.path.join(baseline, "Format-Serving"))
-  log = open(ran["root"] / "logs" / "Trainer.log").read()
-  # 400 steps in 8 epochs, as the run-time parameter asked
+def test_the_runtime_train_steps_reached_the_trainer(ran):
+  log = (ran["root"] / "logs" / "Trainer.log").read_text()
   assert "epoch 8 (step 400): " in log, log[-3000:]
+
+
+def test_a_second_submit_with_nothing_new_is_served_from_kubeflows_cache(ran):
+  assert ran["second"]["params"] == ran["first"]["params"]
+  assert set(ran["run2"].states.values()) == {"CACHED"}, ran["run2"].states
+
+
+def test_node_selector_and_toleration_reach_only_the_trainers_pod(ran):
+  pods = ran["run1"].pods
+  assert pods["Trainer"]["node_selector"] == {
+      "cloud.google.com/gke-accelerator": "nvidia-l4"}
+  assert pods["Trainer"]["tolerations"] == [{
+      "key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
+      "effect": "NoSchedule"}]
+  for name, pod in pods.items():
+    assert pod["secret_env"]["AWS_SECRET_ACCESS_KEY"] == ("s3-creds", "secretkey"), name
+    if name != "Trainer":
+      assert not pod["node_selector"] and not pod["tolerations"], name

@@ -8,8 +8,13 @@ connected to `outputs`", TFT's transform layer is a Keras 2 layer, and
 `MultiWorkerMirroredStrategy` with `fit` fails. TF reads this variable when
 `tf.keras` is first touched, so it must be set before then; `trainer.model`
 checks that it took effect.
+
+The same entry points get `storage`'s guard from here: tensorflow-io stays
+unloaded until an s3:// URI needs it (storage/).
 """
 
 import os
+
+import storage  # noqa: F401  (keeps tensorflow-io unloaded until s3:// needs it)
 
 os.environ["TF_USE_LEGACY_KERAS"] = "1"

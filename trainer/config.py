@@ -49,6 +49,9 @@ class TrainingConfig:
       [-delta, delta] (pixels scaled to [0, 1]); 0 turns it off.
     max_contrast_delta: augment images by scaling their contrast by a random
       factor in [1 - delta, 1 + delta]; 0 turns it off.
+    gpus: the GPUs this Trainer was given; it stops, naming what could not be
+      loaded, when TensorFlow sees fewer, instead of training on the CPU.
+      `python -m kubeflow compile --resource Trainer:gpus=N` sets it.
   """
   train_steps: int = 800
   eval_steps: int = 20
@@ -64,6 +67,7 @@ class TrainingConfig:
   max_crop_fraction: float = 0.0
   max_brightness_delta: float = 0.0
   max_contrast_delta: float = 0.0
+  gpus: int = 0
 
   def __post_init__(self):
     for name in ("train_steps", "eval_steps", "epochs", "batch_size",
@@ -78,6 +82,8 @@ class TrainingConfig:
     check("loop", self.loop, self.loop in LOOPS, f"one of {LOOPS}")
     check("precision", self.precision, self.precision in PRECISIONS,
           f"one of {PRECISIONS}")
+    check("gpus", self.gpus, isinstance(self.gpus, int) and self.gpus >= 0,
+          "an integer >= 0")
     check("cache_mb", self.cache_mb,
           isinstance(self.cache_mb, int) and self.cache_mb >= 0,
           "an integer >= 0")

@@ -13,6 +13,7 @@ grows with the number of replicas. All of these paths run on the CPU too:
 that is how the tests run them, these machines having no GPU.
 """
 
+import ctypes
 import json
 import shutil
 import tempfile
@@ -29,6 +30,44 @@ def cluster_tasks(tf_config: Optional[str]) -> int:
     return 0
   cluster = json.loads(tf_config).get("cluster", {})
   return sum(len(cluster.get(job, [])) for job in ("chief", "worker"))
+
+
+# What TF 2.16 loads to use an NVIDIA GPU (its build: CUDA 12.3, cuDNN 8):
+# the driver from the node, the rest from the image (kubeflow/Dockerfile).
+GPU_LIBRARIES = ("libcuda.so.1", "libcudart.so.12", "libcublas.so.12", "libcudnn.so.8")
+
+
+class NoGPU(RuntimeError):
+  """The Trainer was given GPUs that TensorFlow cannot use."""
+
+
+def require_gpus(wanted: int) -> None:
+  """Stops when TensorFlow sees fewer than `wanted` GPUs, naming why.
+
+  Without this, TF logs that a library could not be loaded and trains on
+  the CPU: on a GPU node with a mismatched image that is hours, silently.
+
+  Raises:
+    NoGPU: naming the libraries that do not load, or TF's build when all do.
+  """
+  if not wanted:
+    return
+  found = len(tf.config.list_physical_devices("GPU"))
+  if found >= wanted:
+    return
+  missing = []
+  for name in GPU_LIBRARIES:
+    try:
+      ctypes.CDLL(name)
+    except OSError:
+      missing.append(name)
+  info = tf.sysconfig.get_build_info()
+  why = (f"cannot load {', '.join(missing)}" if missing else
+         "every CUDA library loads, but none matches this TensorFlow build")
+  raise NoGPU(f"the Trainer was given {wanted} GPU(s) but TensorFlow sees {found}: "
+              f"{why} (TensorFlow {tf.__version__} is built for CUDA "
+              f"{info.get('cuda_version', '?')} and cuDNN {info.get('cudnn_version', '?')}; "
+              f"build the image with kubeflow/Dockerfile's GPU variant)")
 
 
 def make_strategy(tf_config: Optional[str]) -> tf.distribute.Strategy:

@@ -136,6 +136,7 @@ def run_fn(fn_args: FnArgs) -> None:
   config = TrainingConfig.from_dict(fn_args.custom_config["training"])
   # train_args carries the steps: on Kubeflow a run-time parameter.
   config = config.with_train_steps(fn_args.train_steps or config.train_steps)
+  distribute.require_gpus(config.gpus)
   tft_output = tft.TFTransformOutput(fn_args.transform_output)
   # Kubeflow's training operator and Vertex AI describe the cluster here.
   strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))

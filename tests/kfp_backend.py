@@ -1,0 +1,344 @@
+"""A STAND-IN for the open-source Kubeflow Pipelines backend: runs a compiled
+spec's steps on this machine, fed as the backend feeds them.
+
+No Kubeflow cluster can run here. This does, for each task of a compiled
+pipeline spec, what the backend's driver and launcher do (kubeflow/pipelines
+`backend/src/v2`, read at 2.5.0 and 2.17.0), with a real ML Metadata store,
+and nothing kinder. Each behaviour, and where it comes from:
+
+- Input artifacts from upstream tasks are read back from ML Metadata
+  (`metadata/client.go` GetOutputArtifactsByExecutionId) and converted by
+  `OutputArtifact.ToRuntimeArtifact` / `converter.go` toRuntimeArtifact:
+  the name is the MLMD id, the metadata is the properties and custom
+  properties (ints and doubles as numbers, structs as structs), and the
+  type is `{instanceSchema: ""}` ("TODO(Bobgy): figure out how to get
+  schema"). The `typed` flavour gives the consumer's declared type instead,
+  as Vertex AI does; the compiled-steps test runs the open-source one.
+- Outputs (`driver/driver.go` provisionOutputs, 2.5): URI
+  `<pipeline root>/<task>/<salt>/<key>` (GenerateOutputURI), the type and
+  metadata from the component's outputDefinitions, no name; the executor
+  output file at the pod's `/tmp/kfp_outputs/output_metadata.json`.
+- The launcher (`component/launcher_v2.go`): LocalPathForURI maps gs://,
+  minio:// and s3:// to `/gcs/`, `/minio/`, `/s3/` in the pod and fails on
+  anything else, so a local pipeline root fails here as on a cluster;
+  downloadArtifacts copies every input artifact's objects into the pod
+  (objectstore DownloadBlob: a `dir/` marker object becomes a file that
+  later blocks its folder); prepareOutputFolders; the container's command and
+  args with `{{$}}` replaced by the executor input; mergeRuntimeArtifacts of
+  the executor output (URI, metadata); uploadOutputArtifacts of whatever
+  the pod's local path holds; RecordArtifact: metadata to custom properties
+  by StructValueToMLMDValue (numbers as doubles, bools as ints, lists and
+  structs wrapped), the type from the schema title, and `display_name` and
+  `store_session_info` added.
+- The cache (`driver/cache.go` getFingerPrint, `cacheutils/cache.go`
+  GenerateCacheKey and GenerateFingerPrint): for a task with caching
+  enabled, the SHA-256 of the input artifact names (MLMD ids), the input
+  parameter values, the output artifacts' specs without URIs, the output
+  parameter types, and the image with the command and args. A hit records
+  a CACHED execution with the earlier outputs, and runs nothing.
+- The pod: an empty working directory, so only what the image installs can
+  import; the environment is the container's `env` from the spec and the
+  Kubernetes platform config's secrets (`driver.go` extendPodSpecPatch),
+  nothing inherited but PATH. The image is this venv's interpreter.
+
+Like the backend, it runs no resolver or importer, and no
+`lifecycle.preCacheCheck` hook.
+"""
+
+import dataclasses
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import uuid
+from typing import Dict, List, Optional
+
+import yaml
+from ml_metadata.metadata_store import metadata_store
+from ml_metadata.proto import metadata_store_pb2 as mlmd
+
+LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
+
+
+class StepFailed(RuntimeError):
+  pass
+
+
+def task_order(tasks: Dict) -> List[str]:
+  """Task names, each after the tasks it depends on."""
+  def deps(name):
+    found = set(tasks[name].get("dependentTasks", []))
+    for a in tasks[name].get("inputs", {}).get("artifacts", {}).values():
+      found.add(a["taskOutputArtifact"]["producerTask"])
+    return found
+  order, left = [], set(tasks)
+  while left:
+    ready = sorted(n for n in left if deps(n) <= set(order))
+    if not ready:
+      raise StepFailed(f"dependency cycle among {sorted(left)}")
+    order += ready
+    left -= set(ready)
+  return order
+
+
+@dataclasses.dataclass
+class Run:
+  states: Dict[str, str]  # task -> EXECUTED or CACHED
+  outputs: Dict[tuple, dict]  # (task, key) -> runtime artifact, as recorded
+  pods: Dict[str, dict]  # task -> what the platform config put on its pod
+
+
+def load_spec(path: str):
+  """(pipeline spec, platform spec or {}) from a compiled YAML file."""
+  with open(path, encoding="utf-8") as f:
+    docs = [d for d in yaml.safe_load_all(f) if d]
+  return docs[0], (docs[1] if len(docs) > 1 else {})
+
+
+def _local_path(uri: str, pod: str) -> str:
+  """LocalPathForURI, inside this pod's file system."""
+  for prefix, mount in LOCAL_PREFIX.items():
+    if uri.startswith(prefix):
+      return os.path.join(pod, mount, uri[len(prefix):])
+  raise StepFailed(f"failed to generate local storage path for artifact URI "
+                   f"{uri}: unsupported storage scheme (launcher_v2.go LocalPathForURI)")
+
+
+def _to_mlmd_value(value) -> mlmd.Value:
+  """StructValueToMLMDValue."""
+  out = mlmd.Value()
+  if isinstance(value, bool):
+    out.int_value = int(value)
+  elif isinstance(value, (int, float)):
+    out.double_value = float(value)
+  elif isinstance(value, str):
+    out.string_value = value
+  elif isinstance(value, list):
+    out.struct_value.update({"list": value})
+  else:
+    out.struct_value.update({"struct": value})
+  return out
+
+
+def _from_mlmd_value(value: mlmd.Value):
+  """toRuntimeArtifact's propertiesToMetadata."""
+  kind = value.WhichOneof("value")
+  if kind == "struct_value":
+    from google.protobuf import json_format
+    return json_format.MessageToDict(value.struct_value)
+  return float(getattr(value, kind)) if kind in ("int_value", "double_value") \
+      else value.string_value
+
+
+class Backend:
+  """One Kubeflow installation: its ML Metadata, its cache, its secrets."""
+
+  def __init__(self, home: str, s3, flavour: str = "oss",
+               secrets: Optional[Dict[str, Dict[str, str]]] = None):
+    """
+    Args:
+      home: where its ML Metadata store and the pods' folders go.
+      s3: a boto3 S3 client (the launcher's blob store), or None.
+      flavour: `oss` (untyped inputs) or `typed` (Vertex AI's feeding).
+      secrets: Kubernetes secrets by name: key -> value.
+    """
+    self.home, self.s3, self.flavour = home, s3, flavour
+    self.secrets = secrets or {}
+    os.makedirs(home, exist_ok=True)
+    config = mlmd.ConnectionConfig()
+    config.sqlite.filename_uri = os.path.join(home, "mlmd.sqlite")
+    config.sqlite.connection_mode = 3
+    self.store = metadata_store.MetadataStore(config)
+    self.cache: Dict[str, int] = {}  # fingerprint -> MLMD execution id
+
+  def run(self, spec_path: str, params: Dict, image: str = "local/image:test",
+          log_dir: Optional[str] = None) -> Run:
+    """Runs every task of the compiled spec once, in dependency order.
+
+    Raises:
+      StepFailed: naming the task, with the end of its log.
+    """
+    spec, platform = load_spec(spec_path)
+    root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
+    root = {name: d.get("defaultValue") for name, d in root_defs.items()}
+    root.update(params)
+    pipeline_root = spec["defaultPipelineRoot"]
+    executors = platform.get("platforms", {}).get("kubernetes", {}).get(
+        "deploymentSpec", {}).get("executors", {})
+    tasks = spec["root"]["dag"]["tasks"]
+    done: Dict[str, int] = {}
+    result = Run({}, {}, {})
+    for name in task_order(tasks):
+      task = tasks[name]
+      component = spec["components"][task["componentRef"]["name"]]
+      label = component["executorLabel"]
+      container = dict(spec["deploymentSpec"]["executors"][label]["container"])
+      container["image"] = image
+      executor_input = self._executor_input(task, component, root, done,
+                                            pipeline_root, name)
+      fingerprint = self._fingerprint(executor_input, container)
+      cached = task.get("cachingOptions", {}).get("enableCache") and self.cache.get(fingerprint)
+      pod = pod_patch(executors.get(label, {}))
+      result.pods[name] = pod
+      if cached:
+        outputs = {key: art.id for key, art in self._outputs_of(cached).items()}
+        done[name] = self._record(name, outputs, mlmd.Execution.CACHED)
+        result.states[name] = "CACHED"
+      else:
+        reported = self._execute(name, executor_input, container, pod, log_dir)
+        outputs = {}
+        for key, listed in executor_input["outputs"]["artifacts"].items():
+          artifact = listed["artifacts"][0]
+          merged = reported.get(key, {}).get("artifacts", [{}])[0]
+          artifact["uri"] = merged.get("uri") or artifact["uri"]
+          artifact["metadata"] = {**artifact.get("metadata", {}),
+                                  **merged.get("metadata", {})}
+          outputs[key] = self._record_artifact(key, artifact)
+        done[name] = self._record(name, outputs, mlmd.Execution.COMPLETE)
+        self.cache[fingerprint] = done[name]
+        result.states[name] = "EXECUTED"
+      for key, art in self._outputs_of(done[name]).items():
+        result.outputs[(name, key)] = _runtime_artifact(art, {"instanceSchema": ""})
+    return result
+
+  def _executor_input(self, task, component, root, done, pipeline_root, name):
+    params = {}
+    for key, value in task.get("inputs", {}).get("parameters", {}).items():
+      params[key] = (root[value["componentInputParameter"]]
+                     if "componentInputParameter" in value
+                     else value["runtimeValue"]["constant"])
+    declared = component.get("inputDefinitions", {}).get("artifacts", {})
+    artifacts = {}
+    for key, ref in task.get("inputs", {}).get("artifacts", {}).items():
+      producer = ref["taskOutputArtifact"]
+      art = self._outputs_of(done[producer["producerTask"]])[producer["outputArtifactKey"]]
+      kind = ({"instanceSchema": ""} if self.flavour == "oss"
+              else declared[key]["artifactType"])
+      artifacts[key] = {"artifacts": [_runtime_artifact(art, kind)]}
+    salt = uuid.uuid4().hex[:12]
+    outputs = {
+        key: {"artifacts": [{
+            "uri": f"{pipeline_root.rstrip('/')}/{name}/{salt}/{key}",
+            "type": d["artifactType"], "metadata": d.get("metadata", {})}]}
+        for key, d in component.get("outputDefinitions", {}).get("artifacts", {}).items()}
+    return {"inputs": {"parameterValues": params, "artifacts": artifacts},
+            "outputs": {"artifacts": outputs,
+                        "outputFile": "/tmp/kfp_outputs/output_metadata.json"}}
+
+  @staticmethod
+  def _fingerprint(executor_input, container) -> str:
+    """GenerateCacheKey + GenerateFingerPrint."""
+    key = {
+        "inputArtifactNames": {
+            k: {"artifactNames": [a["name"] for a in v["artifacts"]]}
+            for k, v in executor_input["inputs"]["artifacts"].items()},
+        "inputParameterValues": executor_input["inputs"]["parameterValues"],
+        "outputArtifactsSpec": {
+            k: {kk: vv for kk, vv in v["artifacts"][0].items() if kk != "uri"}
+            for k, v in executor_input["outputs"]["artifacts"].items()},
+        "outputParametersSpec": {},
+        "containerSpec": {"image": container["image"],
+                          "cmdArgs": container["command"] + container["args"]}}
+    text = json.dumps(key, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+  def _execute(self, name, executor_input, container, pod, log_dir) -> Dict:
+    pod_dir = os.path.join(self.home, "pods", f"{name}-{uuid.uuid4().hex[:6]}")
+    work = os.path.join(pod_dir, "work")
+    os.makedirs(work)
+    # The pod's /tmp, where the executor output file goes.
+    local_input = json.loads(json.dumps(executor_input))
+    output_file = os.path.join(pod_dir, "tmp", "kfp_outputs", "output_metadata.json")
+    local_input["outputs"]["outputFile"] = output_file
+    for key, listed in executor_input["inputs"]["artifacts"].items():
+      self._download(listed["artifacts"][0]["uri"], pod_dir, key)
+    for listed in executor_input["outputs"]["artifacts"].values():
+      os.makedirs(os.path.dirname(_local_path(listed["artifacts"][0]["uri"], pod_dir)),
+                  exist_ok=True)
+    args = [json.dumps(local_input) if a == "{{$}}" else a for a in container["args"]]
+    command = list(container["command"])
+    if command[0] == "python":
+      command[0] = sys.executable  # the image's interpreter
+    env = {"PATH": os.environ["PATH"], "HOME": work, "TMPDIR": work}
+    env.update({e["name"]: e["value"] for e in container.get("env", [])})
+    for var, (secret, key) in pod["secret_env"].items():
+      env[var] = self.secrets[secret][key]
+    log = os.path.join(log_dir or pod_dir, f"{name}.log")
+    with open(log, "w") as f:
+      code = subprocess.run(command + args, stdout=f, stderr=subprocess.STDOUT,
+                            env=env, cwd=work, timeout=1800).returncode
+    if code:
+      with open(log) as f:
+        raise StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
+    if not os.path.exists(output_file):
+      return {}
+    with open(output_file) as f:
+      return json.load(f).get("artifacts", {})
+
+  def _download(self, uri: str, pod_dir: str, key: str) -> None:
+    """downloadArtifacts: every object under the URI, into the pod."""
+    if not uri.startswith("s3://") or self.s3 is None:
+      return  # gs:// and minio:// have no stand-in here; a local path is skipped
+    local = _local_path(uri, pod_dir)
+    bucket, _, prefix = uri[len("s3://"):].partition("/")
+    pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+    for page in pages:
+      for obj in page.get("Contents", []):
+        path = os.path.normpath(os.path.join(local, os.path.relpath(obj["Key"], prefix)))
+        try:
+          os.makedirs(os.path.dirname(path), exist_ok=True)
+          self.s3.download_file(bucket, obj["Key"], path)
+        except OSError as e:
+          raise StepFailed(f"failed to download input artifact {key!r} from remote "
+                           f"storage URI {uri}: {e}") from None
+
+  def _record_artifact(self, key: str, artifact: Dict) -> int:
+    """RecordArtifact."""
+    kind = artifact["type"]
+    schema = kind.get("instanceSchema") or f"title: {kind['schemaTitle']}"
+    type_id = self.store.put_artifact_type(
+        mlmd.ArtifactType(name=yaml.safe_load(schema)["title"]), can_add_fields=True)
+    art = mlmd.Artifact(type_id=type_id, uri=artifact["uri"], state=mlmd.Artifact.LIVE)
+    for k, v in artifact.get("metadata", {}).items():
+      art.custom_properties[k].CopyFrom(_to_mlmd_value(v))
+    art.custom_properties["display_name"].string_value = key
+    art.custom_properties["store_session_info"].string_value = json.dumps(
+        {"Provider": "s3" if artifact["uri"].startswith("s3://") else "", "Params": {}})
+    return self.store.put_artifacts([art])[0]
+
+  def _record(self, name: str, outputs: Dict[str, int], state) -> int:
+    type_id = self.store.put_execution_type(mlmd.ExecutionType(name="system.ContainerExecution"))
+    events = []
+    for key, artifact_id in outputs.items():
+      event = mlmd.Event(type=mlmd.Event.OUTPUT, artifact_id=artifact_id)
+      event.path.steps.add().key = key
+      events.append((self.store.get_artifacts_by_id([artifact_id])[0], event))
+    execution = mlmd.Execution(type_id=type_id, last_known_state=state)
+    execution.custom_properties["task_name"].string_value = name
+    return self.store.put_execution(execution, events, [])[0]
+
+  def _outputs_of(self, execution_id: int) -> Dict[str, mlmd.Artifact]:
+    """GetOutputArtifactsByExecutionId: output key -> MLMD artifact."""
+    events = self.store.get_events_by_execution_ids([execution_id])
+    ids = {e.artifact_id: e.path.steps[0].key for e in events
+           if e.type == mlmd.Event.OUTPUT}
+    return {ids[a.id]: a for a in self.store.get_artifacts_by_id(list(ids))}
+
+
+def _runtime_artifact(art: mlmd.Artifact, kind: Dict) -> Dict:
+  """toRuntimeArtifact, with the type the flavour gives."""
+  metadata = {k: _from_mlmd_value(v) for k, v in art.properties.items()}
+  metadata.update({k: _from_mlmd_value(v) for k, v in art.custom_properties.items()})
+  return {"name": str(art.id), "uri": art.uri, "type": kind, "metadata": metadata}
+
+
+def pod_patch(config: Dict) -> Dict:
+  """What extendPodSpecPatch puts on the pod from a KubernetesExecutorConfig."""
+  return {
+      "node_selector": config.get("nodeSelector", {}).get("labels", {}),
+      "tolerations": config.get("tolerations", []),
+      "image_pull_secrets": [s["secretName"] for s in config.get("imagePullSecret", [])],
+      "secret_env": {k["envVar"]: (s["secretName"], k["secretKey"])
+                     for s in config.get("secretAsEnv", []) for k in s["keyToEnv"]}}
+

@@ -1,0 +1,70 @@
+"""A STAND-IN for a cloud object store: moto's S3 server on 127.0.0.1.
+
+No S3 bucket or MinIO can be reached from here. moto speaks the S3 protocol
+that TensorFlow's s3:// file system (tensorflow-io) and the Kubeflow
+launcher's blob library speak, on a port of this machine, and keeps the
+objects in memory until it stops. With `auth=True` it checks credentials as
+S3 does, and rejects any key it has not issued.
+"""
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import requests
+
+KEY, SECRET = "stand-in-key", "stand-in-secret"
+
+
+def free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+def env(endpoint: str) -> dict:
+  """What a process needs to reach the server through TensorFlow's s3://."""
+  return {"S3_ENDPOINT": endpoint, "AWS_REGION": "us-east-1", "S3_USE_HTTPS": "0",
+          "S3_VERIFY_SSL": "0", "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
+
+
+@contextlib.contextmanager
+def s3_server(buckets=(), auth: bool = False):
+  """Yields (endpoint URL, a boto3 client) for a fresh server with `buckets`."""
+  import boto3
+  port = free_port()
+  server_env = dict(os.environ)
+  if auth:
+    server_env["INITIAL_NO_AUTH_ACTION_COUNT"] = "0"
+  moto = os.path.join(os.path.dirname(sys.executable), "moto_server")
+  proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], env=server_env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  endpoint = f"http://127.0.0.1:{port}"
+  try:
+    for _ in range(300):
+      try:
+        requests.get(endpoint, timeout=1)
+        break
+      except requests.ConnectionError:
+        time.sleep(0.1)
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY,
+                          aws_secret_access_key=SECRET, region_name="us-east-1")
+    for bucket in buckets:
+      client.create_bucket(Bucket=bucket)
+    yield endpoint, client
+  finally:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def upload_folder(client, folder: str, uri: str) -> None:
+  """Copies a local folder's files under an s3:// URI."""
+  bucket, _, prefix = uri[len("s3://"):].partition("/")
+  for dirpath, _, files in os.walk(folder):
+    for name in files:
+      path = os.path.join(dirpath, name)
+      key = "/".join(filter(None, [prefix, os.path.relpath(path, folder)]))
+      client.upload_file(path, bucket, key)

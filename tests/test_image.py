@@ -1,0 +1,103 @@
+"""What the Kubeflow image holds agrees with what the steps need.
+
+No image is built here (no Docker); these hold its recipe against the code:
+- the packages: pyproject.toml's, the Dockerfile's COPY lines, and the
+  project packages the installed code imports are the same set, since a
+  step starts in an empty working directory where only installed packages
+  import (tests/test_kubeflow_steps.py runs them that way);
+- the GPU variant's CUDA libraries: the pins TensorFlow publishes for its
+  own build, so a bump of either cannot drift apart unnoticed;
+- a Trainer given a GPU that TensorFlow cannot use stops, naming what did
+  not load (run here on the CPU, which has none).
+"""
+
+import ast
+import importlib.metadata
+import os
+import re
+
+import pytest
+import tensorflow as tf
+
+from tests.conftest import REPO
+from trainer import distribute
+
+
+def read(name: str) -> str:
+  with open(os.path.join(REPO, name), encoding="utf-8") as f:
+    return f.read()
+
+
+def packaged() -> set:
+  text = read("pyproject.toml")
+  listed = re.search(r"^packages = \[(.*?)\]", text, re.M | re.S).group(1)
+  return {p.strip().strip('"').split(".")[0] for p in listed.split(",") if p.strip()}
+
+
+def project_packages() -> set:
+  return {d for d in os.listdir(REPO)
+          if os.path.isfile(os.path.join(REPO, d, "__init__.py")) and d not in ("tests", "bench")}
+
+
+def imported_by(package: str) -> set:
+  """The project's top-level packages that `package`'s modules import."""
+  found = set()
+  for folder, _, files in os.walk(os.path.join(REPO, package)):
+    for name in files:
+      if name.endswith(".py"):
+        tree = ast.parse(read(os.path.join(os.path.relpath(folder, REPO), name)))
+        for node in ast.walk(tree):
+          if isinstance(node, ast.Import):
+            found |= {a.name.split(".")[0] for a in node.names}
+          elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+  return found & project_packages()
+
+
+def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
+  copied = set(re.findall(r"^COPY (\w+) \1$", read("kubeflow/Dockerfile"), re.M))
+  data_folders = {"datasets", "schemas"}
+  assert packaged() == project_packages(), (packaged(), project_packages())
+  assert copied - data_folders == packaged(), (copied, packaged())
+  for package in packaged():
+    missing = imported_by(package) - packaged()
+    assert not missing, f"{package}/ imports {missing}, which the image does not install"
+
+
+def and_cuda_pins() -> dict:
+  pins = {}
+  for requirement in importlib.metadata.requires("tensorflow"):
+    match = re.match(r"([\w-]+) ?==([\w.]+) ?; extra == .and-cuda.", requirement)
+    if match:
+      pins[match[1]] = match[2]
+  return pins
+
+
+def gpu_requirements() -> dict:
+  return dict(line.split("==") for line in read("kubeflow/requirements-gpu.txt").splitlines()
+              if line and not line.startswith("#"))
+
+
+def test_the_gpu_variant_installs_the_cuda_libraries_tensorflow_was_built_for():
+  pins = gpu_requirements()
+  assert pins == and_cuda_pins(), "kubeflow/requirements-gpu.txt drifted from TF's and-cuda extra"
+  info = tf.sysconfig.get_build_info()
+  cuda = ".".join(pins["nvidia-cuda-runtime-cu12"].split(".")[:2])
+  assert cuda == info["cuda_version"], (cuda, info["cuda_version"])
+  assert pins["nvidia-cudnn-cu12"].split(".")[0] == info["cudnn_version"], (
+      pins["nvidia-cudnn-cu12"], info["cudnn_version"])
+  dockerfile = read("kubeflow/Dockerfile")
+  assert "pip install --no-cache-dir -r requirements-gpu.txt" in dockerfile
+  assert not re.search(r"^FROM nvidia/cuda", dockerfile, re.M), \
+      "a CUDA base image brings its own cuDNN, not TF's"
+
+
+def test_a_trainer_given_a_gpu_tensorflow_cannot_use_stops_and_names_why():
+  assert not tf.config.list_physical_devices("GPU"), "this test needs a machine without a GPU"
+  with pytest.raises(distribute.NoGPU) as e:
+    distribute.require_gpus(1)
+  message = str(e.value)
+  assert message.startswith("the Trainer was given 1 GPU(s) but TensorFlow sees 0: "
+                            "cannot load libcuda.so.1"), message
+  assert "built for CUDA 12.3 and cuDNN 8" in message
+  distribute.require_gpus(0)  # no GPU asked for: trains wherever it is

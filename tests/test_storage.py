@@ -1,0 +1,133 @@
+"""s3:// for real: a bucket that cannot be used is one clear line, and a process
+that loaded the S3 file system exits with its own status.
+
+Against tests/s3_server.py, moto's S3 server on 127.0.0.1 (a STAND-IN for a
+cloud bucket). Every process that loads the S3 file system here is a
+subprocess: tensorflow-io aborts at exit (134) in any process that loaded
+it, and `storage.exit` is what prevents that.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+import storage
+from dataset.digits import write_digits
+from tests.conftest import REPO
+from tests.s3_server import env, free_port, s3_server, upload_folder
+
+
+def python(code: str, extra_env: dict, *args):
+  import os
+  return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO, capture_output=True,
+                        text=True, env={**os.environ, **extra_env}, timeout=600)
+
+
+CHECK = """
+import sys, storage
+try:
+  storage.check([sys.argv[1]], "--data-root ")
+  print("ok")
+  status = 0
+except storage.StorageError as e:
+  print(f"error: {e}")
+  status = 2
+storage.exit(status)
+"""
+
+
+@pytest.mark.parametrize("uri,message", [
+    ("minio://mlpipeline/v2/artifacts", "found minio://. MinIO speaks S3: use "
+     "s3://mlpipeline/v2/artifacts with S3_ENDPOINT"),
+    ("hdfs://nn/data", "expected a folder, gs:// or s3://"),
+])
+def test_schemes_tensorflow_cannot_open_are_refused_with_what_to_use(uri, message):
+  with pytest.raises(storage.StorageError, match="--pipeline-root " + uri) as e:
+    storage.check_scheme(uri, "--pipeline-root")
+  assert message in str(e.value)
+
+
+def test_folders_gs_and_s3_are_accepted():
+  for uri in ("/data/x", "relative/x", "gs://b/x", "s3://b/x"):
+    storage.check_scheme(uri, "--data-root")
+
+
+def test_a_reachable_bucket_passes_and_the_process_exits_0():
+  with s3_server(buckets=("data",)) as (endpoint, _):
+    proc = python(CHECK, env(endpoint), "s3://data/digits")
+  assert (proc.returncode, proc.stdout.strip()) == (0, "ok"), proc.stderr[-2000:]
+
+
+def test_a_missing_bucket_is_one_line_naming_it():
+  with s3_server(buckets=("data",)) as (endpoint, _):
+    proc = python(CHECK, env(endpoint), "s3://no-such-bucket/digits")
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  assert proc.stdout.strip() == (f"error: --data-root s3://no-such-bucket/: the bucket does "
+                                 f"not exist at {endpoint} (or these credentials may not "
+                                 f"see it)")
+
+
+def test_an_unreachable_endpoint_is_one_line_not_a_silent_false():
+  endpoint = f"http://127.0.0.1:{free_port()}"
+  proc = python(CHECK, {**env(endpoint), "S3_CONNECT_TIMEOUT_MSEC": "1000"}, "s3://data/x")
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  assert proc.stdout.startswith(
+      f"error: --data-root s3://data/: cannot reach the S3 endpoint {endpoint}"), proc.stdout
+
+
+def test_rejected_credentials_are_one_line():
+  with s3_server(auth=True) as (endpoint, _):
+    proc = python(CHECK, env(endpoint), "s3://data/x")
+  assert proc.returncode == 2, proc.stderr[-2000:]
+  assert proc.stdout.startswith(f"error: --data-root s3://data/: S3 at {endpoint} refused"), \
+      proc.stdout
+
+
+def test_a_failure_after_loading_s3_exits_1_not_134():
+  code = "import storage\nstorage.enable(['s3://b/x'])\nstorage.exit(1)"
+  proc = python(code, env("http://127.0.0.1:1"))
+  assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+  assert "pure virtual method called" not in proc.stderr
+
+
+def test_a_process_that_imports_tfma_exits_cleanly():
+  """TFMA imports tensorflow-io whenever it is installed; the project's
+  entry points keep it unloaded, so they exit 0, not 134."""
+  proc = python("import components, tensorflow_model_analysis, sys\n"
+                "assert sys.modules.get('tensorflow_io') is None", {})
+  assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+  assert "pure virtual method called" not in proc.stderr
+
+
+@pytest.mark.e2e
+def test_local_runner_reads_and_writes_s3(tmp_path):
+  """Data, pipeline root and serving dir on s3://; the run stops after
+  StatisticsGen (a partial run) and exits 0, with its artifacts in the bucket."""
+  write_digits(str(tmp_path / "digits"))
+  with s3_server(buckets=("data", "pipelines")) as (endpoint, client):
+    upload_folder(client, str(tmp_path / "digits"), "s3://data/digits")
+    proc = subprocess.run(
+        [sys.executable, "local_runner.py", "--data-root", "s3://data/digits",
+         "--pipeline-root", "s3://pipelines/root", "--serving-dir", "s3://pipelines/serving",
+         "--output-dir", str(tmp_path / "runs"), "--to-node", "StatisticsGen"],
+        cwd=REPO, capture_output=True, text=True, timeout=1800,
+        env={**__import__("os").environ, **env(endpoint)})
+    keys = [o["Key"] for o in client.list_objects_v2(
+        Bucket="pipelines", Prefix="root/StatisticsGen/").get("Contents", [])]
+  assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+  assert "pure virtual method called" not in proc.stderr
+  assert any(k.endswith("Split-eval/FeatureStats.pb") for k in keys), keys
+
+
+@pytest.mark.e2e
+def test_local_runner_names_a_bucket_it_cannot_use_and_exits_2(tmp_path):
+  with s3_server(buckets=("data",)) as (endpoint, _):
+    proc = subprocess.run(
+        [sys.executable, "local_runner.py", "--data-root", "s3://missing-bucket/digits",
+         "--output-dir", str(tmp_path / "runs")], cwd=REPO, capture_output=True, text=True,
+        timeout=600, env={**__import__("os").environ, **env(endpoint)})
+  assert proc.returncode == 2, proc.stderr[-3000:]
+  assert proc.stderr.strip().splitlines()[-1] == (
+      f"error: s3://missing-bucket/: the bucket does not exist at {endpoint} (or these "
+      f"credentials may not see it)")
