@@ -110,7 +110,7 @@ def BaselineModel(
         "BaselineModel: expected the runtime parameter served_version, found "
         f"{UNRESOLVED!r}: this pipeline reads spans, and its window and baseline "
         "are resolved when `python -m kubeflow submit` starts the run, so start "
-        "its runs with submit (README: Retraining on a schedule)")
+        "its runs with submit (docs/kubeflow.md: Retraining on a schedule)")
   if training_key:
     fileio.makedirs(model.uri)
     with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:

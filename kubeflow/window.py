@@ -19,7 +19,7 @@ serves every step from its cache.
 
 A Kubeflow recurring run passes the same parameters to every run, which
 would read the same spans forever; so spans are retrained on a schedule by
-running `submit` from a scheduler (see README.md), and `schedule` refuses
+running `submit` from a scheduler (docs/kubeflow.md), and `schedule` refuses
 data with spans.
 """
 

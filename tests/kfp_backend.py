@@ -55,6 +55,7 @@ import uuid
 from typing import Dict, List, Optional
 
 import yaml
+from google.protobuf import json_format
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2 as mlmd
 
@@ -125,7 +126,6 @@ def _from_mlmd_value(value: mlmd.Value):
   """toRuntimeArtifact's propertiesToMetadata."""
   kind = value.WhichOneof("value")
   if kind == "struct_value":
-    from google.protobuf import json_format
     return json_format.MessageToDict(value.struct_value)
   return float(getattr(value, kind)) if kind in ("int_value", "double_value") \
       else value.string_value

@@ -151,3 +151,15 @@ def test_mixed_precision_model_trains_with_a_float32_output():
   for _ in range(20):
     last = m.train_on_batch(x, y)[0]
   assert np.isfinite(last) and last < first, (first, last)
+
+
+def test_a_missing_sequence_gives_finite_probabilities():
+  """A missing sequence is all padding: its masked mean has no step to
+  average, which Keras' GlobalAveragePooling1D turns into NaN."""
+  decl = _decl(NUMERIC, INT_SEQUENCE)
+  m = model.build_model(decl, VOCAB, TrainingConfig())
+  x, _ = _batch(decl)
+  x["clicks"][:3] = 0  # three records without the sequence
+  probs = m(x, training=False).numpy()
+  assert np.isfinite(probs).all(), probs
+  np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)

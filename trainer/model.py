@@ -117,11 +117,34 @@ def categorical_tower(x, f: Feature, vocab_size: int):
   return keras.layers.Embedding(vocab_size, dim, name=f"{f.name}_embedding")(x)
 
 
+class MaskedMean(keras.layers.Layer):
+  """The mean over a sequence's real (unmasked) steps.
+
+  Keras' GlobalAveragePooling1D divides by the number of real steps, which
+  is 0 for a missing (all-padding) sequence: a NaN that reaches the output
+  for that record. An empty sequence averages to zeros here instead.
+  """
+
+  def __init__(self, **kwargs):
+    super().__init__(**kwargs)
+    self.supports_masking = True
+
+  def call(self, inputs, mask=None):
+    if mask is None:
+      return tf.reduce_mean(inputs, axis=1)
+    weights = tf.expand_dims(tf.cast(mask, inputs.dtype), -1)
+    count = tf.maximum(tf.reduce_sum(weights, axis=1), tf.cast(1, inputs.dtype))
+    return tf.reduce_sum(inputs * weights, axis=1) / count
+
+  def compute_mask(self, inputs, mask=None):
+    return None
+
+
 def sequence_tower(x, f: Feature):
   if f.dtype == "int":
     x = keras.layers.Embedding(f.vocab_size + 1, 16, mask_zero=True,
                                name=f"{f.name}_embedding")(x)
-    return keras.layers.GlobalAveragePooling1D()(x)
+    return MaskedMean(name=f"{f.name}_mean")(x)
   return keras.layers.Dense(16, activation="relu", name=f"{f.name}_tower")(x)
 
 
