@@ -97,9 +97,9 @@ def run(args: argparse.Namespace) -> int:
   from components.anomalies_gate import AnomaliesFound
   from components.baseline import latest_version
   from dataset import declaration
+  from debug import outcome
   from debug import store as st
   from debug.report import write_report
-  from pipeline import outcome
   from pipeline.config import ConfigError
   from pipeline.pipeline import create_pipeline, resolve_inputs
 

@@ -13,11 +13,11 @@ import argparse
 import os
 import sys
 
-from convert import declare
 from convert.arrays import Arrays
 from convert.images import ImageFolder
 from convert.tables import Table
 from convert.writer import ConvertError, Output, convert
+from dataset import declare
 from dataset.declaration import DeclarationError
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 from convert import arrow
 from convert.writer import ConvertError
-from dataset.declaration import RAW_DTYPES
+from records.images import RAW_DTYPES
 
 IMAGE_KEYS = ("images", "image", "x", "X")
 LABEL_KEYS = ("labels", "label", "y", "Y")

@@ -14,18 +14,11 @@ from PIL import Image
 
 from convert import arrow
 from convert.writer import ConvertError
+from records.images import image_format
 
 EXTENSIONS = (".jpg", ".jpeg", ".png")
-_MAGIC = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg"}
 _CHANNELS = {"1": 1, "L": 1, "I": 1, "I;16": 1, "F": 1, "P": 3, "RGB": 3,
              "YCbCr": 3, "CMYK": 3, "LA": 4, "PA": 4, "RGBA": 4}
-
-
-def image_format(data: bytes) -> Optional[str]:
-  for magic, name in _MAGIC.items():
-    if data.startswith(magic):
-      return name
-  return None
 
 
 def load_image(path: str, resize: Optional[Tuple[int, int]] = None,

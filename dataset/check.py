@@ -11,10 +11,10 @@ from typing import Dict, List, Optional, Tuple
 import tensorflow as tf
 from google.protobuf import message
 
-from convert.images import image_format
 from dataset import spans
 from dataset.declaration import Declaration, DeclarationError, Feature
 from records import format as tfrecord
+from records.images import image_format
 
 
 def _files(pattern: str) -> List[str]:

@@ -40,10 +40,10 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import yaml
 
 from dataset.fields import MISSING, DeclarationError, FieldReader
+from records.images import RAW_DTYPES
 
 KINDS = ("image", "numeric", "categorical", "sequence")
 ENCODINGS = ("png", "jpeg", "auto", "raw")  # auto: PNG or JPEG, per record
-RAW_DTYPES = {"uint8": 1, "uint16": 2, "float16": 2, "float32": 4, "float64": 8}
 COMPRESSIONS = ("GZIP", "NONE")
 SPLIT_NAMES = ("train", "eval")
 # Keras applications usable as an image backbone -> their smallest input side.

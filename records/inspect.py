@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 from PIL import Image
 from tfx_bsl.coders import example_coder
 
-from convert.images import image_format
 from records import format as tfrecord
+from records.images import image_format
 
 BATCH = 1024
 

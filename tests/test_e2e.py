@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from debug import outcome
 from debug import store as st
-from pipeline import outcome
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.e2e

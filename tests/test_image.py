@@ -1,4 +1,5 @@
-"""What the Kubeflow image holds agrees with what the steps need.
+"""What the Kubeflow image holds agrees with what the steps need, and the
+packages import one way.
 
 No image is built here (no Docker); these hold its recipe against the code:
 - the packages: pyproject.toml's, the Dockerfile's COPY lines, and the
@@ -41,17 +42,24 @@ def project_packages() -> set:
 
 def imported_by(package: str) -> set:
   """The project's top-level packages that `package`'s modules import."""
+  return {top for top, _ in imports_of(package)}
+
+
+def imports_of(package: str) -> set:
+  """(imported project package, importing file) for `package`'s modules."""
   found = set()
   for folder, _, files in os.walk(os.path.join(REPO, package)):
     for name in files:
       if name.endswith(".py"):
         tree = ast.parse(read(os.path.join(os.path.relpath(folder, REPO), name)))
+        where = os.path.join(os.path.relpath(folder, REPO), name)
         for node in ast.walk(tree):
           if isinstance(node, ast.Import):
-            found |= {a.name.split(".")[0] for a in node.names}
+            found |= {(a.name.split(".")[0], where) for a in node.names}
           elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add(node.module.split(".")[0])
-  return found & project_packages()
+            found.add((node.module.split(".")[0], where))
+  ours = project_packages() | {"bench"}
+  return {(top, where) for top, where in found if top in ours and top != package}
 
 
 def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
@@ -62,6 +70,28 @@ def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
   for package in packaged():
     missing = imported_by(package) - packaged()
     assert not missing, f"{package}/ imports {missing}, which the image does not install"
+
+
+# Floors, lowest first (STYLE.md 10): a package imports only from its own floor
+# or below, so data flows one way and no two folders import each other.
+FLOORS = [{"storage", "records"}, {"convert"}, {"dataset"}, {"trainer", "components"},
+          {"pipeline"}, {"debug"}, {"cli", "kubeflow", "bench"}]
+
+
+def test_no_import_runs_up_a_floor():
+  floor = {p: i for i, packages in enumerate(FLOORS) for p in packages}
+  assert set(floor) >= project_packages(), project_packages() - set(floor)
+  upward = sorted(f"{where} imports {top} ({FLOORS[floor[top]]} is above "
+                  f"{FLOORS[floor[package]]})"
+                  for package in floor for top, where in imports_of(package)
+                  if floor[top] > floor[package])
+  assert not upward, "\n".join(upward)
+
+
+def test_no_two_folders_import_each_other():
+  graph = {p: imported_by(p) for p in project_packages() | {"bench"}}
+  pairs = sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ()))
+  assert not pairs, pairs
 
 
 def and_cuda_pins() -> dict:

@@ -15,7 +15,7 @@ import tensorflow as tf
 import tfx
 
 from dataset import declaration
-from pipeline import outcome
+from debug import outcome
 from tests.test_e2e import run_local
 
 pytestmark = pytest.mark.e2e

@@ -16,8 +16,8 @@ import tensorflow as tf
 
 from convert.rows import write_rows
 from dataset import digits
+from debug import outcome
 from debug import store as st
-from pipeline import outcome
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
 from tests.test_e2e import ALL_NODES, run_local
 

@@ -14,7 +14,7 @@ from dataset.declaration import Feature
 
 def pixel_dtype(f: Feature) -> tf.DType:
   """The dtype of decoded pixels: uint8 for PNG/JPEG, the raw dtype otherwise."""
-  # The declaration's raw dtype names (dataset.declaration.RAW_DTYPES) are
+  # The declaration's raw dtype names (records.images.RAW_DTYPES) are
   # TensorFlow's own.
   return tf.as_dtype(f.raw_dtype) if f.encoding == "raw" else tf.uint8
 
