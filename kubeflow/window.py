@@ -33,8 +33,8 @@ from components.baseline import baseline_version
 from dataset import spans
 from dataset.declaration import Data
 from pipeline.pipeline import (
-  component_config,
   to_json,
+  trainer_config,
   training_key,
   window_protos,
 )
@@ -59,7 +59,7 @@ def save(config, output_dir: str) -> Optional[str]:
                  "hash_buckets": dict(data.hash_buckets), "window": data.window},
         "materialize": config.materialize,
         "serving_dir": config.serving_dir,
-        "settings": component_config(config),
+        "settings": trainer_config(config),
         "train_steps": config.training.train_steps,
         "eval_steps": config.training.eval_steps}, indent=2, sort_keys=True))
   return path

@@ -19,9 +19,10 @@ from google.protobuf import json_format
 from tfx import v1 as tfx
 from tfx.orchestration import metadata
 
-import components
 import dataset
 import trainer
+from components import preprocessing
+from components import transform as transform_component
 from components.anomalies_gate import AnomaliesGate
 from components.baseline import UNRESOLVED, BaselineModel, baseline_version
 from components.curated_schema import curated_schema
@@ -36,26 +37,34 @@ PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
 RUN_FN = "trainer.run.run_fn"
 
 
-def code_folders() -> List[str]:
-  """The packages whose code runs inside Transform and the Trainer."""
-  return [os.path.dirname(p.__file__) for p in (components, dataset, trainer)]
+def transform_code() -> List[str]:
+  """The code that runs inside Transform: the preprocessing_fn, our Transform
+  component, and the declaration it reads."""
+  return [preprocessing.__file__, transform_component.__file__,
+          os.path.dirname(dataset.__file__)]
 
 
-def code_fingerprint(folders=None) -> str:
-  """A hash of the code that runs inside Transform and the Trainer.
+def trainer_code() -> List[str]:
+  """The code that runs inside the Trainer: `trainer/` and the declaration."""
+  return [os.path.dirname(trainer.__file__), os.path.dirname(dataset.__file__)]
+
+
+def code_fingerprint(paths: List[str]) -> str:
+  """A hash of the code in `paths` (files, or folders of .py files).
 
   Transform and the Trainer name their functions by import path, so TFX's
-  cache key would not change when that code does. This hash goes into their
-  custom_config, so editing the code re-runs them instead of serving stale
-  outputs from the cache.
+  cache key would not change when that code does. Each one's hash goes into
+  its own custom_config, so editing its code re-runs it (and what follows)
+  instead of serving stale outputs from the cache, and editing the other's
+  code does not.
   """
   digest = hashlib.sha256()
-  folders = folders or code_folders()
-  for folder in folders:
-    for name in sorted(os.listdir(folder)):
-      if name.endswith(".py"):
-        with open(os.path.join(folder, name), "rb") as f:
-          digest.update(name.encode() + f.read())
+  for path in paths:
+    files = ([os.path.join(path, n) for n in sorted(os.listdir(path)) if n.endswith(".py")]
+             if os.path.isdir(path) else [path])
+    for name in files:
+      with open(name, "rb") as f:
+        digest.update(os.path.basename(name).encode() + f.read())
   return digest.hexdigest()[:16]
 
 
@@ -132,12 +141,21 @@ def _output_config(config: PipelineConfig):
       for name, buckets in data.hash_buckets.items()]))
 
 
-def component_config(config: PipelineConfig) -> dict:
-  """The custom_config of Transform and the Trainer."""
+def transform_config(config: PipelineConfig) -> dict:
+  """Transform's custom_config: what changes its output, and nothing else
+  (a training setting must not re-run a 60-second Transform)."""
+  return {"declaration": config.declaration.contract(),
+          "code": code_fingerprint(transform_code()),
+          CACHE_CONFIG_KEY: analyzer_cache_dir(config)}
+
+
+def trainer_config(config: PipelineConfig) -> dict:
+  """The Trainer's custom_config: the declaration, the training settings,
+  whether Transform materialized, and the Trainer's code."""
   return {"declaration": config.declaration.contract(),
           "training": config.training.to_dict(),
           "materialized": config.materialize,
-          "code": code_fingerprint()}
+          "code": code_fingerprint(trainer_code())}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,7 +184,7 @@ def resolve_inputs(config: PipelineConfig) -> RunInputs:
   window = spans.resolve(decl.data, decl.path)
   protos = window_protos(window, config.materialize, config.training.train_steps,
                          config.training.eval_steps)
-  key = training_key(decl.data.root, window, component_config(config), protos)
+  key = training_key(decl.data.root, window, trainer_config(config), protos)
   return RunInputs(window, key, baseline_version(config.serving_dir, key))
 
 
@@ -182,7 +200,6 @@ def unresolved_inputs(config: PipelineConfig) -> RunInputs:
 def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
   decl = config.declaration
-  custom_config = component_config(config)
   destination = _runtime(config, "push_destination",
                          push_destination(config.serving_dir))
   window = inputs.window
@@ -221,9 +238,7 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
       examples=example_gen.outputs["examples"],
       schema=schema_gen.outputs["schema"], materialize=config.materialize,
       preprocessing_fn=PREPROCESSING_FN, splits_config=by_window["splits_config"],
-      disable_statistics=True,
-      custom_config={**custom_config,
-                     CACHE_CONFIG_KEY: analyzer_cache_dir(config)})
+      disable_statistics=True, custom_config=transform_config(config))
   transform.add_upstream_node(gate)
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.
@@ -244,7 +259,7 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
       schema=schema_gen.outputs["schema"],
       base_model=baseline.outputs["model"],
       train_args=by_window["train_args"], eval_args=by_window["eval_args"],
-      custom_config=custom_config)
+      custom_config=trainer_config(config))
   # Blesses the model only if it clears the thresholds, on this window's
   # eval splits, and does no worse than the baseline there.
   evaluator = Evaluator(

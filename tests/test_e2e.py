@@ -192,6 +192,10 @@ def test_model_below_the_threshold_is_not_blessed_and_not_pushed(digits_run):
   assert code == 1, err[-3000:]
   result = outcome.read_outcome(digits_run["metadata"], "digits")
   assert result.states["Evaluator"] == "COMPLETE" and result.states["Pusher"] == "COMPLETE"
+  # New training settings re-run the Trainer, and only what follows it:
+  # Transform's cache key holds none of them.
+  assert result.states["Trainer"] == "COMPLETE" and result.states["Transform"] == "CACHED", \
+      result.states
   assert result.value < 0.9999
   assert result.blessed is False and result.pushed_dir is None
   assert "model NOT blessed: eval accuracy" in out

@@ -1,6 +1,8 @@
 """Pipeline construction: what create_pipeline builds from a declaration."""
 
+import dataclasses
 import json
+import os
 import shutil
 
 import pytest
@@ -129,32 +131,53 @@ def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():
   assert "/tmp/t/serving" in pusher.exec_properties["push_destination"]
 
 
-def test_training_config_reaches_trainer_and_transform():
-  config = _config(declaration.load(DIGITS_YAML),
-                   training=TrainingConfig(train_steps=123, batch_size=7))
-  nodes = _by_id(pipeline.create_pipeline(config))
-  custom = json.loads(nodes["Trainer"].exec_properties["custom_config"])
-  assert custom["training"]["train_steps"] == 123
-  assert custom["training"]["batch_size"] == 7
+def test_training_settings_reach_the_trainer_and_not_transform():
+  """Each cache key covers what changes that component's output: a training
+  setting re-runs the Trainer, and leaves Transform cached."""
+  base = _config(declaration.load(DIGITS_YAML))
+  changed = dataclasses.replace(base, training=TrainingConfig(train_steps=123, batch_size=7))
+  nodes, other = (_by_id(pipeline.create_pipeline(c)) for c in (base, changed))
+  custom = json.loads(other["Trainer"].exec_properties["custom_config"])
+  assert custom["training"]["train_steps"] == 123 and custom["training"]["batch_size"] == 7
   assert custom["declaration"]["name"] == "digits"
-  assert json.loads(nodes["Transform"].exec_properties["custom_config"])["code"] \
-      == custom["code"]
+  assert nodes["Trainer"].exec_properties["custom_config"] != \
+      other["Trainer"].exec_properties["custom_config"]
+  transform = json.loads(other["Transform"].exec_properties["custom_config"])
+  assert set(transform) == {"declaration", "code", "analyzer_cache"}
+  assert nodes["Transform"].exec_properties["custom_config"] == \
+      other["Transform"].exec_properties["custom_config"]
 
 
-def test_code_fingerprint_changes_when_component_code_changes(tmp_path):
-  import trainer
-  folder = tmp_path / "trainer"
-  shutil.copytree(trainer.__path__[0], folder)
-  before = pipeline.code_fingerprint([str(folder)])
-  assert pipeline.code_fingerprint([str(folder)]) == before
-  (folder / "model.py").write_text((folder / "model.py").read_text() + "\n# edit\n")
-  assert pipeline.code_fingerprint([str(folder)]) != before
+def _edited(tmp_path, paths, target: str):
+  """Copies of `paths` (files and folders) with an edit to the file `target`."""
+  copies = []
+  for i, path in enumerate(paths):
+    copy = tmp_path / str(i) / os.path.basename(path)
+    if os.path.isdir(path):
+      shutil.copytree(path, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    else:
+      copy.parent.mkdir(parents=True)
+      shutil.copy(path, copy)
+    copies.append(str(copy))
+  (edited,) = [p for p in tmp_path.rglob(target)]
+  edited.write_text(edited.read_text() + "\n# edit\n")
+  return copies
 
 
-def test_code_fingerprint_covers_the_trainer_package():
-  import trainer
-  assert pipeline.code_fingerprint() != pipeline.code_fingerprint(
-      [f for f in pipeline.code_folders() if f != trainer.__path__[0]])
+def test_an_edit_under_trainer_changes_only_the_trainers_code_key(tmp_path):
+  trainer_paths, transform_paths = pipeline.trainer_code(), pipeline.transform_code()
+  assert pipeline.code_fingerprint(trainer_paths) == pipeline.code_fingerprint(trainer_paths)
+  edited = _edited(tmp_path, trainer_paths, "model.py")
+  assert pipeline.code_fingerprint(edited) != pipeline.code_fingerprint(trainer_paths)
+  assert not set(transform_paths) & {p for p in trainer_paths if "trainer" in p}
+
+
+def test_an_edit_to_the_preprocessing_code_changes_only_transforms_code_key(tmp_path):
+  trainer_paths, transform_paths = pipeline.trainer_code(), pipeline.transform_code()
+  edited = _edited(tmp_path, transform_paths, "preprocessing.py")
+  assert pipeline.code_fingerprint(edited) != pipeline.code_fingerprint(transform_paths)
+  assert not any(p.endswith("preprocessing.py") or p.endswith(os.sep + "components")
+                 for p in trainer_paths)
 
 
 def test_by_default_transform_writes_only_its_graph_and_the_trainer_applies_it():
