@@ -125,7 +125,7 @@ def preprocessing_fn(inputs: Mapping[str, Any],
 
   Args:
     inputs: raw features, as parsed by Transform from the schema.
-    custom_config: holds `declaration`, a `Declaration.to_dict()`.
+    custom_config: holds `declaration`, a `Declaration.contract()`.
 
   Returns:
     The transformed features and the label.

@@ -154,13 +154,3 @@ def fingerprint(root: str, inputs: Dict[str, str]) -> str:
       stat = tf.io.gfile.stat(path)
       digest.update(f"{name}\0{path}\0{stat.length}\0{stat.mtime_nsec}\n".encode())
   return digest.hexdigest()[:16]
-
-
-def spans_of_splits(split_names) -> List[str]:
-  """The span suffixes (`span4`, `span4_v2`) in a list of split names."""
-  found = []
-  for name in split_names:
-    _, sep, suffix = name.partition("_")
-    if sep and suffix not in found:
-      found.append(suffix)
-  return found

@@ -5,15 +5,12 @@ where it was pushed, and by the tests to assert on what really ran.
 """
 
 import dataclasses
-import json
-import os
 from typing import Dict, Optional
 
 from debug import store as st
 from debug.report import evaluation as results
 from pipeline.evaluation import blessing_metric
-
-NOTES = "notes.json"  # trainer/warm_start.py writes it into model_run
+from trainer import warm_start
 
 
 @dataclasses.dataclass
@@ -82,10 +79,7 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
   if node_id == "Trainer":
     for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-      path = os.path.join(artifact.uri, NOTES)
-      if os.path.isfile(path):
-        with open(path, encoding="utf-8") as f:
-          outcome.notes = tuple(json.load(f))
+      outcome.notes = tuple(warm_start.read_notes(artifact.uri)) or outcome.notes
   if node_id not in ("Evaluator", "Pusher"):
     return
   key = None

@@ -3,8 +3,10 @@
 `serving_default` takes a [batch] of serialized `tf.train.Example`s with the
 raw features exactly as stored in the input TFRecords, applies the Transform
 graph and the same image decoding as training (`trainer.images`; scaling
-is in the model), and returns
-`{"probabilities": float32 [batch, num_classes]}`. The Transform graph is
+is in the model), and returns `{"probabilities": float32 [batch,
+num_classes]}`, with `all_classes` (the class names, per example) when the
+label declares classes, or `{"value": float32 [batch, 1]}` for a regression
+label. The Transform graph is
 part of the SavedModel, so training and serving cannot drift apart.
 """
 
@@ -27,7 +29,7 @@ def prediction_key(decl: Declaration) -> str:
 
 def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
                     decl: Declaration):
-  """The `serving_default` function: serialized raw Examples -> probabilities."""
+  """The `serving_default` function: serialized raw Examples -> predictions."""
   # Tracked on the model so that the SavedModel keeps the Transform assets
   # (vocabularies) alongside it.
   model.tft_layer = tft_output.transform_features_layer()

@@ -128,7 +128,7 @@ def split_names(file_patterns: Sequence[str]) -> List[str]:
 def run_fn(fn_args: FnArgs) -> None:
   """TFX Trainer entry point.
 
-  `fn_args.custom_config` holds `declaration` (a `Declaration.to_dict()`),
+  `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),
   `training` (a `TrainingConfig.to_dict()`) and `materialized` (whether
   Transform wrote transformed examples).
   """

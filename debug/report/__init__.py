@@ -20,8 +20,6 @@ from debug import store as st
 from debug.report import dag, data, evaluation, training
 from debug.report.html import Raw, esc, page, png, section, table
 
-SECTIONS = ("dag", "statistics", "anomalies", "training", "evaluation", "pushed")
-
 
 def report_path(metadata_path: str, run_id: str) -> str:
   """Where a run's report goes: `reports/` beside the metadata file."""
