@@ -94,8 +94,8 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
     executors[label]["container"]["resources"] = resource_spec(resources)
   for node in never_cached(config):
     tasks[node].pop("cachingOptions", None)
-  for executor in executors.values():
-    if env:
+  if env:
+    for executor in executors.values():
       executor["container"]["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
   spec["defaultPipelineRoot"] = config.pipeline_root
 

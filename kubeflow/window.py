@@ -29,15 +29,9 @@ from typing import Dict, Optional
 
 from tfx.dsl.io import fileio
 
-from components.baseline import baseline_version
 from dataset import spans
 from dataset.declaration import Data
-from pipeline.pipeline import (
-  to_json,
-  trainer_config,
-  training_key,
-  window_protos,
-)
+from pipeline.pipeline import resolve, to_json, trainer_config
 
 FILE = "window.json"
 
@@ -85,11 +79,9 @@ def resolve_params(saved: dict, data_root: Optional[str] = None,
     DeclarationError: when no span is found under the data root.
   """
   data = Data(**{**saved["data"], "root": data_root or saved["data"]["root"]})
-  window = spans.resolve(data, f"{FILE} (from compile)")
-  protos = window_protos(window, saved["materialize"],
-                         train_steps or saved["train_steps"], saved["eval_steps"])
-  key = training_key(data.root, window, saved["settings"], protos)
-  params = {name: to_json(value) for name, value in protos.items()}
-  params.update(training_key=key, served_version=baseline_version(
-      serving_dir or saved["serving_dir"], key))
+  inputs = resolve(data, f"{FILE} (from compile)", serving_dir or saved["serving_dir"],
+                   saved["settings"], saved["materialize"],
+                   train_steps or saved["train_steps"], saved["eval_steps"])
+  params = {name: to_json(value) for name, value in inputs.protos.items()}
+  params.update(training_key=inputs.training_key, served_version=inputs.served_version)
   return params

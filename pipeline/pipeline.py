@@ -30,6 +30,7 @@ from components.evaluator import Evaluator
 from components.pusher import Pusher
 from components.transform import CACHE_CONFIG_KEY, Transform
 from dataset import spans
+from dataset.declaration import Data
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 
@@ -172,20 +173,30 @@ class RunInputs:
   window: spans.Window
   training_key: str
   served_version: str
+  protos: dict = dataclasses.field(default_factory=dict)
 
 
-def resolve_inputs(config: PipelineConfig) -> RunInputs:
-  """Lists the data root's spans and the serving dir, now.
+def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
+            materialize: bool, train_steps: int, eval_steps: int) -> RunInputs:
+  """Lists the data root's spans and the serving dir, now: the one place a
+  run's inputs are resolved, for local runs (`resolve_inputs`) and for
+  `python -m kubeflow submit` (kubeflow/window.py).
 
   Raises:
     DeclarationError: no span found; StorageError: a bucket unreachable.
   """
+  window = spans.resolve(data, source)
+  protos = window_protos(window, materialize, train_steps, eval_steps)
+  key = training_key(data.root, window, trainer_settings, protos)
+  return RunInputs(window, key, baseline_version(serving_dir, key), protos)
+
+
+def resolve_inputs(config: PipelineConfig) -> RunInputs:
+  """`resolve` for a local run of `config`."""
   decl = config.declaration
-  window = spans.resolve(decl.data, decl.path)
-  protos = window_protos(window, config.materialize, config.training.train_steps,
-                         config.training.eval_steps)
-  key = training_key(decl.data.root, window, trainer_config(config), protos)
-  return RunInputs(window, key, baseline_version(config.serving_dir, key))
+  return resolve(decl.data, decl.path, config.serving_dir, trainer_config(config),
+                 config.materialize, config.training.train_steps,
+                 config.training.eval_steps)
 
 
 def unresolved_inputs(config: PipelineConfig) -> RunInputs:

@@ -40,7 +40,7 @@ import logging
 import os
 import re
 import sys
-from typing import Iterable, List
+from typing import Iterable, List, Set
 
 S3_BUCKET = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])")
 # Schemes TensorFlow opens here. minio:// is what the open-source Kubeflow
@@ -53,6 +53,11 @@ ADVICE = {
     "http": "copy the data into a bucket (gs:// or s3://) or a folder",
     "https": "copy the data into a bucket (gs:// or s3://) or a folder",
 }
+
+# Buckets already found usable by this process: a run names the same ones
+# many times (the data root when checking records, listing spans, hashing
+# the window; the serving dir for the baseline and the verdict).
+_reachable: Set[str] = set()
 
 if "tensorflow_io" not in sys.modules:
   sys.modules["tensorflow_io"] = None  # an import raises ImportError until `enable`
@@ -106,7 +111,7 @@ def check(texts: Iterable[str], what: str = "") -> None:
   """Checks that every s3:// bucket named in `texts` can be reached and read.
 
   Loads the s3 file system first. One request per bucket (the bucket's own
-  metadata), so a step that names many URIs pays little.
+  metadata), once per process.
 
   Raises:
     StorageError: naming the bucket's URI and what went wrong: the endpoint
@@ -115,7 +120,8 @@ def check(texts: Iterable[str], what: str = "") -> None:
   """
   texts = list(texts)
   enable(texts)
-  buckets: List[str] = sorted({m for t in texts if t for m in S3_BUCKET.findall(t)})
+  buckets: List[str] = sorted({m for t in texts if t for m in S3_BUCKET.findall(t)}
+                              - _reachable)
   if not buckets:
     return
   import tensorflow as tf
@@ -135,6 +141,7 @@ def check(texts: Iterable[str], what: str = "") -> None:
                            f"plain HTTP)") from None
       raise StorageError(f"{what}{uri}: S3 at {endpoint} refused: {detail}; check "
                          f"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") from None
+    _reachable.add(bucket)
 
 
 def exit(status: int) -> None:  # noqa: A001  (it is the process's exit)

@@ -12,15 +12,12 @@ import pytest
 from kubeflow import cron
 from kubeflow.cli import main as kubeflow
 from tests import kfp_server
+from tests.conftest import compile_digits_spec
 
 
 @pytest.fixture(scope="module")
 def spec(tmp_path_factory):
-  out = tmp_path_factory.mktemp("kfp_spec")
-  assert kubeflow(["compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
-                   "--data-root", "gs://b/d", "--skip-data-check",
-                   "--output-dir", str(out)]) == 0
-  return str(out / "pipeline.yaml")
+  return compile_digits_spec(tmp_path_factory.mktemp("kfp_spec"))
 
 
 @pytest.fixture

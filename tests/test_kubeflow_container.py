@@ -18,17 +18,13 @@ from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_entrypoint_utils
 from tfx.types import standard_artifacts
 
 from kubeflow import container
-from kubeflow.cli import main as kubeflow
+from tests.conftest import compile_digits_spec
 
 
 @pytest.fixture(scope="module")
 def statistics_gen_inputs(tmp_path_factory):
   """StatisticsGen's compiled input definitions."""
-  out = tmp_path_factory.mktemp("compiled")
-  assert kubeflow(["compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
-                   "--data-root", "gs://b/d", "--skip-data-check",
-                   "--output-dir", str(out)]) == 0
-  with open(out / "pipeline.yaml") as f:
+  with open(compile_digits_spec(tmp_path_factory.mktemp("compiled"))) as f:
     spec = next(yaml.safe_load_all(f))
   return json_format.ParseDict(spec["components"]["StatisticsGen"]["inputDefinitions"],
                                pipeline_spec_pb2.ComponentInputsSpec())
