@@ -165,7 +165,7 @@ def _schedule(args) -> int:
         f"passes the same parameters to every run, so it would read the same "
         f"spans forever; expected data without spans, found {window.FILE}. "
         f"Run 'python -m kubeflow submit' from a scheduler instead: each submit "
-        f"resolves the window anew (README: Retraining)")
+        f"resolves the window anew (docs/kubeflow.md: Retraining on a schedule)")
   expression = cron.normalize(args.cron)  # a typo fails before any connection
   params = _params(args)
   kfp_client = _connect(args)
