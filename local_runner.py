@@ -74,15 +74,12 @@ def main(argv: Optional[List[str]] = None) -> int:
   return run(args)
 
 
-def load_dataset(args: argparse.Namespace):
-  """Loads and checks a declaration; writes the bundled digits if needed."""
-  from dataset import check, digits
-  decl = flags.load_declaration(args)
+def write_bundled_data(args: argparse.Namespace, decl) -> None:
+  """Writes the bundled digits' records on their first run."""
+  from convert import digits
   if (os.path.abspath(args.dataset) == DIGITS and not storage.scheme(decl.data.root)
       and not os.path.isdir(decl.data.root)):
     digits.write_digits(decl.data.root)
-  check.check_records(decl)
-  return decl
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,14 +91,15 @@ def run(args: argparse.Namespace) -> int:
   # isort: split
   from tfx import v1 as tfx
 
+  import serving
   from components.anomalies_gate import AnomaliesFound
-  from components.baseline import latest_version
-  from dataset import declaration
+  from dataset import check, declaration
   from debug import outcome
   from debug import store as st
   from debug.report import write_report
   from pipeline.config import ConfigError
-  from pipeline.pipeline import create_pipeline, resolve_inputs
+  from pipeline.inputs import resolve_inputs
+  from pipeline.pipeline import create_pipeline
 
   try:
     decl = flags.load_declaration(args)
@@ -115,16 +113,17 @@ def run(args: argparse.Namespace) -> int:
     for flag, uri in locations.items():
       storage.check_scheme(uri, flag)
     storage.check(locations.values())
-    load_dataset(args)
+    write_bundled_data(args, decl)
     # The spans, the served version and the training key: once, now.
     inputs = resolve_inputs(config)
+    check.check_records(decl, inputs.window)
   except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   metadata_path = os.path.join(home, "metadata.sqlite")
   pipeline = create_pipeline(
-      config, tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path),
-      inputs=inputs)
+      config, inputs,
+      tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
   try:
     run_options = partial_run(pipeline, args.from_node, args.to_node, metadata_path)
   except ValueError as e:
@@ -153,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
   if result.states and set(result.states.values()) == {"CACHED"} and not run_options:
     # A scheduled run with nothing new: not a failure, whatever the last
     # real run decided.
-    served = latest_version(config.serving_dir)
+    served = serving.latest(config.serving_dir)
     print(f"no new data: {inputs.window.describe()} already went through this pipeline; "
           f"every component came from the cache\n"
           f"served model: {served or 'none'}")

@@ -19,7 +19,7 @@ beside it (`training_key.txt`), to record beside the model it exports.
 
 Its cache key must change whenever the served model does, or a retrained
 model would meet a stale baseline. Locally, `served_version` (chosen when the
-pipeline is built, by `baseline_version`) is that key and the version it
+pipeline is built, by `serving.baseline_version`) is that key and the version it
 copies. That choice skips a version that this very run pushed before: one
 whose training key (a hash of the data's files and the Trainer's settings
 and code) is this run's. Without that skip, a rerun with nothing new would
@@ -38,54 +38,19 @@ step's cache is switched off in the compiled spec (kubeflow/compile.py).
 """
 
 import os
-from typing import Optional
 
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.utils import io_utils, path_utils, proto_utils
 
-import storage
+import serving
 from trainer import warm_start
 
 SOURCE = "source_model"
-NONE = "none"  # served_version when nothing is served
 # The default served_version of a Kubeflow pipeline with spans: only
 # `python -m kubeflow submit` lists the spans and the served versions.
 UNRESOLVED = "unresolved"
-
-
-def baseline_version(base_directory: str, training_key: str) -> str:
-  """The served version a run compares with (and warm-starts from): the
-  newest not trained with this run's `training_key`, or NONE."""
-  served = latest_version(base_directory, not_key=training_key)
-  return os.path.basename(served) if served else NONE
-
-
-def latest_version(base_directory: str, not_key: str = "") -> Optional[str]:
-  """The newest complete SavedModel version under base_directory, or None.
-
-  Versions are folders named by a number (the Pusher's Unix time); anything
-  else, such as a push still being written under a temporary name, and any
-  folder without `saved_model.pb`, is skipped. So is a version whose
-  training key is `not_key`, when given.
-
-  Raises:
-    StorageError: the serving dir's bucket cannot be reached (it would list
-      as empty: "no model served").
-  """
-  storage.check([base_directory], "serving dir ")
-  if not fileio.isdir(base_directory):
-    return None
-  versions = [v.rstrip("/") for v in fileio.listdir(base_directory)]
-  for version in sorted((v for v in versions if v.isdigit()), key=int, reverse=True):
-    path = os.path.join(base_directory, version)
-    if not fileio.exists(os.path.join(path, "saved_model.pb")):
-      continue
-    if not_key and warm_start.recorded_key(path) == not_key:
-      continue
-    return path
-  return None
 
 
 def serving_directory(push_destination: str) -> str:
@@ -116,12 +81,12 @@ def BaselineModel(
     with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:
       f.write(training_key)
   base = serving_directory(push_destination)
-  if served_version == NONE:
+  if served_version == serving.NONE:
     source = None
   elif served_version:
     source = os.path.join(base, served_version)
   else:
-    source = latest_version(base)
+    source = serving.latest(base)
   if source:
     io_utils.copy_dir(source, path_utils.serving_model_dir(model.uri))
     model.set_string_custom_property(SOURCE, source)

@@ -1,6 +1,6 @@
 """The Pusher's executor: TFX's, but a model already in the serving dir is not pushed again.
 
-Pushes are atomic (see `push`). The Evaluator re-blesses an unchanged model whenever its baseline changes
+Pushes are atomic (serving.push). The Evaluator re-blesses an unchanged model whenever its baseline changes
 (after the first blessing, the model is its own baseline), and TFX's Pusher
 then copies the same model into a new version folder. TF Serving would reload
 it for nothing. This executor finds the identical SavedModel by its
@@ -9,61 +9,16 @@ versions are never overwritten or deleted.
 """
 
 import os
-import time
-import uuid
 
 from absl import logging
 from tfx.components.pusher import component as pusher_component
 from tfx.components.pusher import executor
 from tfx.dsl.components.base import executor_spec
-from tfx.dsl.io import fileio
 from tfx.proto import pusher_pb2
 from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import io_utils, proto_utils
+from tfx.utils import proto_utils
 
-FINGERPRINT = "fingerprint.pb"
-
-
-def _read(path: str) -> bytes:
-  with fileio.open(path, "rb") as f:
-    return f.read()
-
-
-def find_pushed_copy(model_path: str, base_directory: str):
-  """The version folder under base_directory that holds this same model, or None."""
-  fingerprint = os.path.join(model_path, FINGERPRINT)
-  if not fileio.exists(fingerprint) or not fileio.isdir(base_directory):
-    return None
-  wanted = _read(fingerprint)
-  for version in sorted(fileio.listdir(base_directory), reverse=True):
-    candidate = os.path.join(base_directory, version.rstrip("/"), FINGERPRINT)
-    if fileio.exists(candidate) and _read(candidate) == wanted:
-      return os.path.join(base_directory, version.rstrip("/"))
-  return None
-
-
-def push(model_path: str, base_directory: str) -> str:
-  """Copies a SavedModel into a new version folder of base_directory.
-
-  The copy is written under a temporary name (`.tmp-<version>-<id>`, which
-  model servers and `components/baseline.latest_version` skip) and renamed
-  into place only when complete, so the newest version is always a whole
-  model, whatever interrupts the push. The version is the Unix time, and
-  always above every version already there.
-
-  Returns:
-    The new version folder.
-  """
-  fileio.makedirs(base_directory)
-  # An object store has no empty folders: a new serving dir lists as missing.
-  listed = fileio.listdir(base_directory) if fileio.isdir(base_directory) else []
-  versions = [int(v.rstrip("/")) for v in listed if v.rstrip("/").isdigit()]
-  version = str(max([int(time.time())] + [v + 1 for v in versions]))
-  temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
-  io_utils.copy_dir(model_path, temporary)
-  target = os.path.join(base_directory, version)
-  fileio.rename(temporary, target)
-  return target
+import serving
 
 
 class Executor(executor.Executor):
@@ -83,12 +38,12 @@ class Executor(executor.Executor):
       return
     model_path = self.GetModelPath(input_dict)
     base = destination.filesystem.base_directory
-    existing = find_pushed_copy(model_path, base)
+    existing = serving.find_copy(model_path, base)
     if existing:
       logging.info("Model already pushed to %s; not copying it again.", existing)
       target = existing
     else:
-      target = push(model_path, base)
+      target = serving.push(model_path, base)
       logging.info("Model pushed to %s.", target)
     self._MarkPushed(model_push, pushed_destination=target,
                      pushed_version=os.path.basename(target))

@@ -22,14 +22,19 @@ def _files(pattern: str) -> List[str]:
   return [p for p in tf.io.gfile.glob(pattern) if not tf.io.gfile.isdir(p)]
 
 
-def data_files(decl: Declaration) -> Dict[str, List[str]]:
+def data_files(decl: Declaration,
+               window: Optional[spans.Window] = None) -> Dict[str, List[str]]:
   """The record files of each input of the latest span, keyed by split (or
   `all` when unsplit).
+
+  Args:
+    decl: the declaration.
+    window: the run's spans, if already listed; listed here otherwise.
 
   Raises:
     DeclarationError: when a pattern matches no file.
   """
-  window = spans.resolve(decl.data, decl.path)
+  window = window or spans.resolve(decl.data, decl.path)
   patterns = dict(decl.data.splits) or {"all": decl.data.pattern}
   files = {}
   for split, pattern in patterns.items():
@@ -143,12 +148,13 @@ def _check_name(decl: Declaration, path: str) -> None:
         f"file name); rename the files or fix data.compression in {decl.path}")
 
 
-def check_records(decl: Declaration, records_per_file: int = 20,
-                  max_files: int = 4) -> int:
-  """Checks the first records of the first files of each split.
+def check_records(decl: Declaration, window: Optional[spans.Window] = None,
+                  records_per_file: int = 20, max_files: int = 4) -> int:
+  """Checks the first records of the first files of each split of the newest span.
 
   Args:
     decl: the declaration to check.
+    window: the run's spans, if already listed (`data_files`).
     records_per_file: how many records to read from each file.
     max_files: how many files to read from each split.
 
@@ -160,7 +166,7 @@ def check_records(decl: Declaration, records_per_file: int = 20,
       expected and what was found.
   """
   checked = 0
-  for files in data_files(decl).values():
+  for files in data_files(decl, window).values():
     for path in files:
       _check_name(decl, path)
     for path in files[:max_files]:

@@ -1,4 +1,4 @@
-"""Compiles `create_pipeline(config)` for Kubeflow Pipelines v2.
+"""Compiles `create_pipeline` for Kubeflow Pipelines v2.
 
 TFX's KubeflowV2DagRunner does the compiling; this module fixes up what it
 leaves out, so that the compiled files run as they are:
@@ -36,6 +36,7 @@ from tfx.dsl.io import fileio
 
 from kubeflow import container, platform, window
 from pipeline.config import PipelineConfig, Resources
+from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
 
 SPEC_FILE = "pipeline.yaml"
@@ -147,7 +148,8 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   """
   check_name(config.pipeline_name)
   check_env(env or {})
-  pipeline = create_pipeline(config)
+  # Compiling opens nothing: each run resolves its inputs (submit, or the step).
+  pipeline = create_pipeline(config, unresolved_inputs(config))
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
       config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
           default_image=image, default_commands=container.COMMAND,

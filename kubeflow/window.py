@@ -31,7 +31,8 @@ from tfx.dsl.io import fileio
 
 from dataset import spans
 from dataset.declaration import Data
-from pipeline.pipeline import resolve, to_json, trainer_config
+from pipeline.inputs import resolve
+from pipeline.keys import to_json, trainer_config
 
 FILE = "window.json"
 

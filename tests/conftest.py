@@ -7,8 +7,9 @@ import pytest
 import yaml
 
 import components  # noqa: F401  (the Keras choice, before TF loads Keras)
+from convert import digits
 from convert.rows import write_rows
-from dataset import declaration, digits
+from dataset import declaration
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGITS_YAML = os.path.join(REPO, "datasets", "digits.yaml")
@@ -89,3 +90,11 @@ def compile_digits_spec(out) -> str:
                    "--data-root", "gs://b/d", "--skip-data-check",
                    "--output-dir", str(out)]) == 0
   return str(out / "pipeline.yaml")
+
+
+def build_pipeline(config):
+  """The pipeline a local run of `config` builds, with its inputs resolved
+  first, as local_runner.py does."""
+  from pipeline.inputs import resolve_inputs
+  from pipeline.pipeline import create_pipeline
+  return create_pipeline(config, resolve_inputs(config))

@@ -12,8 +12,7 @@ from ml_metadata.proto import metadata_store_pb2
 from dataset import declaration
 from debug.report import dag
 from pipeline import config as pipeline_config
-from pipeline import pipeline
-from tests.conftest import DIGITS_YAML, REPO
+from tests.conftest import DIGITS_YAML, REPO, build_pipeline
 
 
 def debug_cli(*args):
@@ -65,7 +64,7 @@ def test_dag_layout_puts_every_component_below_what_it_reads():
       pipeline_name="digits", pipeline_root="/tmp/root", serving_dir="/tmp/serving",
       declaration=decl)
   upstream = {c.id: [u.id for u in c.upstream_nodes]
-              for c in pipeline.create_pipeline(config).components}
+              for c in build_pipeline(config).components}
   at = dag.layout(upstream)
   assert set(at) == set(upstream)
   for node, parents in upstream.items():

@@ -210,7 +210,7 @@ def test_convert_then_run_needs_no_hand_editing(tmp_path):
   """Raw-pixel digits from NumPy, converted to plain (uncompressed) TFRecords,
   then the pipeline on them as is."""
   from cli.main import main as tfrecords
-  from dataset.digits import load_images
+  from convert.digits import load_images
   images, labels = load_images()
   images = images[..., None]
   np.savez(tmp_path / "digits.npz", images=images, labels=labels,

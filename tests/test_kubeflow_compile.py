@@ -12,9 +12,8 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 
 from dataset import declaration
 from kubeflow.cli import main as kubeflow
-from pipeline import pipeline as pipeline_lib
 from pipeline.config import PipelineConfig
-from tests.conftest import DIGITS_YAML, REPO
+from tests.conftest import DIGITS_YAML, REPO, build_pipeline
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
 RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination", "input_config",
@@ -78,7 +77,7 @@ def test_spec_loads_as_a_kfp_component_and_nests_in_a_kfp_pipeline(compiled, tmp
 
 
 def test_spec_holds_every_local_component(compiled):
-  local = pipeline_lib.create_pipeline(PipelineConfig(
+  local = build_pipeline(PipelineConfig(
       pipeline_name="digits", pipeline_root="/r", serving_dir="/s",
       declaration=declaration.load(DIGITS_YAML)))
   assert set(compiled["spec"]["root"]["dag"]["tasks"]) == {c.id for c in local.components}

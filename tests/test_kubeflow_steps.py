@@ -32,7 +32,7 @@ import tensorflow as tf
 import tensorflow_data_validation as tfdv
 import yaml
 
-from dataset.digits import write_digits
+from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
 from tests import kfp_server
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw

@@ -8,12 +8,18 @@ import shutil
 import pytest
 from tfx import v1 as tfx
 
-from components.baseline import latest_version
 from components.pusher import Executor as PusherExecutor
 from dataset import declaration
-from pipeline import pipeline
+from pipeline import keys
 from pipeline.config import ConfigError, PipelineConfig, TrainingConfig
-from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML, digit_rows, digits_dataset
+from pipeline.inputs import resolve_inputs
+from tests.conftest import (
+  DIGITS_SCHEMA,
+  DIGITS_YAML,
+  build_pipeline,
+  digit_rows,
+  digits_dataset,
+)
 
 
 def _config(decl, **kwargs):
@@ -26,7 +32,7 @@ def _by_id(p):
 
 
 def test_curated_schema_is_imported_and_used_by_statistics():
-  p = pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML)))
+  p = build_pipeline(_config(declaration.load(DIGITS_YAML)))
   nodes = _by_id(p)
   assert set(nodes) == {
       "ImportExampleGen", "StatisticsGen", "CuratedSchema", "ExampleValidator",
@@ -39,34 +45,34 @@ def test_curated_schema_is_imported_and_used_by_statistics():
 
 def test_without_curated_schema_schemagen_infers_shapes(tmp_path):
   decl = declaration.load(digits_dataset(tmp_path, digit_rows(4), schema=False))
-  nodes = _by_id(pipeline.create_pipeline(_config(decl)))
+  nodes = _by_id(build_pipeline(_config(decl)))
   assert "SchemaGen" in nodes and "CuratedSchema" not in nodes
   assert nodes["SchemaGen"].exec_properties["infer_feature_shape"] in (True, 1)
 
 
 def test_hash_split_and_pre_split_inputs(tmp_path):
   hashed = declaration.load(digits_dataset(tmp_path / "a", digit_rows(4)))
-  gen = _by_id(pipeline.create_pipeline(_config(hashed)))["ImportExampleGen"]
+  gen = _by_id(build_pipeline(_config(hashed)))["ImportExampleGen"]
   output = json.loads(gen.exec_properties["output_config"])
   assert {s["name"]: s["hash_buckets"] for s in output["split_config"]["splits"]} \
       == {"train": 3, "eval": 1}
   split = declaration.load(digits_dataset(tmp_path / "b", digit_rows(4),
                                           pattern_layout=False))
-  gen = _by_id(pipeline.create_pipeline(_config(split)))["ImportExampleGen"]
+  gen = _by_id(build_pipeline(_config(split)))["ImportExampleGen"]
   inputs = json.loads(gen.exec_properties["input_config"])
   assert {s["name"]: s["pattern"] for s in inputs["splits"]} == {
       "train": "train/*.tfrecord.gz", "eval": "eval/*.tfrecord.gz"}
 
 
 def test_transform_waits_for_the_anomalies_gate():
-  nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))
+  nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
   assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
 
 
 def test_evaluator_has_value_and_change_thresholds():
   config = _config(declaration.load(DIGITS_YAML), threshold=0.93,
                    max_change=0.02)
-  evaluator = _by_id(pipeline.create_pipeline(config))["Evaluator"]
+  evaluator = _by_id(build_pipeline(config))["Evaluator"]
   eval_config = json.loads(evaluator.exec_properties["eval_config"])
   metric = [m for m in eval_config["metrics_specs"][0]["metrics"]
             if m["class_name"] == "SparseCategoricalAccuracy"][0]
@@ -87,7 +93,7 @@ def _eval_config(tmp_path, label, evaluation=None, **kwargs):
   raw["schema"] = DIGITS_SCHEMA
   raw["data"]["root"] = str(tmp_path)
   decl = declaration.load(write_declaration(tmp_path, raw))
-  evaluator = _by_id(pipeline.create_pipeline(_config(decl, **kwargs)))["Evaluator"]
+  evaluator = _by_id(build_pipeline(_config(decl, **kwargs)))["Evaluator"]
   return json.loads(evaluator.exec_properties["eval_config"])
 
 
@@ -125,7 +131,7 @@ def test_regression_blesses_below_an_upper_bound_and_not_much_worse(tmp_path):
 
 
 def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():
-  pusher = _by_id(pipeline.create_pipeline(
+  pusher = _by_id(build_pipeline(
       _config(declaration.load(DIGITS_YAML))))["Pusher"]
   assert pusher.executor_spec.executor_class is PusherExecutor
   assert "/tmp/t/serving" in pusher.exec_properties["push_destination"]
@@ -136,7 +142,7 @@ def test_training_settings_reach_the_trainer_and_not_transform():
   setting re-runs the Trainer, and leaves Transform cached."""
   base = _config(declaration.load(DIGITS_YAML))
   changed = dataclasses.replace(base, training=TrainingConfig(train_steps=123, batch_size=7))
-  nodes, other = (_by_id(pipeline.create_pipeline(c)) for c in (base, changed))
+  nodes, other = (_by_id(build_pipeline(c)) for c in (base, changed))
   custom = json.loads(other["Trainer"].exec_properties["custom_config"])
   assert custom["training"]["train_steps"] == 123 and custom["training"]["batch_size"] == 7
   assert custom["declaration"]["name"] == "digits"
@@ -165,23 +171,23 @@ def _edited(tmp_path, paths, target: str):
 
 
 def test_an_edit_under_trainer_changes_only_the_trainers_code_key(tmp_path):
-  trainer_paths, transform_paths = pipeline.trainer_code(), pipeline.transform_code()
-  assert pipeline.code_fingerprint(trainer_paths) == pipeline.code_fingerprint(trainer_paths)
+  trainer_paths, transform_paths = keys.trainer_code(), keys.transform_code()
+  assert keys.code_fingerprint(trainer_paths) == keys.code_fingerprint(trainer_paths)
   edited = _edited(tmp_path, trainer_paths, "model.py")
-  assert pipeline.code_fingerprint(edited) != pipeline.code_fingerprint(trainer_paths)
+  assert keys.code_fingerprint(edited) != keys.code_fingerprint(trainer_paths)
   assert not set(transform_paths) & {p for p in trainer_paths if "trainer" in p}
 
 
 def test_an_edit_to_the_preprocessing_code_changes_only_transforms_code_key(tmp_path):
-  trainer_paths, transform_paths = pipeline.trainer_code(), pipeline.transform_code()
+  trainer_paths, transform_paths = keys.trainer_code(), keys.transform_code()
   edited = _edited(tmp_path, transform_paths, "preprocessing.py")
-  assert pipeline.code_fingerprint(edited) != pipeline.code_fingerprint(transform_paths)
+  assert keys.code_fingerprint(edited) != keys.code_fingerprint(transform_paths)
   assert not any(p.endswith("preprocessing.py") or p.endswith(os.sep + "components")
                  for p in trainer_paths)
 
 
 def test_by_default_transform_writes_only_its_graph_and_the_trainer_applies_it():
-  nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))
+  nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
   assert "transformed_examples" not in nodes["Transform"].outputs
   assert (nodes["Trainer"].inputs["examples"]
           is nodes["ImportExampleGen"].outputs["examples"])
@@ -191,7 +197,7 @@ def test_by_default_transform_writes_only_its_graph_and_the_trainer_applies_it()
 
 def test_materialized_transform_feeds_the_trainer_its_examples():
   config = _config(declaration.load(DIGITS_YAML), materialize=True)
-  nodes = _by_id(pipeline.create_pipeline(config))
+  nodes = _by_id(build_pipeline(config))
   assert (nodes["Trainer"].inputs["examples"]
           is nodes["Transform"].outputs["transformed_examples"])
   assert json.loads(nodes["Trainer"].exec_properties["custom_config"])["materialized"]
@@ -240,47 +246,42 @@ def test_invalid_training_config_names_the_field(kwargs, field):
 
 
 def test_pipeline_is_runner_agnostic():
-  p = pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML)))
+  p = build_pipeline(_config(declaration.load(DIGITS_YAML)))
   assert isinstance(p, tfx.dsl.Pipeline)
   assert p.metadata_connection_config is None
 
 
-def test_baseline_is_the_newest_complete_served_version(tmp_path):
+def test_the_served_version_not_trained_by_this_run_is_the_baseline(tmp_path):
   serving = tmp_path / "serving"
-  assert latest_version(str(serving)) is None
-  for version, complete in (("100", True), ("300", False), ("200", True),
-                            ("tmp-400", True)):
+  for version in ("100", "200"):
     (serving / version).mkdir(parents=True)
-    if complete:
-      (serving / version / "saved_model.pb").write_bytes(b"x")
-  # 300 has no saved_model.pb (a push cut short); tmp-400 is not a version.
-  assert latest_version(str(serving)) == str(serving / "200")
+    (serving / version / "saved_model.pb").write_bytes(b"x")
   config = _config(declaration.load(DIGITS_YAML))
   config = PipelineConfig(**{**config.__dict__, "serving_dir": str(serving)})
-  nodes = _by_id(pipeline.create_pipeline(config))
+  inputs = resolve_inputs(config)
+  nodes = _by_id(build_pipeline(config))
   # The served version is the baseline step's cache key: a new push re-runs it.
+  assert inputs.served_version == "200"
   assert nodes["BaselineModel"].exec_properties["served_version"] == "200"
+  assert nodes["BaselineModel"].exec_properties["training_key"] == inputs.training_key
   assert nodes["Evaluator"].inputs["baseline_model"].producer_component_id == \
       "BaselineModel"
 
   # Version 200 is this very run's earlier model (its training key is this
   # run's): a rerun meets the baseline that run met, 100, not its own model.
-  key = nodes["BaselineModel"].exec_properties["training_key"]
-  assert len(key) == 16, key
+  assert len(inputs.training_key) == 16, inputs.training_key
   (serving / "200" / "assets.extra").mkdir()
   (serving / "200" / "assets.extra" / "trained_on.json").write_text(
-      json.dumps({"train_splits": ["train"], "training_key": key}))
-  nodes = _by_id(pipeline.create_pipeline(config))
-  assert nodes["BaselineModel"].exec_properties["served_version"] == "100"
+      json.dumps({"train_splits": ["train"], "training_key": inputs.training_key}))
+  assert resolve_inputs(config).served_version == "100"
   # A changed setting is a new key: the served model is the baseline again.
   changed = PipelineConfig(**{**config.__dict__, "training": TrainingConfig(
       learning_rate=0.003)})
-  nodes = _by_id(pipeline.create_pipeline(changed))
-  assert nodes["BaselineModel"].exec_properties["served_version"] == "200"
+  assert resolve_inputs(changed).served_version == "200"
 
 
 def test_components_get_the_dataset_contract_without_paths():
-  nodes = _by_id(pipeline.create_pipeline(_config(declaration.load(DIGITS_YAML))))
+  nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
   custom = json.loads(nodes["Trainer"].exec_properties["custom_config"])
   assert custom["declaration"]["path"] == "" and custom["declaration"]["data"] == {"root": ""}
   decl = declaration.Declaration.from_dict(custom["declaration"])

@@ -103,7 +103,7 @@ def test_a_folder_of_mixed_png_and_jpeg_photos_converts_and_trains(tmp_path):
   from PIL import Image
 
   from cli.main import main as tfrecords
-  from dataset.digits import load_images
+  from convert.digits import load_images
   images, labels = load_images()
   for i, (pixels, label) in enumerate(zip(images, labels)):
     folder = tmp_path / "photos" / NAMES[label]

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from convert import digits
 from convert.rows import write_rows
-from dataset import digits
 from debug import outcome
 from debug import store as st
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import storage
-from dataset.digits import write_digits
+from convert.digits import write_digits
 from tests.conftest import REPO
 from tests.s3_server import env, free_port, s3_server, upload_folder
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+import serving
 from dataset import declaration
 from tests.conftest import digits_raw, write_declaration
 from trainer import model, run, warm_start
@@ -136,7 +137,7 @@ def test_warm_start_loads_matching_weights_and_names_the_source(tmp_path):
   new = small_model(4)
   assert warm_start.warm_start(new, folder) == f"warm start: from {folder}"
   assert same(new.get_weights(), old.get_weights())
-  assert warm_start.trained_on(folder) == ["train_span1"]
+  assert serving.trained_on(folder) == ["train_span1"]
 
 
 def test_a_changed_architecture_trains_from_scratch_and_says_why(tmp_path):

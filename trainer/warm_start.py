@@ -2,10 +2,8 @@
 
 Every exported model carries, beside its SavedModel, the Keras weights
 (`assets.extra/weights.npz`, in the model's own order) and what it was
-trained on (`assets.extra/trained_on.json`): the splits, and the training
-key, a hash of the data's files and the Trainer's settings and code
-(pipeline/pipeline.py), which BaselineModel hands over beside the base
-model. TF Serving ignores `assets.extra`. The next Trainer gets the served model as its base model
+trained on (serving/: the splits and the training key, which BaselineModel
+hands over beside the base model). TF Serving ignores `assets.extra`. The next Trainer gets the served model as its base model
 (BaselineModel's output) and starts from those weights when every weight has
 the shape it needs; otherwise (the declaration changed: a feature, a class,
 a vocabulary size) it trains from scratch and says why.
@@ -22,13 +20,13 @@ from typing import List, Optional, Sequence
 import numpy as np
 import tensorflow as tf
 
+import serving
+
 WEIGHTS = os.path.join("assets.extra", "weights.npz")
-TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
 # Beside the base model's Format-Serving folder, written by BaselineModel:
 SOURCE = "source_model.txt"  # where the served model came from
 KEY_FILE = "training_key.txt"  # this run's training key
 NOTES = "notes.json"
-TRAINING_KEY = "training_key"  # in trained_on.json
 
 
 def save(model: tf.keras.Model, export_dir: str, train_splits: Sequence[str],
@@ -40,26 +38,7 @@ def save(model: tf.keras.Model, export_dir: str, train_splits: Sequence[str],
   np.savez(buffer, *model.get_weights())
   with tf.io.gfile.GFile(os.path.join(export_dir, WEIGHTS), "wb") as f:
     f.write(buffer.getvalue())
-  with tf.io.gfile.GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
-    json.dump({"train_splits": list(train_splits), TRAINING_KEY: training_key}, f)
-
-
-def _trained_on(model_dir: str) -> dict:
-  path = os.path.join(model_dir, TRAINED_ON)
-  if not tf.io.gfile.exists(path):
-    return {}
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f)
-
-
-def trained_on(model_dir: str) -> Optional[List[str]]:
-  """The training splits a pushed model records, or None if it does not."""
-  return _trained_on(model_dir).get("train_splits")
-
-
-def recorded_key(model_dir: str) -> str:
-  """The training key a pushed model records, or "" if it does not."""
-  return _trained_on(model_dir).get(TRAINING_KEY) or ""
+  serving.record(export_dir, train_splits, training_key)
 
 
 def _beside_base(base_model: Optional[str], name: str) -> Optional[str]:
