@@ -65,7 +65,7 @@ def _decode_images(data, features, per_batch):
   for f in data.decl.of_kind("image"):
     if per_batch:
       features[f.name] = images.decode_batch(features[f.name], f)
-    elif f.encoding == "raw":
+    elif f.image.encoding == "raw":
       features[f.name] = images.decode_raw(features[f.name][None], f)[0]
     else:
       features[f.name] = images.decode_image(features[f.name], f)

@@ -29,8 +29,9 @@ def _declaration(data: input_data.BenchData, path: str) -> str:
   features = {}
   for f in data.decl.features:
     if f.kind == "image":
-      features[f.name] = {"kind": "image", "encoding": f.encoding,
-                          "height": f.height, "width": f.width, "channels": f.channels}
+      features[f.name] = {"kind": "image", "encoding": f.image.encoding,
+                          "height": f.image.height, "width": f.image.width,
+                          "channels": f.image.channels}
     else:
       features[f.name] = {"kind": "numeric", "dtype": f.dtype}
   doc = {"name": f"bench-{data.name.lower()}",

@@ -56,15 +56,16 @@ def _values(feature: tf.train.Feature) -> list:
 
 def _check_image(f: Feature, value: bytes) -> Optional[Tuple[str, str]]:
   """(expected, found) when one image's bytes do not match `f`, else None."""
-  if f.encoding == "raw":
-    if len(value) != f.raw_num_bytes:
-      return (f"{f.raw_num_bytes} bytes ({f.height}x{f.width}x{f.channels} "
-              f"{f.raw_dtype})", f"{len(value)} bytes")
-  elif f.encoding == "auto":
+  image = f.image
+  if image.encoding == "raw":
+    if len(value) != image.raw_num_bytes:
+      return (f"{image.raw_num_bytes} bytes ({image.height}x{image.width}x"
+              f"{image.channels} {image.raw_dtype})", f"{len(value)} bytes")
+  elif image.encoding == "auto":
     if image_format(value) not in ("png", "jpeg"):
       return "PNG- or JPEG-encoded bytes", f"bytes starting {value[:8]!r}"
-  elif image_format(value) != f.encoding:
-    return f"{f.encoding.upper()}-encoded bytes", f"bytes starting {value[:8]!r}"
+  elif image_format(value) != image.encoding:
+    return f"{image.encoding.upper()}-encoded bytes", f"bytes starting {value[:8]!r}"
   return None
 
 

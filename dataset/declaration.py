@@ -1,9 +1,8 @@
 """The dataset declaration: one YAML file that says what a dataset's records hold.
 
-This module is the one home of the dataset contract. Every other module (the
-Transform `preprocessing_fn`, the model builder, the input_fn, the serving
-signature, the schema writer) reads feature names, kinds and shapes from a
-`Declaration`; none of them spells a feature name.
+This module reads and validates it (`load`, `parse`) into the types of
+`dataset/types.py`, which it re-exports: `declaration.load(path)` gives a
+`declaration.Declaration`.
 
 The format, with the bundled digits as the worked example (`datasets/digits.yaml`):
 
@@ -35,200 +34,33 @@ The format, with the bundled digits as the worked example (`datasets/digits.yaml
 
 import dataclasses
 import os
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Mapping
 
 import yaml
 
+from dataset import metrics
 from dataset.fields import MISSING, DeclarationError, FieldReader
+from dataset.types import (
+    BACKBONES,
+    COMPRESSIONS,
+    ENCODINGS,
+    KINDS,
+    LABEL_KINDS,
+    SPLIT_NAMES,
+    Backbone,
+    Data,
+    Declaration,
+    Evaluation,
+    Feature,
+    Image,
+    Label,
+)
 from records.images import RAW_DTYPES
 
-KINDS = ("image", "numeric", "categorical", "sequence")
-ENCODINGS = ("png", "jpeg", "auto", "raw")  # auto: PNG or JPEG, per record
-COMPRESSIONS = ("GZIP", "NONE")
-SPLIT_NAMES = ("train", "eval")
-# Keras applications usable as an image backbone -> their smallest input side.
-BACKBONES = {"MobileNetV2": 32, "MobileNetV3Small": 32, "EfficientNetB0": 32}
-
-
-@dataclasses.dataclass(frozen=True)
-class Feature:
-  """One declared input feature.
-
-  Attributes:
-    name: the key of the feature in `tf.train.Example.features`.
-    kind: one of KINDS.
-    dtype: `float` or `int` for numeric and sequence features, `string` or
-      `int` for categorical ones, `bytes` for images.
-    length: number of values of a fixed-length numeric feature.
-    encoding: `png`, `jpeg`, `auto` (each record either) or `raw` for images.
-    height, width, channels: image size; encoded images are resized to it.
-    raw_dtype: element type of raw image bytes, a key of RAW_DTYPES.
-    max_length: sequences are padded or cut to this many values.
-    vocab_size: int sequences: values are ids in [0, vocab_size).
-    top_k: categorical: keep the most frequent values (None keeps all).
-    num_oov_buckets: categorical: buckets for values outside the vocabulary.
-    required: whether every record has it; if not, Transform fills a missing
-      value (see components/preprocessing.py). Images are always required.
-    default: numeric, optional: the value for a missing one (default: the
-      training mean).
-    backbone: image: a Keras applications model (one of BACKBONES) to use
-      as the image tower, for transfer learning; "" for the small CNN.
-    backbone_weights: its pretrained weights, a local `.h5` file (nothing is
-      downloaded); "" starts it from random weights.
-    frozen_epochs: the first epochs train with the backbone frozen; the rest
-      fine-tune it at `fine_tune_learning_rate`.
-    fine_tune_learning_rate: the learning rate once the backbone is unfrozen.
-  """
-  name: str
-  kind: str
-  dtype: str = "float"
-  length: int = 1
-  encoding: Optional[str] = None
-  height: int = 0
-  width: int = 0
-  channels: int = 0
-  raw_dtype: str = "uint8"
-  max_length: int = 0
-  vocab_size: int = 0
-  top_k: Optional[int] = None
-  num_oov_buckets: int = 1
-  required: bool = True
-  default: Optional[float] = None
-  backbone: str = ""
-  backbone_weights: str = ""
-  frozen_epochs: int = 0
-  fine_tune_learning_rate: float = 0.0
-
-  @property
-  def missing_indicator(self) -> Optional[str]:
-    """The model input that says a value was missing: optional numerics only."""
-    return f"{self.name}__missing" if self.kind == "numeric" and not self.required else None
-
-  @property
-  def proto_kind(self) -> str:
-    """The `tf.train.Feature` list this feature is stored in."""
-    if self.kind == "image" or self.dtype == "string":
-      return "bytes_list"
-    return "int64_list" if self.dtype == "int" else "float_list"
-
-  @property
-  def raw_num_bytes(self) -> int:
-    """Exact byte length of one raw image."""
-    return self.height * self.width * self.channels * RAW_DTYPES[self.raw_dtype]
-
-
-LABEL_KINDS = ("classes", "regression")
-# metric -> (TFMA/Keras metric class, higher is better); the first of each
-# label kind is its default.
-METRICS = {"classes": {"accuracy": ("SparseCategoricalAccuracy", True),
-                       "auc": ("AUC", True)},
-           "regression": {"rmse": ("RootMeanSquaredError", False),
-                          "mae": ("MeanAbsoluteError", False)}}
-
-
-@dataclasses.dataclass(frozen=True)
-class Label:
-  """The label.
-
-  Attributes:
-    name: the label's key in the records.
-    num_classes: how many classes (0 for regression).
-    classes: class names, by id. The records hold either the ids (int64) or
-      the names (bytes); ids are positions in this list, so they never
-      change between runs or spans.
-    kind: `classes`, or `regression` for a float label.
-  """
-  name: str
-  num_classes: int
-  classes: Tuple[str, ...] = ()
-  kind: str = "classes"
-
-
-@dataclasses.dataclass(frozen=True)
-class Evaluation:
-  """What blesses a model: a metric, its threshold, and the largest change
-  for the worse against the served model.
-
-  For metrics where higher is better (accuracy, auc) `threshold` is a lower
-  bound and `max_change` the largest drop; for rmse and mae an upper bound
-  and the largest rise.
-  """
-  metric: str = "accuracy"
-  threshold: float = 0.9
-  max_change: float = 0.01
-
-  @property
-  def higher_is_better(self) -> bool:
-    return next(m[self.metric][1] for m in METRICS.values() if self.metric in m)
-
-
-@dataclasses.dataclass(frozen=True)
-class Data:
-  """Where the records are.
-
-  Attributes:
-    root: absolute folder that holds the TFRecords.
-    compression: `GZIP` or `NONE`.
-    splits: split name -> glob below root, for pre-split data; empty otherwise.
-    pattern: glob below root for data that ImportExampleGen splits itself.
-    hash_buckets: split name -> number of hash buckets, with `pattern`.
-    window: how many of the latest spans a run reads, when the patterns
-      have `{SPAN}` (see dataset/spans.py).
-  """
-  root: str
-  compression: str = "GZIP"
-  splits: Mapping[str, str] = dataclasses.field(default_factory=dict)
-  pattern: str = ""
-  hash_buckets: Mapping[str, int] = dataclasses.field(default_factory=dict)
-  window: int = 1
-
-
-@dataclasses.dataclass(frozen=True)
-class Declaration:
-  """A whole dataset declaration, loaded and validated by `load`."""
-  name: str
-  path: str
-  data: Data
-  label: Label
-  features: Tuple[Feature, ...]
-  schema: Optional[str] = None
-  evaluation: Evaluation = Evaluation()
-
-  def of_kind(self, kind: str) -> List[Feature]:
-    return [f for f in self.features if f.kind == kind]
-
-  def input_names(self) -> List[str]:
-    """The model's inputs: each feature, and the missing-value indicators."""
-    names = [f.name for f in self.features]
-    return names + [f.missing_indicator for f in self.features if f.missing_indicator]
-
-  def to_dict(self) -> Dict[str, Any]:
-    """A JSON-able form of the whole declaration."""
-    return dataclasses.asdict(self)
-
-  def contract(self) -> Dict[str, Any]:
-    """What Transform and the Trainer need, as JSON: name, label, features.
-
-    Leaves out where the files are (the YAML's path, the data root, the
-    schema file): that is the runners' business, it would put the compiling
-    machine's paths into a Kubeflow spec, and moving the data must not
-    invalidate Transform's and the Trainer's cache. `from_dict` reads it back.
-    """
-    return {"name": self.name, "path": "", "data": {"root": ""},
-            "label": dataclasses.asdict(self.label),
-            "features": [dataclasses.asdict(f) for f in self.features],
-            "evaluation": dataclasses.asdict(self.evaluation)}
-
-  @classmethod
-  def from_dict(cls, d: Mapping[str, Any]) -> "Declaration":
-    """The inverse of `to_dict`."""
-    return cls(
-        name=d["name"], path=d["path"], schema=d.get("schema"),
-        data=Data(**d["data"]),
-        label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
-        features=tuple(Feature(**f) for f in d["features"]),
-        evaluation=Evaluation(**d.get("evaluation", {})))
-
+__all__ = ["BACKBONES", "COMPRESSIONS", "ENCODINGS", "KINDS", "LABEL_KINDS",
+           "SPLIT_NAMES", "Backbone", "Data", "Declaration", "DeclarationError",
+           "Evaluation", "Feature", "Image", "Label", "is_uri", "load", "parse",
+           "resolve"]
 
 def is_uri(path: str) -> bool:
   """True for a filesystem URI such as gs://bucket/dir (TFX's fileio reads those)."""
@@ -240,15 +72,15 @@ def resolve(base: str, path: str) -> str:
   return path if is_uri(path) else os.path.normpath(os.path.join(base, path))
 
 
-def _backbone(r: FieldReader, feature: Feature, node: Any, field: str,
-              base: str) -> Feature:
+def _backbone(r: FieldReader, image: Image, node: Any, field: str,
+              base: str) -> Backbone:
   node = r.mapping(node, field, ("name", "weights", "frozen_epochs",
                                  "fine_tune_learning_rate"))
   name = r.get(node, field, "name", str, choices=tuple(BACKBONES))
   smallest = BACKBONES[name]
-  if min(feature.height, feature.width) < smallest:
+  if min(image.height, image.width) < smallest:
     raise r.fail(field, f"images of at least {smallest}x{smallest} pixels for "
-                 f"{name}", f"{feature.height}x{feature.width}")
+                 f"{name}", f"{image.height}x{image.width}")
   weights = r.get(node, field, "weights", str, "")
   if weights:
     weights = resolve(base, weights)
@@ -258,10 +90,9 @@ def _backbone(r: FieldReader, feature: Feature, node: Any, field: str,
   rate = r.get(node, field, "fine_tune_learning_rate", (int, float), 1e-4)
   if not 0 < rate < 1:
     raise r.fail(f"{field}.fine_tune_learning_rate", "a number in (0, 1)", rate)
-  return dataclasses.replace(
-      feature, backbone=name, backbone_weights=weights,
-      frozen_epochs=r.get(node, field, "frozen_epochs", int, 1, minimum=0),
-      fine_tune_learning_rate=float(rate))
+  return Backbone(name, weights,
+                  frozen_epochs=r.get(node, field, "frozen_epochs", int, 1, minimum=0),
+                  fine_tune_learning_rate=float(rate))
 
 
 def _feature(r: FieldReader, name: str, node: Any, base: str = ".") -> Feature:
@@ -276,7 +107,9 @@ def _feature(r: FieldReader, name: str, node: Any, base: str = ".") -> Feature:
     if kind != "image":
       raise r.fail(f"{field}.backbone", "no backbone, except on an image feature",
                    node["backbone"])
-    feature = _backbone(r, feature, node["backbone"], f"{field}.backbone", base)
+    feature = dataclasses.replace(feature, image=dataclasses.replace(
+        feature.image, backbone=_backbone(r, feature.image, node["backbone"],
+                                          f"{field}.backbone", base)))
   required = r.get(node, field, "required", bool, True)
   if kind == "image" and not required:
     raise r.fail(f"{field}.required", "true: an image feature cannot be optional "
@@ -296,11 +129,11 @@ def _feature_of_kind(r: FieldReader, name: str, kind: str, node: Mapping,
   if kind == "image":
     encoding = r.get(node, field, "encoding", str, choices=ENCODINGS)
     raw_dtype = r.get(node, field, "raw_dtype", str, "uint8", tuple(RAW_DTYPES))
-    return Feature(
-        name, kind, dtype="bytes", encoding=encoding, raw_dtype=raw_dtype,
-        height=r.get(node, field, "height", int, minimum=1),
+    return Feature(name, kind, dtype="bytes", image=Image(
+        encoding, height=r.get(node, field, "height", int, minimum=1),
         width=r.get(node, field, "width", int, minimum=1),
-        channels=r.get(node, field, "channels", int, choices=(1, 3, 4)))
+        channels=r.get(node, field, "channels", int, choices=(1, 3, 4)),
+        raw_dtype=raw_dtype))
   if kind == "numeric":
     return Feature(name, kind,
                    dtype=r.get(node, field, "dtype", str, choices=("float", "int")),
@@ -415,12 +248,12 @@ def _label(r: FieldReader, node: Any) -> Label:
 
 def _evaluation(r: FieldReader, node: Any, label: Label) -> Evaluation:
   node = r.mapping(node, "evaluation", ("metric", "threshold", "max_change"))
-  metrics = METRICS[label.kind]
-  metric = r.get(node, "evaluation", "metric", str, next(iter(metrics)), tuple(metrics))
+  known = metrics.for_label(label.kind)
+  metric = r.get(node, "evaluation", "metric", str, next(iter(known)), tuple(known))
   if metric == "auc" and label.num_classes != 2:
     raise r.fail("evaluation.metric", "accuracy: auc needs exactly 2 classes",
                  f"auc with {label.num_classes} classes")
-  if metrics[metric][1]:
+  if known[metric].higher_is_better:
     threshold = r.get(node, "evaluation", "threshold", (int, float), 0.9)
   elif "threshold" not in node:
     # An error in the label's own units has no default that fits every dataset.

@@ -99,7 +99,7 @@ class PipelineConfig:
              f"a number in [0, 1] ({evaluation.metric})")
     _check("max_change", evaluation.max_change, evaluation.max_change >= 0,
            "a number >= 0")
-    backbones = [f.name for f in self.declaration.of_kind("image") if f.backbone]
+    backbones = [f.name for f in self.declaration.of_kind("image") if f.image.backbone]
     _check("training.loop", self.training.loop,
            not backbones or self.training.loop == "fit",
            f"fit with a backbone (features {', '.join(backbones)}: frozen, then "

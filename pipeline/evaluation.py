@@ -13,25 +13,20 @@ import json
 
 import tensorflow_model_analysis as tfma
 
-from dataset.declaration import METRICS
+from dataset import metrics as known_metrics
 from pipeline.config import PipelineConfig
 from trainer.export import SIGNATURE, prediction_key
-
-# metric -> the name TFMA records it under
-METRIC_KEYS = {"accuracy": "sparse_categorical_accuracy", "auc": "auc",
-               "rmse": "root_mean_squared_error", "mae": "mean_absolute_error"}
 
 
 def blessing_metric(eval_config_json: str) -> tuple:
   """(name, TFMA key, metric class) of the thresholded metric of an
   Evaluator's eval_config, as ML Metadata recorded it."""
   config = json.loads(eval_config_json)
-  classes = {cls: name for kind in METRICS.values() for name, (cls, _) in kind.items()}
   for spec in config.get("metrics_specs", []):
     for metric in spec.get("metrics", []):
       if metric.get("per_slice_thresholds") or metric.get("threshold"):
-        name = classes[metric["class_name"]]
-        return name, METRIC_KEYS[name], metric["class_name"]
+        known = known_metrics.of_class(metric["class_name"])
+        return known.name, known.tfma_key, known.class_name
   raise ValueError(f"no thresholded metric in the eval_config {config}")
 
 
@@ -55,7 +50,7 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
   """The EvalConfig for the candidate model and the baseline."""
   evaluation = config.evaluation
   label = config.declaration.label
-  metrics = METRICS[label.kind]
+  metrics = known_metrics.for_label(label.kind)
   if label.kind == "classes" and label.num_classes != 2:
     metrics = {k: v for k, v in metrics.items() if k != "auc"}
   # The thresholds bless on the overall slice only: a plain `threshold`
@@ -68,8 +63,7 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
                                      threshold=_threshold(evaluation))])
 
   specs = [tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name="ExampleCount")] + [
-      metric(name, class_name) for name, (class_name, _) in metrics.items()
-      if name != "auc"])]
+      metric(name, m.class_name) for name, m in metrics.items() if name != "auc"])]
   if "auc" in metrics:
     # AUC needs one score per example: class 1's probability, against label 1.
     specs.append(tfma.MetricsSpec(

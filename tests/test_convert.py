@@ -63,7 +63,7 @@ def test_image_folder_keeps_encoded_bytes_and_labels_by_sorted_class(tmp_path, c
   assert got == {data: label for data, label in files.values()}
   decl = declaration.load(str(out / "dataset.yaml"))
   assert decl.label.classes == ("cat", "dog", "emu")
-  image = decl.features[0]
+  image = decl.features[0].image
   assert (image.encoding, image.width, image.height, image.channels) == ("png", 12, 10, 1)
   assert check.check_records(decl, records_per_file=100) == 18
   printed = capsys.readouterr()
@@ -85,14 +85,14 @@ def test_mixed_png_and_jpeg_keep_their_bytes_and_are_declared_auto(tmp_path):
   (tmp_path / "in" / "cat" / "x.jpg").write_bytes(jpeg(size=(12, 10)))
   assert run("images", tmp_path / "in", "--output", tmp_path / "out") == 0
   decl = declaration.load(str(tmp_path / "out" / "dataset.yaml"))
-  assert decl.features[0].encoding == "auto"
+  assert decl.features[0].image.encoding == "auto"
   formats = sorted(Image.open(io.BytesIO(e["image"][0])).format
                    for e in examples(str(tmp_path / "out" / "*.gz")))
   assert formats == ["JPEG"] + ["PNG"] * (len(formats) - 1)
   assert check.check_records(decl) == len(formats)
   # --encode still makes one format of them
   assert run("images", tmp_path / "in", "--output", tmp_path / "out2", "--encode", "png") == 0
-  assert declaration.load(str(tmp_path / "out2" / "dataset.yaml")).features[0].encoding == "png"
+  assert declaration.load(str(tmp_path / "out2" / "dataset.yaml")).features[0].image.encoding == "png"
 
 
 @pytest.mark.parametrize("name,content,reason", [
@@ -156,7 +156,7 @@ def test_parquet_with_image_paths_and_sequences(tmp_path):
              "--output", tmp_path / "out") == 0
   decl = declaration.load(str(tmp_path / "out" / "dataset.yaml"))
   features = {f.name: f for f in decl.features}
-  assert features["photo"].encoding == "png"
+  assert features["photo"].image.encoding == "png"
   assert (features["signal"].kind, features["signal"].max_length) == ("sequence", 6)
   rows = examples(str(tmp_path / "out" / "*.gz"))
   assert sorted(len(r["signal"]) for r in rows) == [1, 2, 3, 4, 5, 6]
@@ -199,7 +199,7 @@ def test_arrays_are_stored_as_raw_bytes_with_shape_and_dtype_declared(tmp_path):
   np.savez(tmp_path / "a.npz", images=images, labels=labels, size=rng.normal(size=(30, 3)))
   assert run("arrays", tmp_path / "a.npz", "--output", tmp_path / "out") == 0
   decl = declaration.load(str(tmp_path / "out" / "dataset.yaml"))
-  image = decl.features[0]
+  image = decl.features[0].image
   assert (image.encoding, image.height, image.width, image.channels, image.raw_dtype) == \
       ("raw", 64, 64, 1, "float32")
   assert {f.name: f.length for f in decl.features[1:]} == {"size": 3}
@@ -214,7 +214,7 @@ def test_npy_images_with_separate_labels(tmp_path):
   assert run("arrays", tmp_path / "x.npy", "--labels", tmp_path / "y.npy",
              "--output", tmp_path / "out") == 0
   decl = declaration.load(str(tmp_path / "out" / "dataset.yaml"))
-  assert decl.features[0].raw_num_bytes == 28 * 28
+  assert decl.features[0].image.raw_num_bytes == 28 * 28
   assert decl.label.num_classes == 5
 
 

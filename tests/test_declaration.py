@@ -25,7 +25,7 @@ def test_bundled_digits_declaration_loads():
   assert decl.label.num_classes == 10
   assert [f.kind for f in decl.features] == [
       "image", "numeric", "numeric", "categorical", "sequence"]
-  image = decl.of_kind("image")[0]
+  image = decl.of_kind("image")[0].image
   assert (image.encoding, image.height, image.width, image.channels) == ("png", 8, 8, 1)
   assert decl.schema.endswith(os.path.join("schemas", "digits.pbtxt"))
   assert decl.data.root.endswith(os.path.join("runs", "data", "digits"))
@@ -43,7 +43,7 @@ def test_raw_image_and_hash_split_declaration(tmp_path):
   raw["data"] = {"root": "data", "pattern": "*.tfrecord", "compression": "NONE"}
   raw.pop("schema")
   decl = declaration.load(write_declaration(tmp_path, raw))
-  assert decl.features[0].raw_num_bytes == 64 * 64 * 4
+  assert decl.features[0].image.raw_num_bytes == 64 * 64 * 4
   assert decl.data.hash_buckets == {"train": 4, "eval": 1}
   assert decl.data.root == os.path.join(str(tmp_path), "data")
   assert decl.schema is None

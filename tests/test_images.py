@@ -8,6 +8,7 @@ import pytest
 import tensorflow as tf
 from PIL import Image
 
+from dataset import declaration
 from dataset.declaration import Feature
 from trainer import images
 
@@ -22,7 +23,7 @@ def _png_and_pixels():
 def _feature(encoding, **kw):
   size = dict(height=8, width=8, channels=1)
   size.update(kw)
-  return Feature("image", "image", dtype="bytes", encoding=encoding, **size)
+  return Feature("image", "image", dtype="bytes", image=declaration.Image(encoding, **size))
 
 
 def test_png_decodes_to_its_uint8_pixels_eagerly_and_inside_tf_data():

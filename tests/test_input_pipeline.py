@@ -124,7 +124,8 @@ def test_parsed_data_is_cached_only_when_it_fits_the_budget(parts, sharded):
   assert input_pipeline.fits_in_memory(files, "NONE", decl, 1)
   # Declared as raw pixels, each record parses to 160 kB: 64 x 160 kB > 8 MB.
   big = dataclasses.replace(decl, features=tuple(
-      dataclasses.replace(f, encoding="raw", height=400, width=400)
+      dataclasses.replace(f, image=dataclasses.replace(
+          f.image, encoding="raw", height=400, width=400))
       if f.kind == "image" else f for f in decl.features))
   assert not input_pipeline.fits_in_memory(files, "NONE", big, 8)
   assert input_pipeline.fits_in_memory(files, "NONE", big, 16)

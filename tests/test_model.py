@@ -4,14 +4,13 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from dataset.declaration import Data, Declaration, Feature, Label
+from dataset.declaration import Data, Declaration, Feature, Image, Label
 from trainer import distribute, model
 from trainer.config import TrainingConfig
 
-IMAGE = Feature("photo", "image", dtype="bytes", encoding="jpeg", height=32,
-                width=24, channels=3)
-RAW = Feature("scan", "image", dtype="bytes", encoding="raw", height=64,
-              width=64, channels=1, raw_dtype="float32")
+IMAGE = Feature("photo", "image", dtype="bytes", image=Image("jpeg", 32, 24, 3))
+RAW = Feature("scan", "image", dtype="bytes",
+              image=Image("raw", 64, 64, 1, raw_dtype="float32"))
 NUMERIC = Feature("size", "numeric", dtype="float", length=3)
 CATEGORICAL = Feature("city", "categorical", dtype="string")
 INT_SEQUENCE = Feature("clicks", "sequence", dtype="int", vocab_size=50, max_length=7)
@@ -28,11 +27,11 @@ def _batch(decl, n=6, seed=0):
   rng = np.random.default_rng(seed)
   out = {}
   for f in decl.features:
-    if f.kind == "image" and f.encoding == "raw":
-      out[f.name] = rng.random((n, f.height, f.width, f.channels), np.float32)
+    if f.kind == "image" and f.image.encoding == "raw":
+      out[f.name] = rng.random((n, *f.image.shape), np.float32)
     elif f.kind == "image":
       # PNG/JPEG pixels reach the model as uint8; it scales them itself.
-      out[f.name] = rng.integers(0, 256, (n, f.height, f.width, f.channels), np.uint8)
+      out[f.name] = rng.integers(0, 256, (n, *f.image.shape), np.uint8)
     elif f.kind == "numeric":
       out[f.name] = rng.normal(size=(n, f.length)).astype(np.float32)
     elif f.kind == "categorical":
@@ -86,8 +85,8 @@ def test_model_is_built_with_tf_keras():
 
 
 def test_image_tower_pools_large_images_down():
-  m = model.build_model(_decl(Feature("big", "image", dtype="bytes", encoding="png",
-                                      height=224, width=224, channels=3)),
+  m = model.build_model(_decl(Feature("big", "image", dtype="bytes",
+                                      image=Image("png", 224, 224, 3))),
                         {}, TrainingConfig())
   flat = [layer for layer in m.layers if layer.name.startswith("flatten")][0]
   assert flat.output_shape[1] <= 8 * 8 * 512
@@ -136,8 +135,8 @@ def test_mixed_precision_model_trains_with_a_float32_output():
   # The GPU path (mixed_float16), run on the CPU.
   tf.keras.utils.set_random_seed(0)
   # Small, because float16 convolutions on a CPU are emulated and slow.
-  decl = _decl(Feature("photo", "image", dtype="bytes", encoding="png", height=8,
-                       width=8, channels=3), NUMERIC)
+  decl = _decl(Feature("photo", "image", dtype="bytes", image=Image("png", 8, 8, 3)),
+               NUMERIC)
   try:
     tf.keras.mixed_precision.set_global_policy("mixed_float16")
     m = model.build_model(decl, VOCAB, AUGMENTING)

@@ -116,7 +116,7 @@ def test_a_folder_of_mixed_png_and_jpeg_photos_converts_and_trains(tmp_path):
   assert tfrecords(["convert", "images", str(tmp_path / "photos"), "--output",
                     str(tmp_path / "digits"), "--eval-percent", "20"]) == 0
   decl = declaration.load(str(tmp_path / "digits" / "dataset.yaml"))
-  assert decl.features[0].encoding == "auto"
+  assert decl.features[0].image.encoding == "auto"
   assert decl.label.classes == tuple(sorted(NAMES))
 
   code, out, err = run_local("--dataset", str(tmp_path / "digits" / "dataset.yaml"),

@@ -91,7 +91,8 @@ def test_the_frozen_phase_keeps_the_backbone_and_fine_tuning_changes_it(tmp_path
 
 def test_without_a_weights_file_the_backbone_is_random_and_nothing_downloads(tmp_path):
   decl = photo_declaration(tmp_path)
-  assert decl.features[0].backbone == "MobileNetV2" and not decl.features[0].backbone_weights
+  backbone = decl.features[0].image.backbone
+  assert backbone.name == "MobileNetV2" and not backbone.weights
   built = model.build_model(decl, {}, TrainingConfig())
   assert model.backbones(built)  # built offline: weights=None, nothing fetched
 

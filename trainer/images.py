@@ -16,11 +16,11 @@ def pixel_dtype(f: Feature) -> tf.DType:
   """The dtype of decoded pixels: uint8 for PNG/JPEG, the raw dtype otherwise."""
   # The declaration's raw dtype names (records.images.RAW_DTYPES) are
   # TensorFlow's own.
-  return tf.as_dtype(f.raw_dtype) if f.encoding == "raw" else tf.uint8
+  return tf.as_dtype(f.image.raw_dtype) if f.image.encoding == "raw" else tf.uint8
 
 
 def _shape(f: Feature):
-  return [f.height, f.width, f.channels]
+  return list(f.image.shape)
 
 
 def decode_image(value: tf.Tensor, f: Feature) -> tf.Tensor:
@@ -36,12 +36,12 @@ def decode_image(value: tf.Tensor, f: Feature) -> tf.Tensor:
   """
   # decode_image handles PNG and JPEG alike; expand_animations=False keeps a
   # GIF-like input from turning into a 4-D batch of frames.
-  pixels = tf.io.decode_image(value, channels=f.channels, expand_animations=False)
-  same_size = tf.reduce_all(tf.shape(pixels)[:2] == [f.height, f.width])
+  pixels = tf.io.decode_image(value, channels=f.image.channels, expand_animations=False)
+  same_size = tf.reduce_all(tf.shape(pixels)[:2] == [f.image.height, f.image.width])
   pixels = tf.cond(
       same_size, lambda: pixels,
       lambda: tf.cast(tf.round(tf.image.resize_with_pad(
-          tf.cast(pixels, tf.float32), f.height, f.width)), tf.uint8))
+          tf.cast(pixels, tf.float32), f.image.height, f.image.width)), tf.uint8))
   return tf.ensure_shape(pixels, _shape(f))
 
 
@@ -69,7 +69,7 @@ def decode_batch(values: tf.Tensor, f: Feature) -> tf.Tensor:
   Both the serving signature and the input pipeline call this, the input
   pipeline on several batches in parallel.
   """
-  if f.encoding == "raw":
+  if f.image.encoding == "raw":
     return decode_raw(values, f)
   return tf.map_fn(lambda v: decode_image(v, f), values,
                    fn_output_signature=tf.TensorSpec(_shape(f), tf.uint8))

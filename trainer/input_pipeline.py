@@ -133,7 +133,7 @@ def parse(features: Dict[str, tf.Tensor], decl: Declaration,
     features = transform(features)
   inputs = {name: features[name] for name in decl.input_names()}
   for f in decl.of_kind("image"):
-    if f.encoding == "raw":
+    if f.image.encoding == "raw":
       inputs[f.name] = images.decode_raw(inputs[f.name], f)
   return inputs, features[decl.label.name]
 
@@ -152,7 +152,7 @@ def batch(examples: tf.data.Dataset, decl: Declaration, batch_size: int,
     (inputs, label) batches: every feature with a leading [batch_size]
     dimension; PNG/JPEG images as uint8 [batch, h, w, c].
   """
-  encoded = [f for f in decl.of_kind("image") if f.encoding != "raw"]
+  encoded = [f for f in decl.of_kind("image") if f.image.encoding != "raw"]
   if not encoded:
     return examples.rebatch(batch_size, drop_remainder=training)
 
@@ -183,10 +183,10 @@ def example_bytes(decl: Declaration, encoded_images: bool = True) -> int:
   size = 8
   for f in decl.features:
     if f.kind == "image":
-      if f.encoding == "raw":
-        size += f.raw_num_bytes
+      if f.image.encoding == "raw":
+        size += f.image.raw_num_bytes
       elif encoded_images:
-        size += f.height * f.width * f.channels  # uint8 pixels
+        size += f.image.height * f.image.width * f.image.channels  # uint8 pixels
     elif f.kind == "numeric":
       size += 4 * f.length
     elif f.kind == "categorical":

@@ -12,18 +12,18 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 
 from trainer import curves
+from trainer import model as model_lib
 from trainer.config import TrainingConfig
 
 keras = tf.keras
 
 
 def _loss_and_metric(regression: bool):
-  """The per-example loss and the metric, as `model.build_model` compiles them."""
-  if regression:
-    return (keras.losses.MeanSquaredError(reduction=keras.losses.Reduction.NONE),
-            "rmse", keras.metrics.RootMeanSquaredError)
-  return (keras.losses.SparseCategoricalCrossentropy(reduction=keras.losses.Reduction.NONE),
-          "accuracy", keras.metrics.SparseCategoricalAccuracy)
+  """The per-example loss and the metric, as `model.compile_model` compiles them."""
+  loss = (keras.losses.MeanSquaredError if regression
+          else keras.losses.SparseCategoricalCrossentropy)
+  metric = model_lib.training_metrics("regression" if regression else "classes")[0]
+  return loss(reduction=keras.losses.Reduction.NONE), metric.name, type(metric)
 
 
 def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,

@@ -24,6 +24,7 @@ from typing import Dict, List, Mapping
 
 import tensorflow as tf
 
+from dataset import metrics
 from dataset.declaration import Declaration, Feature
 from trainer.augment import scale_and_augment
 from trainer.config import TrainingConfig
@@ -44,7 +45,7 @@ def _check_keras() -> None:
 def model_input(f: Feature) -> keras.Input:
   """The Keras input of one transformed feature."""
   if f.kind == "image":
-    return keras.Input((f.height, f.width, f.channels), name=f.name,
+    return keras.Input(f.image.shape, name=f.name,
                        dtype=pixel_dtype(f))
   if f.kind == "numeric":
     return keras.Input((f.length,), name=f.name)
@@ -67,16 +68,17 @@ def backbone_tower(x, f: Feature):
   training=False, so its batch-norm statistics stay as loaded in both
   phases (the usual fine-tuning recipe); `backbones` finds it again.
   """
-  if f.channels == 1:
+  image = f.image
+  if image.channels == 1:
     x = keras.layers.Concatenate(name=f"{f.name}_rgb")([x, x, x])
-  elif f.channels == 4:
+  elif image.channels == 4:
     x = x[..., :3]  # the alpha channel has no counterpart in the backbone
-  scale, offset = _BACKBONE_INPUTS[f.backbone]
+  scale, offset = _BACKBONE_INPUTS[image.backbone.name]
   x = keras.layers.Rescaling(scale, offset, name=f"{f.name}_backbone_input")(x)
-  base = getattr(keras.applications, f.backbone)(
-      input_shape=(f.height, f.width, 3), include_top=False, weights=None)
-  if f.backbone_weights:
-    base.load_weights(_local(f.backbone_weights))
+  base = getattr(keras.applications, image.backbone.name)(
+      input_shape=(image.height, image.width, 3), include_top=False, weights=None)
+  if image.backbone.weights:
+    base.load_weights(_local(image.backbone.weights))
   x = base(x, training=False)
   x = keras.layers.GlobalAveragePooling2D()(x)
   return keras.layers.Dense(128, activation="relu", name=f"{f.name}_tower")(x)
@@ -99,7 +101,7 @@ def backbones(model: keras.Model) -> List[keras.Model]:
 
 def image_tower(x, f: Feature, config: TrainingConfig):
   x = scale_and_augment(x, f, config)
-  if f.backbone:
+  if f.image.backbone:
     return backbone_tower(x, f)
   filters = 32
   while min(x.shape[1], x.shape[2]) > 8:
@@ -195,11 +197,13 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
 def compile_model(model: keras.Model, decl: Declaration, learning_rate: float) -> None:
   """Compiles with a fresh Adam optimizer: once built, and again for each
   phase of transfer learning (freezing a backbone needs a recompile)."""
-  optimizer = keras.optimizers.Adam(learning_rate)
-  if decl.label.kind == "regression":
-    model.compile(optimizer=optimizer, loss="mse",
-                  metrics=[keras.metrics.RootMeanSquaredError(name="rmse"),
-                           keras.metrics.MeanAbsoluteError(name="mae")])
-  else:
-    model.compile(optimizer=optimizer, loss="sparse_categorical_crossentropy",
-                  metrics=[keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+  loss = "mse" if decl.label.kind == "regression" else "sparse_categorical_crossentropy"
+  model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss=loss,
+                metrics=training_metrics(decl.label.kind))
+
+
+def training_metrics(label_kind: str) -> List[keras.metrics.Metric]:
+  """The Keras metrics the Trainer reports per epoch (dataset/metrics.py),
+  named as the declaration names them; the label kind's default first."""
+  return [getattr(keras.metrics, m.class_name)(name=m.name)
+          for m in metrics.for_label(label_kind).values() if m.in_training]

@@ -66,10 +66,9 @@ def train(train_files: List[str], eval_files: List[str],
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(tft_output, decl), config)
     notes.append(warm_start.warm_start(keras_model, base_model))
-  notes += [f"backbone {f.backbone} ({f.name}): "
-            + (f"weights from {f.backbone_weights}" if f.backbone_weights
-               else "no weights file, random weights")
-            for f in decl.of_kind("image") if f.backbone]
+  notes += [f"backbone {b.name} ({f.name}): "
+            + (f"weights from {b.weights}" if b.weights else "no weights file, random weights")
+            for f, b in _backbones(decl)]
   if not distribute.is_chief(strategy):
     log_dir = None
   if config.loop == "custom":
@@ -81,16 +80,20 @@ def train(train_files: List[str], eval_files: List[str],
   return keras_model
 
 
+def _backbones(decl: Declaration):
+  """(feature, its backbone) for each image feature with one."""
+  return [(f, f.image.backbone) for f in decl.of_kind("image") if f.image.backbone]
+
+
 def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                   decl: Declaration, config: TrainingConfig, train_data, eval_data,
                   log_dir: Optional[str] = None) -> None:
   """`fit`; with a backbone, first frozen for its `frozen_epochs`, then
   fine-tuned at its `fine_tune_learning_rate` for the remaining epochs."""
-  frozen = max((f.frozen_epochs for f in decl.of_kind("image") if f.backbone), default=0)
+  frozen = max((b.frozen_epochs for _, b in _backbones(decl)), default=0)
   phases = [(0, config.epochs, None)]
   if frozen and model.backbones(keras_model):
-    fine_tune_rate = min(f.fine_tune_learning_rate for f in decl.of_kind("image")
-                         if f.backbone)
+    fine_tune_rate = min(b.fine_tune_learning_rate for _, b in _backbones(decl))
     phases = [(0, min(frozen, config.epochs), False),
               (min(frozen, config.epochs), config.epochs, True)]
   for start, end, trainable in phases:

@@ -141,7 +141,7 @@ def images_section(examples_uri: Optional[str], decl: Optional[Declaration]) -> 
       shown = ", ".join(f"{k} {v}" for k, v in formats.most_common())
       size_text = ", ".join(f"{w}x{h}x{c} ({n})" for (w, h, c), n in sizes.most_common(4))
       average = sum(nbytes) / len(nbytes) if nbytes else 0
-      rows.append([feature.name, split, feature.encoding, shown, size_text,
+      rows.append([feature.name, split, feature.image.encoding, shown, size_text,
                    f"{average:.0f}", sum(formats.values())])
   return [table(["feature", "split", "declared", "formats found", "decoded size "
                  "(width x height x channels, count)", "bytes, mean", "sampled"],
@@ -160,9 +160,9 @@ def _image_tallies(files: List[str], images) -> dict:
         continue
       formats, sizes, nbytes = tallies[feature.name]
       nbytes.append(len(values[0]))
-      if feature.encoding == "raw":
+      if feature.image.encoding == "raw":
         formats["raw"] += 1
-        sizes[(feature.width, feature.height, feature.channels)] += 1
+        sizes[(feature.image.width, feature.image.height, feature.image.channels)] += 1
         continue
       try:
         with Image.open(io.BytesIO(values[0])) as image:

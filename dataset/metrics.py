@@ -1,0 +1,53 @@
+"""The metrics a model is judged by: one table, read by the declaration's
+validator, the Trainer (Keras), the Evaluator (TFMA) and the run's verdict.
+
+Each label kind's first metric is its default `evaluation.metric`, and the
+one the Trainer reports per epoch. Keras and TFMA share the class names.
+"""
+
+import dataclasses
+from typing import Dict, Tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Metric:
+  """One metric.
+
+  Attributes:
+    name: as the declaration, the Trainer's logs and the run's output say it.
+    label_kind: `classes` or `regression`.
+    class_name: the Keras and TFMA metric class.
+    higher_is_better: for thresholds: a lower bound and a largest drop, or
+      an upper bound and a largest rise.
+    tfma_key: the name TFMA records its value under.
+    in_training: whether the Trainer computes it per epoch too (AUC needs
+      one score per example, which a sparse label does not give Keras).
+  """
+  name: str
+  label_kind: str
+  class_name: str
+  higher_is_better: bool
+  tfma_key: str
+  in_training: bool = True
+
+
+METRICS: Tuple[Metric, ...] = (
+    Metric("accuracy", "classes", "SparseCategoricalAccuracy", True,
+           "sparse_categorical_accuracy"),
+    Metric("auc", "classes", "AUC", True, "auc", in_training=False),
+    Metric("rmse", "regression", "RootMeanSquaredError", False, "root_mean_squared_error"),
+    Metric("mae", "regression", "MeanAbsoluteError", False, "mean_absolute_error"),
+)
+
+
+def for_label(kind: str) -> Dict[str, Metric]:
+  """The metrics of a label kind, by name, its default first."""
+  return {m.name: m for m in METRICS if m.label_kind == kind}
+
+
+def named(name: str) -> Metric:
+  return next(m for m in METRICS if m.name == name)
+
+
+def of_class(class_name: str) -> Metric:
+  return next(m for m in METRICS if m.class_name == class_name)
