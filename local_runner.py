@@ -45,8 +45,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS = os.path.join(HERE, "datasets", "digits.yaml")
 
 
-def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="local_runner.py", description=__doc__.split("\n")[0])
   flags.add_pipeline_flags(parser, default_dataset=DIGITS)
   parser.add_argument("--output-dir", default=os.path.join(HERE, "runs"),
                       help="where artifacts, metadata and pushed models go")
@@ -62,7 +62,11 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
                       help="partial run: stop after this component (repeatable)")
   parser.add_argument("-v", "--verbose", action="store_true",
                       help="show every library's logs (TFX, Beam, TensorFlow)")
-  return parser.parse_args(argv)
+  return parser
+
+
+def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
+  return build_parser().parse_args(argv)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -82,53 +86,47 @@ def write_bundled_data(args: argparse.Namespace, decl) -> None:
     digits.write_digits(decl.data.root)
 
 
-def run(args: argparse.Namespace) -> int:
-  """Checks the declaration, runs the pipeline, prints and reports the outcome."""
-  # The Keras choice must come before anything imports TensorFlow's Keras
-  # (TFMA does, at import): keep `components` first.
-  import components  # noqa: F401
+def prepare(args: argparse.Namespace):
+  """The run's configuration and inputs, checked: locations, the spans, the
+  served version, the training key (once, now) and the first records.
 
-  # isort: split
+  Returns:
+    (config, inputs, home folder).
+
+  Raises:
+    DeclarationError, ConfigError, StorageError: bad input, one line each.
+  """
+  from dataset import check
+  from pipeline.inputs import resolve_inputs
+
+  decl = flags.load_declaration(args)
+  home = os.path.join(os.path.abspath(args.output_dir), flags.pipeline_name(args, decl))
+  config = flags.pipeline_config(
+      args, decl, pipeline_root=args.pipeline_root or os.path.join(home, "pipeline_root"),
+      serving_dir=args.serving_dir or os.path.join(home, "serving"))
+  locations = {"data.root": decl.data.root, "--pipeline-root": config.pipeline_root,
+               "--serving-dir": config.serving_dir}
+  for flag, uri in locations.items():
+    storage.check_scheme(uri, flag)
+  storage.check(locations.values())
+  write_bundled_data(args, decl)
+  inputs = resolve_inputs(config)
+  check.check_records(decl, inputs.window)
+  return config, inputs, home
+
+
+def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
+  """Runs the pipeline with progress lines, then writes the report.
+
+  Returns:
+    1 if a component failed (its error printed), None otherwise.
+  """
   from tfx import v1 as tfx
 
-  import serving
   from components.anomalies_gate import AnomaliesFound
-  from dataset import check, declaration
-  from debug import outcome
   from debug import store as st
   from debug.report import write_report
-  from pipeline.config import ConfigError
-  from pipeline.inputs import resolve_inputs
-  from pipeline.pipeline import create_pipeline
-
-  try:
-    decl = flags.load_declaration(args)
-    name = flags.pipeline_name(args, decl)
-    home = os.path.join(os.path.abspath(args.output_dir), name)
-    config = flags.pipeline_config(
-        args, decl, pipeline_root=args.pipeline_root or os.path.join(home, "pipeline_root"),
-        serving_dir=args.serving_dir or os.path.join(home, "serving"))
-    locations = {"data.root": decl.data.root, "--pipeline-root": config.pipeline_root,
-                 "--serving-dir": config.serving_dir}
-    for flag, uri in locations.items():
-      storage.check_scheme(uri, flag)
-    storage.check(locations.values())
-    write_bundled_data(args, decl)
-    # The spans, the served version and the training key: once, now.
-    inputs = resolve_inputs(config)
-    check.check_records(decl, inputs.window)
-  except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
-  metadata_path = os.path.join(home, "metadata.sqlite")
-  pipeline = create_pipeline(
-      config, inputs,
-      tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
-  try:
-    run_options = partial_run(pipeline, args.from_node, args.to_node, metadata_path)
-  except ValueError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
+  name = pipeline.pipeline_info.pipeline_name
 
   def state_of(node: str) -> str:
     execution = st.latest_execution(st.open_store(metadata_path), name, node)
@@ -146,10 +144,15 @@ def run(args: argparse.Namespace) -> int:
     status = 1
   upstream = {c.id: [u.id for u in c.upstream_nodes] for c in pipeline.components}
   print(f"report: {write_report(metadata_path, name, upstream)}")
-  if status is not None:
-    return status
-  result = outcome.read_outcome(metadata_path, name)
-  if result.states and set(result.states.values()) == {"CACHED"} and not run_options:
+  return status
+
+
+def verdict(config, inputs, metadata_path: str, partial: bool) -> int:
+  """Prints what the run decided; 0 when it pushed, or had nothing to push."""
+  import serving
+  from debug import outcome
+  result = outcome.read_outcome(metadata_path, config.pipeline_name)
+  if result.states and set(result.states.values()) == {"CACHED"} and not partial:
     # A scheduled run with nothing new: not a failure, whatever the last
     # real run decided.
     served = serving.latest(config.serving_dir)
@@ -159,6 +162,39 @@ def run(args: argparse.Namespace) -> int:
     return 0
   print(result.summary())
   return 0 if result.pushed_dir or "Pusher" not in result.states else 1
+
+
+def run(args: argparse.Namespace) -> int:
+  """Checks the declaration, runs the pipeline, prints and reports the outcome."""
+  # The Keras choice must come before anything imports TensorFlow's Keras
+  # (TFMA does, at import): keep `components` first.
+  import components  # noqa: F401
+
+  # isort: split
+  from tfx import v1 as tfx
+
+  from dataset import declaration
+  from pipeline.config import ConfigError
+  from pipeline.pipeline import create_pipeline
+
+  try:
+    config, inputs, home = prepare(args)
+  except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  metadata_path = os.path.join(home, "metadata.sqlite")
+  pipeline = create_pipeline(
+      config, inputs,
+      tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
+  try:
+    run_options = partial_run(pipeline, args.from_node, args.to_node, metadata_path)
+  except ValueError as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 2
+  status = execute(pipeline, run_options, metadata_path)
+  if status is not None:
+    return status
+  return verdict(config, inputs, metadata_path, partial=bool(run_options))
 
 
 def partial_run(pipeline, from_nodes, to_nodes, metadata_path: str):

@@ -126,12 +126,17 @@ def report(title: str, rows: list, baseline: str, goal: float) -> None:
         f"{'met' if ratio >= goal else 'NOT met'}")
 
 
-def main() -> None:
-  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="python -m bench.convert_bench",
+                                   description=__doc__.split("\n")[0])
   parser.add_argument("--rows", type=int, default=100_000)
   parser.add_argument("--images", type=int, default=10_000)
   parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-  args = parser.parse_args()
+  return parser
+
+
+def main() -> None:
+  args = build_parser().parse_args()
   work = tempfile.mkdtemp(prefix="convert-bench-")
   try:
     print(f"inputs in {work}; {args.workers} worker(s) for convert; {os.cpu_count()} cores")

@@ -252,7 +252,7 @@ def plot(results, path: str) -> None:
   fig.savefig(path, dpi=110)
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m bench.input_bench",
                                    description=__doc__.split("\n\n")[0])
   parser.add_argument("--data", default="runs/bench/input",
@@ -268,7 +268,11 @@ def main(argv=None) -> int:
                       help="run these datasets only (repeatable)")
   parser.add_argument("--json", help="write the results as JSON here")
   parser.add_argument("--plot", help="write a PNG chart here")
-  args = parser.parse_args(argv)
+  return parser
+
+
+def main(argv=None) -> int:
+  args = build_parser().parse_args(argv)
 
   counts = {"T": args.table_examples, "R": args.raw_examples, "J": args.jpeg_examples}
   names = args.only or ["T", "R", "J"]

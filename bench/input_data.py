@@ -20,7 +20,7 @@ import numpy as np
 import tensorflow as tf
 
 from convert import arrow
-from dataset.declaration import Data, Declaration, Feature, Label
+from dataset.declaration import Data, Declaration, Feature, Image, Label
 from records.format import frame, open_file
 
 SHARDS = 8
@@ -52,11 +52,9 @@ def _spec(decl: Declaration) -> dict:
 FEATURES = {
     "T": ([Feature(f"f{i:02d}", "numeric") for i in range(20)]
           + [Feature(f"i{i}", "numeric", dtype="int") for i in range(5)]),
-    "R": [Feature("pixels", "image", dtype="bytes", encoding="raw", height=32,
-                  width=32, channels=3),
+    "R": [Feature("pixels", "image", dtype="bytes", image=Image("raw", 32, 32, 3)),
           Feature("x0", "numeric"), Feature("x1", "numeric")],
-    "J": [Feature("image", "image", dtype="bytes", encoding="jpeg", height=224,
-                  width=224, channels=3)],
+    "J": [Feature("image", "image", dtype="bytes", image=Image("jpeg", 224, 224, 3))],
 }
 BATCH_SIZES = {"T": 256, "R": 256, "J": 64}
 

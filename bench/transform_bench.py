@@ -67,14 +67,18 @@ def run_once(decl_path: str, out: str, mode_flag: str, train_steps: int) -> dict
           "transform_bytes": _bytes_under(transform_dir)}
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m bench.transform_bench",
                                    description=__doc__.split("\n\n")[0])
   parser.add_argument("--out", default="runs/bench/transform")
   parser.add_argument("--table-examples", type=int, default=200_000)
   parser.add_argument("--jpeg-examples", type=int, default=8_000)
   parser.add_argument("--json", help="write the results as JSON here")
-  args = parser.parse_args(argv)
+  return parser
+
+
+def main(argv=None) -> int:
+  args = build_parser().parse_args(argv)
 
   cases = [(input_data.generate(os.path.join(args.out, "data"), "T", args.table_examples), 200),
            (input_data.generate(os.path.join(args.out, "data"), "J", args.jpeg_examples), 30)]

@@ -33,11 +33,12 @@ def describe(anomalies: anomalies_pb2.Anomalies) -> list:
   return lines
 
 
-def read_anomalies(uri: str, split_names: str) -> dict:
+def read_anomalies(artifact) -> dict:
   """split -> the Anomalies proto that ExampleValidator wrote for it."""
   result = {}
-  for split in standard_artifact_utils.decode_split_names(split_names):
-    path = os.path.join(uri, f"Split-{split}", SCHEMA_DIFF)
+  for split in standard_artifact_utils.decode_split_names(artifact.split_names):
+    path = os.path.join(standard_artifact_utils.get_split_uri([artifact], split),
+                        SCHEMA_DIFF)
     result[split] = anomalies_pb2.Anomalies.FromString(
         io_utils.read_bytes_file(path))
   return result
@@ -49,7 +50,7 @@ def AnomaliesGate(
         tfx.types.standard_artifacts.ExampleAnomalies]) -> None:
   """Fails the run when ExampleValidator found anomalies in any split."""
   found = {split: describe(a) for split, a in
-           read_anomalies(anomalies.uri, anomalies.split_names).items()}
+           read_anomalies(anomalies).items()}
   found = {split: lines for split, lines in found.items() if lines}
   if found:
     report = "\n".join(f"  split '{split}': {line}"

@@ -30,17 +30,16 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils
 
+from dataset import spans
+
 CACHE_CONFIG_KEY = "analyzer_cache"
-SPLIT_PREFIX = "Split-"
 
 
 def span_key(file_pattern: str):
   """The cache key of a span's split (`<uri>/Split-train_span4/*`), or None
   for data without spans."""
-  split = os.path.basename(os.path.dirname(file_pattern))
-  if not split.startswith(SPLIT_PREFIX) or "_span" not in split:
-    return None
-  return analyzer_cache.DatasetKey(split[len(SPLIT_PREFIX):])
+  split = spans.split_of(file_pattern)
+  return analyzer_cache.DatasetKey(split) if spans.is_span_split(split) else None
 
 
 def _listing(folder: str) -> dict:

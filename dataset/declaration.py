@@ -4,32 +4,9 @@ This module reads and validates it (`load`, `parse`) into the types of
 `dataset/types.py`, which it re-exports: `declaration.load(path)` gives a
 `declaration.Declaration`.
 
-The format, with the bundled digits as the worked example (`datasets/digits.yaml`):
-
-    name: digits
-    data:
-      root: ../runs/data/digits   # relative to this file, or absolute
-      compression: GZIP           # GZIP or NONE
-      splits:                     # either pre-split folders ...
-        train: train/*
-        eval: eval/*
-      # ... or one folder split by hash buckets:
-      # pattern: "*"
-      # hash_buckets: {train: 4, eval: 1}
-      # New data as spans: patterns with {SPAN}, e.g. span-{SPAN}/train/*,
-      # and how many of the latest spans a run reads (dataset/spans.py):
-      # window: 3
-    schema: ../schemas/digits.pbtxt   # optional curated schema
-    label: {name: label, num_classes: 10}   # or classes: [cat, dog], or kind: regression
-    evaluation: {metric: accuracy, threshold: 0.9, max_change: 0.01}   # optional
-    features:
-      image: {kind: image, encoding: png, height: 8, width: 8, channels: 1}
-      # Transfer learning (images of 32x32 or more): a Keras applications
-      # backbone and its weights file, frozen for the first epochs:
-      # photo: {kind: image, ..., backbone: {name: MobileNetV2,
-      #         weights: mobilenet_v2.h5, frozen_epochs: 2,
-      #         fine_tune_learning_rate: 0.0001}}
-      ink: {kind: numeric, dtype: float, length: 1}
+The format is docs/declaration.md's; `datasets/digits.yaml` is the worked
+example. Every error names the file, the field, what was expected and what
+was found (dataset/fields.py).
 """
 
 import dataclasses

@@ -33,6 +33,8 @@ import storage
 from dataset.declaration import Data, DeclarationError
 
 SPAN = "{SPAN}"
+# The folder TFX gives each split of an artifact (standard_artifact_utils.get_split_uri).
+SPLIT_FOLDER_PREFIX = "Split-"
 VERSION = "{VERSION}"
 
 
@@ -64,6 +66,19 @@ class Window:
 
 def split_suffix(span: int, version: Optional[int]) -> str:
   return f"_span{span}" + (f"_v{version}" if version is not None else "")
+
+
+def split_of(file_pattern: str) -> str:
+  """The split a TFX split file pattern is of: `train_span4` for
+  `<uri>/Split-train_span4/*`, as TFX builds it from an Examples artifact
+  (examples_utils.get_split_file_patterns; the Trainer and Transform get
+  only the patterns)."""
+  folder = os.path.basename(os.path.dirname(file_pattern))
+  return folder[len(SPLIT_FOLDER_PREFIX):] if folder.startswith(SPLIT_FOLDER_PREFIX) else ""
+
+
+def is_span_split(split: str) -> bool:
+  return "_span" in split
 
 
 def _regex(pattern: str):

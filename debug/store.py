@@ -194,6 +194,18 @@ def output(store: mlmd.MetadataStore, run: Run, node: str, key: str):
   return artifacts[0] if artifacts else None
 
 
+def split_uris(store: mlmd.MetadataStore, artifact) -> Dict[str, str]:
+  """split -> its folder, for an artifact with splits (Examples, statistics,
+  anomalies), by TFX's own rules; empty for None."""
+  if artifact is None:
+    return {}
+  from tfx.types import artifact_utils, standard_artifact_utils
+  [artifact_type] = store.get_artifact_types_by_id([artifact.type_id])
+  tfx_artifact = artifact_utils.deserialize_artifact(artifact_type, artifact)
+  return {split: standard_artifact_utils.get_split_uri([tfx_artifact], split)
+          for split in standard_artifact_utils.decode_split_names(tfx_artifact.split_names)}
+
+
 def exec_property(execution: metadata_store_pb2.Execution, name: str) -> Optional[str]:
   """A string execution property (TFX keeps them as custom properties)."""
   for props in (execution.custom_properties, execution.properties):

@@ -18,41 +18,21 @@ from trainer.config import TrainingConfig
 keras = tf.keras
 
 
-def _loss_and_metric(regression: bool):
-  """The per-example loss and the metric, as `model.compile_model` compiles them."""
+def _loss_and_metrics(regression: bool):
+  """The per-example loss, and a train and an eval instance of the metric,
+  as `model.compile_model` compiles them."""
   loss = (keras.losses.MeanSquaredError if regression
           else keras.losses.SparseCategoricalCrossentropy)
-  metric = model_lib.training_metrics("regression" if regression else "classes")[0]
-  return loss(reduction=keras.losses.Reduction.NONE), metric.name, type(metric)
+  kind = "regression" if regression else "classes"
+  return (loss(reduction=keras.losses.Reduction.NONE),
+          model_lib.training_metrics(kind)[0], model_lib.training_metrics(kind)[0])
 
 
-def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
-                 train, evaluation, config: TrainingConfig,
-                 log_dir: Optional[str] = None,
-                 regression: bool = False) -> Dict[str, List[float]]:
-  """Trains `model` for config.train_steps steps.
-
-  Args:
-    model: compiled under `strategy.scope()` (its optimizer is used; under
-      mixed precision Keras made it a LossScaleOptimizer).
-    strategy: the distribution strategy.
-    train: the training (distributed) dataset, repeating.
-    evaluation: the evaluation (distributed) dataset, repeating.
-    config: steps, epochs, eval steps and the per-replica batch size.
-    log_dir: where to write the per-epoch numbers for TensorBoard, or None.
-    regression: a regression label (mean squared error, RMSE) rather than
-      classes (cross-entropy, accuracy).
-
-  Returns:
-    Per epoch: `loss`, the metric and `val_<metric>` (`accuracy` or
-    `rmse`), like `fit`'s history.
-  """
-  global_batch = config.batch_size * strategy.num_replicas_in_sync
+def _steps(model: keras.Model, strategy: tf.distribute.Strategy, loss_fn,
+           train_metric, eval_metric, global_batch: int):
+  """The distributed train step (returns the loss) and eval step."""
   optimizer = model.optimizer
   scaled = isinstance(optimizer, keras.mixed_precision.LossScaleOptimizer)
-  with strategy.scope():
-    loss_fn, metric, metric_class = _loss_and_metric(regression)
-    train_metric, eval_metric = metric_class(), metric_class()
 
   def replica_step(x, y):
     with tf.GradientTape() as tape:
@@ -80,6 +60,35 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       eval_metric.update_state(y, model(x, training=False))
     strategy.run(replica, args=next(iterator))
 
+  return train_step, eval_step
+
+
+def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
+                 train, evaluation, config: TrainingConfig,
+                 log_dir: Optional[str] = None,
+                 regression: bool = False) -> Dict[str, List[float]]:
+  """Trains `model` for config.train_steps steps.
+
+  Args:
+    model: compiled under `strategy.scope()` (its optimizer is used; under
+      mixed precision Keras made it a LossScaleOptimizer).
+    strategy: the distribution strategy.
+    train: the training (distributed) dataset, repeating.
+    evaluation: the evaluation (distributed) dataset, repeating.
+    config: steps, epochs, eval steps and the per-replica batch size.
+    log_dir: where to write the per-epoch numbers for TensorBoard, or None.
+    regression: a regression label (mean squared error, RMSE) rather than
+      classes (cross-entropy, accuracy).
+
+  Returns:
+    Per epoch: `loss`, the metric and `val_<metric>` (`accuracy` or
+    `rmse`), like `fit`'s history.
+  """
+  with strategy.scope():
+    loss_fn, train_metric, eval_metric = _loss_and_metrics(regression)
+  train_step, eval_step = _steps(model, strategy, loss_fn, train_metric, eval_metric,
+                                 config.batch_size * strategy.num_replicas_in_sync)
+  metric = train_metric.name
   history = {"loss": [], metric: [], f"val_{metric}": []}
   train_it, eval_it = iter(train), iter(evaluation)
   steps_left = config.train_steps
@@ -88,9 +97,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     eval_metric.reset_state()
     steps = min(config.steps_per_epoch, steps_left)
     steps_left -= steps
-    total = 0.0
-    for _ in range(steps):
-      total += float(train_step(train_it))
+    total = sum(float(train_step(train_it)) for _ in range(steps))
     for _ in range(config.eval_steps):
       eval_step(eval_it)
     history["loss"].append(total / max(steps, 1))

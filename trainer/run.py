@@ -12,6 +12,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+from dataset import spans
 from dataset.declaration import Declaration
 from trainer import curves, distribute, export, input_pipeline, loop, model, warm_start
 from trainer.config import TrainingConfig
@@ -21,6 +22,27 @@ def vocab_sizes(tft_output: tft.TFTransformOutput, decl: Declaration) -> dict:
   """Categorical feature name -> ids the model must embed, OOV included."""
   return {f.name: tft_output.vocabulary_size_by_name(f.name) + f.num_oov_buckets
           for f in decl.of_kind("categorical")}
+
+
+def _datasets(train_files: List[str], eval_files: List[str],
+              tft_output: tft.TFTransformOutput, decl: Declaration, config: TrainingConfig,
+              strategy: tf.distribute.Strategy, materialized: bool):
+  """The distributed train and eval datasets, both repeating."""
+  if materialized:
+    spec, transform = tft_output.transformed_feature_spec(), None
+  else:
+    spec, transform = tft_output.raw_feature_spec(), tft_output.transform_features_layer()
+
+  def dataset(files, training):
+    def make(ctx):
+      ds = input_pipeline.make_dataset(files, spec, decl, config, training,
+                                       transform, ctx)
+      # Training data repeats by itself; the eval data is validated on for
+      # eval_steps every epoch, so it repeats too.
+      return ds if training else ds.repeat()
+    return distribute.distribute(strategy, make)
+
+  return dataset(train_files, True), dataset(eval_files, False)
 
 
 def train(train_files: List[str], eval_files: List[str],
@@ -46,22 +68,8 @@ def train(train_files: List[str], eval_files: List[str],
     The trained model.
   """
   distribute.set_precision(config.precision)
-  if materialized:
-    spec, transform = tft_output.transformed_feature_spec(), None
-  else:
-    spec, transform = tft_output.raw_feature_spec(), tft_output.transform_features_layer()
-
-  def dataset(files, training):
-    def make(ctx):
-      ds = input_pipeline.make_dataset(files, spec, decl, config, training,
-                                       transform, ctx)
-      # Training data repeats by itself; the eval data is validated on for
-      # eval_steps every epoch, so it repeats too.
-      return ds if training else ds.repeat()
-    return distribute.distribute(strategy, make)
-
-  train_data = dataset(train_files, True)
-  eval_data = dataset(eval_files, False)
+  train_data, eval_data = _datasets(train_files, eval_files, tft_output, decl, config,
+                                    strategy, materialized)
   notes = []
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(tft_output, decl), config)
@@ -125,7 +133,7 @@ def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
 
 def split_names(file_patterns: Sequence[str]) -> List[str]:
   """The split names in TFX's split file patterns (`<uri>/Split-<name>/*`)."""
-  return [os.path.basename(os.path.dirname(p))[len("Split-"):] for p in file_patterns]
+  return [spans.split_of(p) for p in file_patterns]
 
 
 def run_fn(fn_args: FnArgs) -> None:

@@ -63,17 +63,20 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
     artifact = st.output(store, run, node, key)
     return artifact.uri if artifact else None
 
+  def splits(node, key):
+    return st.split_uris(store, st.output(store, run, node, key))
+
   decl = _declaration(store, run)
   sections = [
       section("dag", "Components", [dag.svg(
           upstream, {n: r.state for n, r in run.nodes.items()},
           {n: r.seconds for n, r in run.nodes.items()})] + _node_table(run)),
       section("statistics", "Data statistics",
-              data.statistics_section(data.load_statistics(uri("StatisticsGen", "statistics")))
+              data.statistics_section(data.load_statistics(splits("StatisticsGen", "statistics")))
               + ["<h3>Images</h3>"]
-              + data.images_section(uri("ImportExampleGen", "examples"), decl)),
+              + data.images_section(splits("ImportExampleGen", "examples"), decl)),
       section("anomalies", "Anomalies", data.anomalies_section(
-          data.load_anomalies(uri("ExampleValidator", "anomalies")),
+          data.load_anomalies(splits("ExampleValidator", "anomalies")),
           ran="ExampleValidator" in run.nodes)),
       section("training", "Training", _training(uri("Trainer", "model_run"))),
       section("evaluation", "Evaluation", _evaluation(store, run, uri)),

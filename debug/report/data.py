@@ -8,7 +8,6 @@ that the file reads offline.
 """
 
 import collections
-import glob
 import gzip
 import io
 import os
@@ -25,15 +24,14 @@ from debug.report.html import Raw, esc, table
 SAMPLE_IMAGES = 500  # records decoded per split for the image summary
 
 
-def load_statistics(uri: Optional[str]) -> Dict[str, object]:
-  """split -> DatasetFeatureStatisticsList from a StatisticsGen output folder
+def load_statistics(splits: Dict[str, str]) -> Dict[str, object]:
+  """split -> DatasetFeatureStatisticsList, from StatisticsGen's split folders
   (none when StatisticsGen did not run)."""
-  if not uri:
-    return {}
   found = {}
-  for path in sorted(glob.glob(os.path.join(uri, "Split-*", "FeatureStats.pb"))):
-    split = os.path.basename(os.path.dirname(path))[len("Split-"):]
-    found[split] = tfdv.load_stats_binary(path)
+  for split, folder in splits.items():
+    path = os.path.join(folder, "FeatureStats.pb")
+    if tf.io.gfile.exists(path):
+      found[split] = tfdv.load_stats_binary(path)
   # train first, then the rest, as people compare them
   return dict(sorted(found.items(), key=lambda kv: (kv[0] != "train", kv[0])))
 
@@ -125,17 +123,16 @@ def _histogram(feature, width: int = 120, height: int = 28) -> str:
           f'role="img" aria-label="histogram">{bars}</svg>')
 
 
-def images_section(examples_uri: Optional[str], decl: Optional[Declaration]) -> List[str]:
+def images_section(examples: Dict[str, str], decl: Optional[Declaration]) -> List[str]:
   """Each image feature by decoded size and format, from a sample of records."""
   images = decl.of_kind("image") if decl else []
   if not images:
     return ['<p class="note">No image features declared.</p>']
-  if not examples_uri:
+  if not examples:
     return ['<p class="note">ImportExampleGen did not run in this run.</p>']
   rows = []
-  for split_dir in sorted(glob.glob(os.path.join(examples_uri, "Split-*"))):
-    split = os.path.basename(split_dir)[len("Split-"):]
-    tallies = _image_tallies(sorted(glob.glob(os.path.join(split_dir, "*"))), images)
+  for split, folder in sorted(examples.items()):
+    tallies = _image_tallies(sorted(tf.io.gfile.glob(os.path.join(folder, "*"))), images)
     for feature in images:
       formats, sizes, nbytes = tallies[feature.name]
       shown = ", ".join(f"{k} {v}" for k, v in formats.most_common())
@@ -173,19 +170,20 @@ def _image_tallies(files: List[str], images) -> dict:
   return tallies
 
 
-def load_anomalies(uri: Optional[str]) -> Dict[str, object]:
+def load_anomalies(splits: Dict[str, str]) -> Dict[str, object]:
   """split -> Anomalies from an ExampleValidator output folder (none when
   ExampleValidator did not run)."""
   from tensorflow_metadata.proto.v0 import anomalies_pb2
-  if not uri:
-    return {}
   found = {}
-  for path in sorted(glob.glob(os.path.join(uri, "Split-*", "SchemaDiff.pb"))):
+  for split, folder in sorted(splits.items()):
+    path = os.path.join(folder, "SchemaDiff.pb")
+    if not tf.io.gfile.exists(path):
+      continue
     anomalies = anomalies_pb2.Anomalies()
-    with open(path, "rb") as f:
+    with tf.io.gfile.GFile(path, "rb") as f:
       data = f.read()
     anomalies.ParseFromString(gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data)
-    found[os.path.basename(os.path.dirname(path))[len("Split-"):]] = anomalies
+    found[split] = anomalies
   return found
 
 

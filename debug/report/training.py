@@ -6,7 +6,6 @@ line per split. The same folder opens in TensorBoard.
 """
 
 import collections
-import glob
 import io
 import os
 from typing import Dict, List, Tuple
@@ -27,7 +26,7 @@ def read_curves(log_dir: str) -> Curves:
   curves: Curves = collections.defaultdict(dict)
   for split in ("train", "validation"):
     points = collections.defaultdict(dict)
-    for path in sorted(glob.glob(os.path.join(log_dir, split, "events.out.tfevents.*"))):
+    for path in sorted(tf.io.gfile.glob(os.path.join(log_dir, split, "events.out.tfevents.*"))):
       for event in tf.compat.v1.train.summary_iterator(path):
         for value in event.summary.value:
           if not value.tag.startswith("epoch_"):

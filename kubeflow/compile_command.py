@@ -1,0 +1,116 @@
+"""`python -m kubeflow compile`: its flags, and the checks before compiling."""
+
+import argparse
+import dataclasses
+import os
+import sys
+
+import storage
+from dataset import check
+from kubeflow import platform
+from kubeflow.compile import CompileError, check_name, compile_pipeline
+from pipeline import flags
+from pipeline.config import Resources
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
+
+
+def resource(text: str):
+  """NODE:cpu=4,memory=16,gpus=1[,gpu_type=nvidia.com/gpu] -> (NODE, Resources)."""
+  node, _, spec = text.partition(":")
+  types = {"cpu": float, "memory": float, "gpus": int, "gpu_type": str}
+  values = {}
+  for item in filter(None, spec.split(",")):
+    key, _, value = item.partition("=")
+    if key not in types:
+      raise argparse.ArgumentTypeError(
+          f"--resource {text!r}: expected keys {', '.join(types)}, found {key!r}")
+    try:
+      values["memory_gb" if key == "memory" else key] = types[key](value)
+    except ValueError:
+      raise argparse.ArgumentTypeError(
+          f"--resource {text!r}: {key} expected a {types[key].__name__}, "
+          f"found {value!r}") from None
+  if not node or not values:
+    raise argparse.ArgumentTypeError(
+        f"--resource: expected NODE:cpu=N,memory=GB,gpus=N, found {text!r}")
+  return node, values
+
+
+def env_var(text: str):
+  """NAME=VALUE -> (NAME, VALUE)."""
+  name, sep, value = text.partition("=")
+  if not (sep and name):
+    raise argparse.ArgumentTypeError(f"--env: expected NAME=VALUE, found {text!r}")
+  return name, value
+
+
+def _check_locations(args, decl, serving_dir: str) -> None:
+  """Every location is one the steps' TensorFlow opens, and the data root
+  is one the cluster can reach.
+
+  Raises:
+    StorageError: a scheme TensorFlow cannot open (minio:// included).
+    CompileError: the declaration's data root is a folder of this machine
+      and --data-root was not given.
+  """
+  storage.check_scheme(args.pipeline_root, "--pipeline-root")
+  storage.check_scheme(serving_dir, "--serving-dir")
+  storage.check_scheme(decl.data.root, "--data-root" if args.data_root else
+                       f"data.root of {args.dataset}")
+  if not args.data_root and not storage.scheme(decl.data.root):
+    raise CompileError(
+        f"data.root of {args.dataset} is {decl.data.root}, a folder of this machine, "
+        f"which the cluster's pods cannot read; expected --data-root with a bucket "
+        f"URI (gs://, s3://), or a path mounted in the pods given explicitly")
+
+
+def run(args) -> int:
+  """Checks the declaration, the locations and (unless skipped) the first
+  records, then compiles."""
+  decl = flags.load_declaration(args)
+  name = flags.pipeline_name(args, decl)
+  serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"
+  resources = {node: Resources(**values) for node, values in args.resource}
+  config = flags.pipeline_config(
+      args, decl, pipeline_root=args.pipeline_root, serving_dir=serving_dir,
+      runtime_parameters=True, resources=resources)
+  if "Trainer" in resources and resources["Trainer"].gpus:
+    # The Trainer stops, rather than train on the CPU, if it cannot use them.
+    config = dataclasses.replace(config, training=dataclasses.replace(
+        config.training, gpus=resources["Trainer"].gpus))
+  check_name(config.pipeline_name)
+  _check_locations(args, decl, serving_dir)
+  if args.skip_data_check:
+    print(f"skipped: the check of the declaration against the records under "
+          f"{decl.data.root} (--skip-data-check)", file=sys.stderr)
+  else:
+    storage.check([decl.data.root], "--data-root ")
+    check.check_records(decl)
+  spec, job = compile_pipeline(config, args.image, args.output_dir,
+                               env=dict(args.env), platform_args=args)
+  print(f"pipeline spec: {spec}\npipeline job: {job}")
+  return 0
+
+
+def add_parser(sub) -> None:
+  c = sub.add_parser("compile", help="compile the pipeline for Kubeflow Pipelines v2")
+  flags.add_pipeline_flags(c, default_dataset=DIGITS)
+  c.add_argument("--image", required=True, help="REGISTRY/NAME:TAG built from kubeflow/Dockerfile")
+  c.add_argument("--pipeline-root", required=True, help="URI for artifacts, e.g. gs://bucket/root")
+  c.add_argument("--output-dir", required=True, help="where the compiled files go")
+  c.add_argument("--serving-dir", help="default for the push destination "
+                                       "(default: PIPELINE_ROOT/NAME/serving)")
+  c.add_argument("--resource", action="append", type=resource, default=[],
+                 metavar="NODE:cpu=N,memory=GB,gpus=N[,gpu_type=T]",
+                 help="a component's container resources (repeatable)")
+  c.add_argument("--env", action="append", type=env_var, default=[], metavar="NAME=VALUE",
+                 help="an environment variable for every step, e.g. "
+                      "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
+                      "see --secret-env)")
+  platform.add_flags(c)
+  c.add_argument("--skip-data-check", action="store_true",
+                 help="do not read the first records (when this machine cannot "
+                      "reach the data)")
+  c.set_defaults(func=run)

@@ -1,0 +1,164 @@
+"""`python -m kubeflow submit`, `schedule` and `schedules`: talking to a
+Kubeflow Pipelines API server (kubeflow/client.py)."""
+
+import argparse
+import datetime
+import json
+import os
+from typing import Optional
+
+import kfp.client as kfp_client_env
+import yaml
+
+import storage
+from kubeflow import client, cron, window
+
+
+def _params(args) -> dict:
+  """The runtime parameters: the flags', and the span window resolved now."""
+  for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir)):
+    if uri:
+      storage.check_scheme(uri, flag)
+  extra = {}
+  saved = window.load(args.spec)
+  if saved:
+    resolved = window.resolve_params(saved, args.data_root, args.train_steps,
+                                     args.serving_dir)
+    print(f"window: {', '.join(json.loads(resolved['example_splits']))}")
+    print(f"baseline: {resolved['served_version']}")
+    extra.update(resolved)
+  for item in args.param or ():
+    key, sep, value = item.partition("=")
+    if not sep:
+      raise argparse.ArgumentTypeError(f"--param: expected NAME=VALUE, found {item!r}")
+    extra[key] = value
+  train_steps = None if saved else args.train_steps  # in the window's train_args
+  return client.runtime_params(args.data_root, train_steps, args.serving_dir, extra)
+
+
+def _spec_name(path: str) -> str:
+  try:
+    with open(path, encoding="utf-8") as f:
+      # The pipeline spec, then the Kubernetes platform config if any.
+      return next(yaml.safe_load_all(f))["pipelineInfo"]["name"]
+  except (OSError, yaml.YAMLError, KeyError, TypeError, StopIteration) as e:
+    raise argparse.ArgumentTypeError(
+        f"--spec {path}: expected a pipeline spec written by 'compile', "
+        f"found {type(e).__name__}: {e}") from None
+
+
+def _submit(args) -> int:
+  name = _spec_name(args.spec)
+  params = _params(args)
+  kfp_client = _connect(args)
+  run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+  run = client.submit(kfp_client, args.spec, name, args.experiment or name,
+                      run_name, params, args.namespace)
+  print(f"run: {run.run_id} ({run_name}) in experiment {args.experiment or name}")
+  return 0
+
+
+def _schedule(args) -> int:
+  name = _spec_name(args.spec)
+  if window.load(args.spec):
+    raise argparse.ArgumentTypeError(
+        f"--spec {args.spec}: its data has spans, and a Kubeflow recurring run "
+        f"passes the same parameters to every run, so it would read the same "
+        f"spans forever; expected data without spans, found {window.FILE}. "
+        f"Run 'python -m kubeflow submit' from a scheduler instead: each submit "
+        f"resolves the window anew (docs/kubeflow.md: Retraining on a schedule)")
+  expression = cron.normalize(args.cron)  # a typo fails before any connection
+  params = _params(args)
+  kfp_client = _connect(args)
+  new, replaced = client.schedule(
+      kfp_client, args.spec, name, args.experiment or name, args.name, expression,
+      params, no_catchup=not args.catchup, namespace=args.namespace)
+  verb = "updated" if replaced else "created"
+  print(f"schedule {verb}: {args.name} ({new.recurring_run_id}), cron "
+        f"{expression!r}, max concurrency 1, "
+        f"catch-up {'on' if args.catchup else 'off'}")
+  return 0
+
+
+def _schedules(args) -> int:
+  kfp_client = _connect(args)
+  experiment_id = client.find_experiment(kfp_client, args.experiment, args.namespace)
+  if args.action == "list":
+    for r in client.recurring_runs(kfp_client, None, experiment_id):
+      trigger = r.trigger.cron_schedule.cron if r.trigger and r.trigger.cron_schedule else "?"
+      print(f"{r.display_name}\t{r.status}\t{trigger}\t{r.recurring_run_id}")
+    return 0
+  if not args.name:
+    raise argparse.ArgumentTypeError(f"schedules {args.action}: expected a schedule NAME")
+  found = client.recurring_runs(kfp_client, args.name, experiment_id)
+  if not found:
+    raise client.KubeflowError(f"no schedule named {args.name!r} in experiment "
+                               f"{args.experiment!r}")
+  action = {"pause": kfp_client.disable_recurring_run,
+            "resume": kfp_client.enable_recurring_run,
+            "delete": kfp_client.delete_recurring_run}[args.action]
+  for r in found:
+    action(r.recurring_run_id)
+  done = {"pause": "paused", "resume": "resumed", "delete": "deleted"}[args.action]
+  print(f"{done}: {args.name}")
+  return 0
+
+
+def _connection_flags(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument("--host", help="Kubeflow Pipelines API endpoint "
+                                     "(default: $KF_PIPELINES_ENDPOINT)")
+  parser.add_argument("--namespace", help="Kubeflow profile namespace (multi-user)")
+  parser.add_argument("--token", help="bearer token (default: the service-account token file "
+                           "at $KF_PIPELINES_SA_TOKEN_PATH, if any)")
+
+
+def _run_flags(parser: argparse.ArgumentParser) -> None:
+  _connection_flags(parser)
+  parser.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
+  parser.add_argument("--experiment", help="default: the pipeline's name")
+  parser.add_argument("--data-root", help="runtime parameter: where the records are")
+  parser.add_argument("--train-steps", type=int, help="runtime parameter")
+  parser.add_argument("--serving-dir", help="runtime parameter: where models are pushed")
+  parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                      help="any other runtime parameter (repeatable)")
+
+
+def _connect(args):
+  """kfp's usual sources: --host or $KF_PIPELINES_ENDPOINT; --token or the
+  service-account token file that Kubeflow mounts in its pods."""
+  host = args.host or os.environ.get("KF_PIPELINES_ENDPOINT")
+  if not host:
+    raise argparse.ArgumentTypeError(
+        "--host: expected the Kubeflow Pipelines API endpoint (or "
+        "$KF_PIPELINES_ENDPOINT), found neither")
+  return client.connect(host, args.namespace, args.token or _token_from_file())
+
+
+def _token_from_file() -> Optional[str]:
+  path = os.environ.get(kfp_client_env.KF_PIPELINES_SA_TOKEN_ENV,
+                        kfp_client_env.KF_PIPELINES_SA_TOKEN_PATH)
+  try:
+    with open(path, encoding="utf-8") as f:
+      return f.read().strip() or None
+  except OSError:
+    return None
+
+
+def add_parsers(sub) -> None:
+  s = sub.add_parser("submit", help="start one run")
+  _run_flags(s)
+  s.add_argument("--run-name", help="default: PIPELINE-YYYYmmdd-HHMMSS")
+  s.set_defaults(func=_submit)
+  r = sub.add_parser("schedule", help="create or update a recurring run")
+  _run_flags(r)
+  r.add_argument("--name", required=True, help="the schedule's stable name")
+  r.add_argument("--cron", required=True, help="e.g. '0 3 * * *' (5 or 6 fields)")
+  r.add_argument("--catchup", action="store_true",
+                 help="run missed intervals after a pause (default: no catch-up)")
+  r.set_defaults(func=_schedule)
+  ls = sub.add_parser("schedules", help="list, pause, resume or delete schedules")
+  ls.add_argument("action", choices=("list", "pause", "resume", "delete"))
+  ls.add_argument("name", nargs="?")
+  _connection_flags(ls)
+  ls.add_argument("--experiment", required=True)
+  ls.set_defaults(func=_schedules)
