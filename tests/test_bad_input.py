@@ -6,7 +6,7 @@ import pytest
 
 from debug import store as st
 from tests.conftest import digit_rows, digits_dataset, digits_raw, write_declaration
-from tests.test_e2e import _executions_per_node, run_local
+from tests.runs import executions_per_node, run_local
 
 
 @pytest.mark.e2e
@@ -25,7 +25,7 @@ def test_schema_anomalies_stop_the_run_before_transform(tmp_path):
   assert "feature 'ink': Out-of-range values" in stderr
   assert "no model pushed" in stderr
   assert "pushed model:" not in stdout
-  per_node = _executions_per_node(str(out / "digits" / "metadata.sqlite"))
+  per_node = executions_per_node(str(out / "digits" / "metadata.sqlite"))
   assert per_node["AnomaliesGate"][0].last_known_state == st.STATE.FAILED
   for node in ("Transform", "Trainer", "Evaluator", "Pusher"):
     assert not per_node.get(node), node

@@ -3,8 +3,6 @@
 The commands on real runs are tested in test_e2e.py, on the digits run.
 """
 
-import subprocess
-import sys
 
 import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
@@ -12,13 +10,8 @@ from ml_metadata.proto import metadata_store_pb2
 from dataset import declaration
 from debug.report import dag
 from pipeline import config as pipeline_config
-from tests.conftest import DIGITS_YAML, REPO, build_pipeline
-
-
-def debug_cli(*args):
-  proc = subprocess.run([sys.executable, "-m", "debug", *args], cwd=REPO,
-                        capture_output=True, text=True, timeout=600)
-  return proc.returncode, proc.stdout, proc.stderr
+from tests.conftest import DIGITS_YAML, build_pipeline
+from tests.runs import debug_cli
 
 
 def test_a_missing_metadata_file_is_an_error_that_names_it(tmp_path):

@@ -1,65 +1,81 @@
 """End to end on the bundled digits: the real pipeline, with LocalDagRunner.
 
-Runs `local_runner.py` as a user does, then checks ML Metadata, the pushed
-SavedModel (loaded the way TF Serving loads it), and caching on re-runs.
+Runs `local_runner.py` as a user does, three times in one home (fixtures,
+each building on the one before): the first run, a run with wrecking
+training settings, and a partial run. Checks ML Metadata, the pushed
+SavedModel (loaded the way TF Serving loads it), the debug commands and the
+report in a real browser. A rerun with nothing new is test_retraining's.
 """
 
 import glob
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-import tensorflow as tf
 
 from debug import outcome
 from debug import store as st
-from tests.conftest import REPO
+from tests.runs import (
+    ALL_NODES,
+    TRAINING_NODES,
+    debug_cli,
+    real_executions,
+    run_local,
+    serve_accuracy,
+)
 
 pytestmark = pytest.mark.e2e
-
-TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
-                  "ExampleValidator", "AnomaliesGate", "Transform", "Trainer"]
-ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "Pusher"]
-
-
-def run_local(*args):
-  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr).
-
-  The environment is the user's: without the Keras choice that importing
-  `components` made in this test process.
-  """
-  env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
-  proc = subprocess.run([sys.executable, os.path.join(REPO, "local_runner.py"), *args],
-                        capture_output=True, text=True, timeout=1200, env=env)
-  return proc.returncode, proc.stdout, proc.stderr
 
 
 @pytest.fixture(scope="module")
 def digits_run(tmp_path_factory):
+  """The Quick start's run on the bundled digits, in a fresh home."""
   root = tmp_path_factory.mktemp("e2e")
   args = ["--output-dir", str(root / "out"), "--data-root", str(root / "data")]
   code, out, err = run_local(*args)
   assert code == 0, err[-3000:]
-  return {"args": args, "root": root, "stdout": out, "stderr": err,
-          "metadata": str(root / "out" / "digits" / "metadata.sqlite"),
-          "serving": str(root / "out" / "digits" / "serving")}
+  metadata = str(root / "out" / "digits" / "metadata.sqlite")
+  return {"args": args, "root": root, "stdout": out, "stderr": err, "metadata": metadata,
+          "serving": str(root / "out" / "digits" / "serving"),
+          "run_id": st.runs(st.open_store(metadata), "digits")[-1].id,
+          "outcome": outcome.read_outcome(metadata, "digits")}
 
 
-def _executions_per_node(metadata_path):
-  store = st.open_store(metadata_path)
-  return {ctx.name.split(".", 1)[1]: store.get_executions_by_context(ctx.id)
-          for ctx in store.get_contexts_by_type("node")}
+@pytest.fixture(scope="module")
+def below_threshold_run(digits_run):
+  """Then a run whose new training settings wreck the served model's weights
+  (eight steps at a learning rate of 0.9, from the warm start), against a
+  threshold of 0.9999 that a well-trained model can clear (323 of 323 eval
+  digits happens)."""
+  before = sorted(os.listdir(digits_run["serving"]))
+  code, out, err = run_local(*digits_run["args"], "--min-accuracy", "0.9999",
+                             "--train-steps", "8", "--train", "learning_rate=0.9")
+  return {"code": code, "stdout": out, "stderr": err, "serving_before": before,
+          "outcome": outcome.read_outcome(digits_run["metadata"], "digits")}
 
 
-def test_every_component_ran_once_and_the_model_was_blessed_and_pushed(digits_run):
-  per_node = _executions_per_node(digits_run["metadata"])
-  assert sorted(per_node) == sorted(ALL_NODES)
-  for node, executions in per_node.items():
-    assert len(executions) == 1, node
-    assert executions[0].last_known_state == st.STATE.COMPLETE, node
-  result = outcome.read_outcome(digits_run["metadata"], "digits")
+@pytest.fixture(scope="module")
+def partial_run(below_threshold_run, digits_run):
+  """Then the docs' partial-run recipe: a changed setting, the Trainer alone, -v."""
+  before = real_executions(digits_run["metadata"])
+  code, out, err = run_local(*digits_run["args"], "--from-node", "Trainer",
+                             "--to-node", "Trainer", "--train", "learning_rate=0.003", "-v")
+  return {"code": code, "stdout": out, "stderr": err, "before": before,
+          "after": real_executions(digits_run["metadata"]),
+          "latest": st.runs(st.open_store(digits_run["metadata"]), "digits")[-1]}
+
+
+def _run(digits_run) -> st.Run:
+  """The first run, as ML Metadata recorded it, whatever ran after it."""
+  (run,) = [r for r in st.runs(st.open_store(digits_run["metadata"]), "digits")
+            if r.id == digits_run["run_id"]]
+  return run
+
+
+def test_every_component_ran_and_the_model_was_blessed_and_pushed(digits_run):
+  run = _run(digits_run)
+  assert {n: r.state for n, r in run.nodes.items()} == {n: "COMPLETE" for n in ALL_NODES}
+  result = digits_run["outcome"]
   assert result.blessed is True
   assert result.value >= 0.9
   last_line = digits_run["stdout"].strip().splitlines()[-1]
@@ -81,14 +97,12 @@ def test_a_run_is_quiet_one_line_per_component_then_the_outcome(digits_run):
 
 
 def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
-  from tests.test_debug import debug_cli
   where = ["--metadata", digits_run["metadata"]]
-  store = st.open_store(digits_run["metadata"])
-  (run,) = st.runs(store, "digits")[:1]
+  run = _run(digits_run)
 
   code, out, err = debug_cli("runs", *where)
   assert code == 0, err
-  assert out.splitlines()[0].startswith(f"run {run.id}  started ")
+  assert any(line.startswith(f"run {run.id}  started ") for line in out.splitlines()), out
   for node in ALL_NODES:
     execution = run.nodes[node].execution.id
     assert any(line.split()[:2] == [node, "COMPLETE"] and line.endswith(f"execution {execution}")
@@ -105,7 +119,7 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
 
   code, out, err = debug_cli("lineage", *where)
   assert code == 0, err
-  result = outcome.read_outcome(digits_run["metadata"], "digits")
+  result = digits_run["outcome"]
   assert out.splitlines()[0] == f"pushed model {result.pushed_dir}"
   for producer in ("Pusher", "Evaluator", "Trainer", "Transform", "ImportExampleGen",
                    "CuratedSchema", "BaselineModel"):
@@ -145,65 +159,39 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
   assert "Blessed." in text["evaluation"] and ">= 0.9" in text["evaluation"]
   per_class = text["evaluation"].split("Per class (label)")[1]
   assert all(f"\n{digit}\t" in per_class for digit in range(10)), per_class
-  result = outcome.read_outcome(digits_run["metadata"], "digits")
-  assert result.pushed_dir in text["pushed"]
+  assert digits_run["outcome"].pushed_dir in text["pushed"]
   assert (tmp_path / "report.png").stat().st_size > 10_000
 
 
 def test_pushed_model_serves_serialized_eval_examples_accurately(digits_run):
-  result = outcome.read_outcome(digits_run["metadata"], "digits")
-  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_default"]
   files = glob.glob(str(digits_run["root"] / "data" / "eval" / "*.tfrecord.gz"))
-  records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
-  labels = np.array([tf.train.Example.FromString(r).features.feature["label"]
-                     .int64_list.value[0] for r in records])
-  probs = serve(examples=tf.constant(records))["probabilities"].numpy()
-  assert probs.shape == (len(records), 10)
-  accuracy = float((probs.argmax(axis=1) == labels).mean())
-  assert len(records) > 300
-  assert accuracy >= 0.95
+  accuracy, served = serve_accuracy(digits_run["outcome"].pushed_dir, files)
+  assert served > 300, f"expected the 323 eval digits, found {served}"
+  assert accuracy >= 0.95, f"expected >= 0.95 served accuracy, found {accuracy}"
 
 
-def test_rerun_on_unchanged_inputs_is_served_from_cache(digits_run):
-  """A scheduled rerun with nothing new: no work, exit 0, and it says so."""
-  first = outcome.read_outcome(digits_run["metadata"], "digits")
-  code, out, err = run_local(*digits_run["args"])
-  assert code == 0, err[-3000:]
-  second = outcome.read_outcome(digits_run["metadata"], "digits")
-  # The model the first run pushed is not the baseline of its own rerun
-  # (components/baseline.py), so even BaselineModel, and with it the Trainer's
-  # warm start, comes from the cache.
-  assert second.states == {n: "CACHED" for n in ALL_NODES}
-  assert second.pushed_dir == first.pushed_dir
-  assert os.listdir(digits_run["serving"]) == [os.path.basename(first.pushed_dir)]
-  assert "no new data: all data already went through this pipeline" in out, out
-  assert out.strip().endswith(f"served model: {first.pushed_dir}"), out
+def test_a_changed_setting_retrains_and_transform_comes_from_the_cache(
+    digits_run, below_threshold_run):
+  states = below_threshold_run["outcome"].states
+  # Transform's cache key holds none of the training settings; the Trainer's does.
+  assert states["Transform"] == "CACHED" and states["Trainer"] == "COMPLETE", states
+  assert states["Evaluator"] == "COMPLETE" and states["Pusher"] == "COMPLETE", states
+  # The served model is this run's baseline and warm start (the setting changed).
+  assert f"warm start: from {digits_run['outcome'].pushed_dir}" in \
+      below_threshold_run["stdout"], below_threshold_run["stdout"]
 
 
-def test_model_below_the_threshold_is_not_blessed_and_not_pushed(digits_run):
-  before = sorted(os.listdir(digits_run["serving"]))
-  before_pushed = os.path.join(digits_run["serving"], before[-1])
-  # The served model is this run's baseline and warm start (the setting
-  # changed). Eight steps at a learning rate of 0.9 wreck those weights, so
-  # the model cannot clear 0.9999 (a well-trained one can: 323 of 323 eval
-  # digits happens).
-  code, out, err = run_local(*digits_run["args"], "--min-accuracy", "0.9999",
-                             "--train-steps", "8", "--train", "learning_rate=0.9")
-  assert code == 1, err[-3000:]
-  result = outcome.read_outcome(digits_run["metadata"], "digits")
-  assert result.states["Evaluator"] == "COMPLETE" and result.states["Pusher"] == "COMPLETE"
-  # New training settings re-run the Trainer, and only what follows it:
-  # Transform's cache key holds none of them.
-  assert result.states["Trainer"] == "COMPLETE" and result.states["Transform"] == "CACHED", \
-      result.states
+def test_a_model_below_the_threshold_is_not_blessed_and_not_pushed(
+    digits_run, below_threshold_run):
+  assert below_threshold_run["code"] == 1, below_threshold_run["stderr"][-3000:]
+  result, out = below_threshold_run["outcome"], below_threshold_run["stdout"]
   assert result.value < 0.9999
   assert result.blessed is False and result.pushed_dir is None
   assert "model NOT blessed: eval accuracy" in out
-  assert f"warm start: from {before_pushed}" in out, out
   assert any("sparse_categorical_accuracy value" in r and "0.9999" in r
              for r in result.reasons), result.reasons
   assert out.strip().endswith("no model pushed")
-  assert sorted(os.listdir(digits_run["serving"])) == before
+  assert sorted(os.listdir(digits_run["serving"])) == below_threshold_run["serving_before"]
 
 
 def test_convert_then_run_needs_no_hand_editing(tmp_path):
@@ -227,32 +215,24 @@ def test_convert_then_run_needs_no_hand_editing(tmp_path):
   assert out.strip().endswith(f"pushed model: {result.pushed_dir}")
 
 
-def test_partial_run_retrains_alone_after_a_hyperparameter_change(digits_run):
-  """The README's recipe: change a setting, rerun the Trainer alone (with -v)."""
-  def real_executions(store):
-    """node -> ids of the executions that really ran (not reuses)."""
-    return {ctx.name.split(".", 1)[1]: {e.id for e in store.get_executions_by_context(ctx.id)
-                                        if e.last_known_state != st.STATE.CACHED}
-            for ctx in store.get_contexts_by_type("node")}
-
-  before = real_executions(st.open_store(digits_run["metadata"]))
-  code, out, err = run_local(*digits_run["args"], "--from-node", "Trainer",
-                             "--to-node", "Trainer", "--train", "learning_rate=0.003", "-v")
-  assert code == 0, err[-3000:]
-  after = real_executions(st.open_store(digits_run["metadata"]))
+def test_a_partial_run_retrains_alone_after_a_hyperparameter_change(partial_run):
+  assert partial_run["code"] == 0, partial_run["stderr"][-3000:]
+  before, after, latest = partial_run["before"], partial_run["after"], partial_run["latest"]
   new_trainer = after["Trainer"] - before["Trainer"]
   assert len(new_trainer) == 1, (before["Trainer"], after["Trainer"])
   upstream = TRAINING_NODES[:-1]
   assert {n: after[n] for n in upstream} == {n: before[n] for n in upstream}, \
       "a component upstream of the Trainer executed again"
-  latest = st.runs(st.open_store(digits_run["metadata"]), "digits")[-1]
   assert latest.nodes["Trainer"].execution.id in new_trainer
   assert {n: latest.nodes[n].state for n in upstream} == {n: "CACHED" for n in upstream}
   assert "Evaluator" not in latest.nodes and "Pusher" not in latest.nodes
   assert latest.parent is not None, "a partial run records the run it reused"
   # -v: the libraries' logs are back (TFX's own progress, at INFO).
-  assert "Component Trainer is running." in err, err[-2000:]
+  assert "Component Trainer is running." in partial_run["stderr"], \
+      partial_run["stderr"][-2000:]
 
+
+def test_a_partial_run_naming_an_unknown_node_lists_the_nodes(digits_run):
   code, _, err = run_local(*digits_run["args"], "--to-node", "Pushr")
   assert code == 2
   (line,) = [x for x in err.splitlines() if x.startswith("error: --to-node: expected one of ")]

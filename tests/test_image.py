@@ -10,6 +10,7 @@ No image is built here (no Docker); these hold its recipe against the code:
   own build, so a bump of either cannot drift apart unnoticed;
 - a Trainer given a GPU that TensorFlow cannot use stops, naming what did
   not load (run here on the CPU, which has none).
+And the code stays readable: short modules and functions.
 """
 
 import ast
@@ -92,6 +93,31 @@ def test_no_two_folders_import_each_other():
   graph = {p: imported_by(p) for p in project_packages() | {"bench"}}
   pairs = sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ()))
   assert not pairs, pairs
+
+
+# "About 250 lines" and "about 50": a little over is a judgment call, well
+# over is a module or a function doing two things.
+MODULE_LINES, FUNCTION_LINES = 300, 60
+
+
+def test_modules_and_functions_stay_short():
+  long = []
+  for package in sorted(project_packages() | {"bench"}) + ["local_runner.py"]:
+    path = os.path.join(REPO, package)
+    files = ([os.path.join(folder, n) for folder, _, names in os.walk(path)
+              for n in names if n.endswith(".py")] if os.path.isdir(path) else [path])
+    for name in files:
+      text = open(name, encoding="utf-8").read()
+      where = os.path.relpath(name, REPO)
+      if text.count("\n") > MODULE_LINES:
+        long.append(f"{where}: {text.count(chr(10))} lines (expected <= {MODULE_LINES})")
+      for node in ast.walk(ast.parse(text)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+          lines = node.end_lineno - node.lineno + 1
+          if lines > FUNCTION_LINES:
+            long.append(f"{where}:{node.lineno} {node.name}: {lines} lines "
+                        f"(expected <= {FUNCTION_LINES})")
+  assert not long, "\n".join(long)
 
 
 def and_cuda_pins() -> dict:

@@ -16,7 +16,7 @@ import tfx
 
 from dataset import declaration
 from debug import outcome
-from tests.test_e2e import run_local
+from tests.runs import run_local
 
 pytestmark = pytest.mark.e2e
 

@@ -1,0 +1,60 @@
+"""Helpers for the tests that run the real pipeline: run a command as a user
+does, and read what a run left (ML Metadata, a served model)."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import tensorflow as tf
+
+from debug import store as st
+from tests.conftest import REPO
+
+TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
+                  "ExampleValidator", "AnomaliesGate", "Transform", "Trainer"]
+ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "Pusher"]
+
+
+def run_local(*args):
+  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr).
+
+  The environment is the user's: without the Keras choice that importing
+  `components` made in this test process.
+  """
+  env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
+  proc = subprocess.run([sys.executable, os.path.join(REPO, "local_runner.py"), *args],
+                        capture_output=True, text=True, timeout=1200, env=env)
+  return proc.returncode, proc.stdout, proc.stderr
+
+
+def debug_cli(*args):
+  """Runs `python -m debug` in a fresh process; returns (exit code, stdout, stderr)."""
+  proc = subprocess.run([sys.executable, "-m", "debug", *args], cwd=REPO,
+                        capture_output=True, text=True, timeout=600)
+  return proc.returncode, proc.stdout, proc.stderr
+
+
+def executions_per_node(metadata_path):
+  """node -> its executions, from a pipeline's ML Metadata store."""
+  store = st.open_store(metadata_path)
+  return {ctx.name.split(".", 1)[1]: store.get_executions_by_context(ctx.id)
+          for ctx in store.get_contexts_by_type("node")}
+
+
+def real_executions(metadata_path):
+  """node -> ids of the executions that really ran (not cache reuses)."""
+  return {node: {e.id for e in executions if e.last_known_state != st.STATE.CACHED}
+          for node, executions in executions_per_node(metadata_path).items()}
+
+
+def serve_accuracy(model_dir: str, files: list) -> tuple:
+  """(accuracy, records) of a SavedModel's serving_default on serialized
+  examples, called as TF Serving calls it."""
+  serve = tf.saved_model.load(model_dir).signatures["serving_default"]
+  records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
+  labels = np.array([tf.train.Example.FromString(r).features.feature["label"]
+                     .int64_list.value[0] for r in records])
+  probs = serve(examples=tf.constant(records))["probabilities"].numpy()
+  assert probs.shape == (len(records), 10), probs.shape
+  return float((probs.argmax(axis=1) == labels).mean()), len(records)
