@@ -111,6 +111,8 @@ def prepare(args: argparse.Namespace):
   storage.check(locations.values())
   write_bundled_data(args, decl)
   inputs = resolve_inputs(config)
+  for note in inputs.window.notes:
+    print(f"note: {note}")
   check.check_records(decl, inputs.window)
   return config, inputs, home
 

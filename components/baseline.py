@@ -29,10 +29,11 @@ earlier run met, and everything comes from the cache; a new span, new data
 or a changed setting makes a new key, and the served model is the baseline
 again.
 
-On Kubeflow the pipeline is compiled long before it runs. With spans,
-`python -m kubeflow submit` chooses `served_version` and `training_key` when
-it resolves the window, and passes them as runtime parameters, so a submit
-with nothing new is served from Kubeflow's cache too. Without spans,
+On Kubeflow the pipeline is compiled long before it runs. With spans, its
+first step (pipeline/window_step.py) chooses `served_version` and
+`training_key` when it resolves the window, and passes them on as output
+parameters, so a run with nothing new is served from Kubeflow's cache too.
+Without spans,
 `served_version` is "" (the newest version when the step runs) and this
 step's cache is switched off in the compiled spec (kubeflow/compile.py).
 """
@@ -48,9 +49,6 @@ import serving
 from trainer import warm_start
 
 SOURCE = "source_model"
-# The default served_version of a Kubeflow pipeline with spans: only
-# `python -m kubeflow submit` lists the spans and the served versions.
-UNRESOLVED = "unresolved"
 
 
 def serving_directory(push_destination: str) -> str:
@@ -70,12 +68,6 @@ def BaselineModel(
   """Copies the served model `served_version` (or, if "", the newest) into
   `model`, or leaves it empty; hands the Trainer this run's `training_key`
   beside it (the Trainer records it beside the model it exports)."""
-  if served_version == UNRESOLVED:
-    raise ValueError(
-        "BaselineModel: expected the runtime parameter served_version, found "
-        f"{UNRESOLVED!r}: this pipeline reads spans, and its window and baseline "
-        "are resolved when `python -m kubeflow submit` starts the run, so start "
-        "its runs with submit (docs/kubeflow.md: Retraining on a schedule)")
   if training_key:
     fileio.makedirs(model.uri)
     with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:

@@ -54,6 +54,7 @@ class Window:
   train_splits: Tuple[str, ...]
   eval_splits: Tuple[str, ...]
   unresolved: bool = False
+  notes: Tuple[str, ...] = ()  # what was skipped, or a window cut short
 
   def describe(self) -> str:
     """`spans 3-4`, `span 4 (version 2)`, or `all data` without spans."""
@@ -90,18 +91,23 @@ def _regex(pattern: str):
   return re.compile(rx.replace(r"\*", r"[^/]*").replace(r"\?", "[^/]") + "$")
 
 
-def available(root: str, pattern: str) -> Dict[int, List[int]]:
-  """span -> its versions ([] without {VERSION}) that have files for `pattern`."""
+def available(root: str, pattern: str) -> Tuple[Dict[int, List[int]], List[str]]:
+  """(span -> its versions ([] without {VERSION}) that have files for
+  `pattern`, the paths that the pattern's wildcards match but whose span
+  or version is not a number)."""
   full = os.path.join(root, pattern)
   rx = _regex(full)
   found: Dict[int, set] = {}
+  malformed = []
   for path in tf.io.gfile.glob(full.replace(SPAN, "*").replace(VERSION, "*")):
     match = rx.match(path)
-    if match:
-      versions = found.setdefault(int(match.group("span")), set())
-      if match.groupdict().get("version") is not None:
-        versions.add(int(match.group("version")))
-  return {span: sorted(v) for span, v in found.items()}
+    if not match:
+      malformed.append(path)
+      continue
+    versions = found.setdefault(int(match.group("span")), set())
+    if match.groupdict().get("version") is not None:
+      versions.add(int(match.group("version")))
+  return {span: sorted(v) for span, v in found.items()}, malformed
 
 
 def fill(pattern: str, span: int, version: Optional[int]) -> str:
@@ -126,14 +132,16 @@ def resolve(data: Data, source: str = "data") -> Window:
   if not any(SPAN in p for p in patterns.values()):
     return Window((), patterns, ("train",), ("eval",))
   storage.check([data.root], f"{source}: data.root ")
-  found = [available(data.root, p) for p in patterns.values()]
+  listed = [available(data.root, p) for p in patterns.values()]
+  found = [f for f, _ in listed]
   # A span counts once every split has it (a span still being written may not).
   spans = sorted(set.intersection(*(set(f) for f in found)))
+  notes = _notes(data, found, spans, [m for _, bad in listed for m in bad])
   if not spans:
     raise DeclarationError(
         f"{source}: field 'data': expected span folders matching "
         f"{', '.join(os.path.join(data.root, p) for p in patterns.values())}, "
-        f"found none")
+        f"found none" + (f" ({'; '.join(notes)})" if notes else ""))
   chosen = []
   for span in spans[-data.window:]:
     versions = set.intersection(*(set(f[span]) for f in found))
@@ -142,12 +150,24 @@ def resolve(data: Data, source: str = "data") -> Window:
     # One folder per span, split by hash: one span (the window is 1).
     span, version = chosen[-1]
     return Window(tuple(chosen), {"all": fill(data.pattern, span, version)},
-                  ("train",), ("eval",))
+                  ("train",), ("eval",), notes=notes)
   inputs = {f"{split}{split_suffix(s, v)}": fill(pattern, s, v)
             for s, v in chosen for split, pattern in data.splits.items()}
   return Window(tuple(chosen), inputs,
                 tuple(f"train{split_suffix(s, v)}" for s, v in chosen),
-                tuple(f"eval{split_suffix(s, v)}" for s, v in chosen))
+                tuple(f"eval{split_suffix(s, v)}" for s, v in chosen), notes=notes)
+
+
+def _notes(data: Data, found: List[Dict], complete: List[int], malformed: List[str]):
+  """One line for each thing a user would want to know the window left out."""
+  notes = [f"skipped {folder}: its span (or version) is not a number"
+           for folder in sorted({os.path.dirname(m) for m in malformed})]
+  for span in sorted(set().union(*(set(f) for f in found)) - set(complete)):
+    notes.append(f"skipped span {span}: not every split has files yet")
+  if complete and len(complete) < data.window:
+    notes.append(f"window {data.window}: only {len(complete)} span(s) found, "
+                 f"reading {', '.join(map(str, complete))}")
+  return tuple(notes)
 
 
 def unresolved(data: Data) -> Window:

@@ -175,16 +175,21 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
 
 def runtime_params(data_root: Optional[str] = None, train_steps: Optional[int] = None,
                    serving_dir: Optional[str] = None,
-                   extra: Optional[Dict[str, str]] = None) -> Dict[str, str]:
+                   extra: Optional[Dict[str, str]] = None,
+                   declared: Optional[Dict] = None) -> Dict[str, str]:
   """Runtime parameter values, in the form the compiled pipeline takes.
 
   `train_args` and `push_destination` are the JSON of TFX's TrainArgs and
-  PushDestination protos, as the pipeline's own defaults are.
+  PushDestination protos, as the pipeline's own defaults are. A pipeline
+  over spans (whose declared parameters have `train_steps`) takes the steps
+  as they are: its first step builds the TrainArgs with the window's splits.
   """
   params = dict(extra or {})
   if data_root:
     params["data_root"] = data_root
-  if train_steps:
+  if train_steps and "train_steps" in (declared or {}):
+    params["train_steps"] = str(train_steps)
+  elif train_steps:
     params["train_args"] = json.dumps({"num_steps": train_steps})
   if serving_dir:
     params["push_destination"] = json.dumps(

@@ -10,9 +10,14 @@ leaves out, so that the compiled files run as they are:
   spans: its cache key holds the data's location but not the files' content
   (TFX's driver that fingerprints them runs only on Vertex AI), so new files
   in the same place would otherwise go unseen. Spans never change, and the
-  window's parameters name them (kubeflow/window.py). Nor is BaselineModel
-  ever cached: the model served when the run starts is not known when the
-  pipeline is compiled.
+  window's values name them. Nor is BaselineModel cached without spans:
+  the model served when the run starts is not known when the pipeline is
+  compiled. With spans, SpanWindow, which lists them, is the step never
+  cached (pipeline/window_step.py);
+- an output parameter read by a later step (`taskOutputParameter`) names its
+  producer as TFX's compiler spells it, `<task>_task`, a task that does not
+  exist ("producer task ... not in tasks" in the backend's driver,
+  `driver/resolve.go`): it names the task;
 
 - every container gets the environment given with `--env` (say, the S3
   endpoint), which must hold no secret: those come from Kubernetes secrets
@@ -22,8 +27,7 @@ It writes two files: the pipeline spec as YAML, which the open-source
 Kubeflow Pipelines backend and `kfp.Client` take, followed, when node
 selectors, tolerations or secrets were given, by the Kubernetes platform
 config as a second YAML document; and the PipelineJob JSON, which Vertex AI
-Pipelines takes. For data with spans it also writes `window.json`, from
-which `submit` resolves the window.
+Pipelines takes.
 """
 
 import json
@@ -34,7 +38,8 @@ import yaml
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 
-from kubeflow import container, platform, window
+from dataset import spans
+from kubeflow import container, platform
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
@@ -44,6 +49,7 @@ JOB_FILE = "pipeline_job.json"
 # Kubeflow's rule for pipeline names (TFX's own error message garbles it).
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
+WINDOW_STEP = "SpanWindow"
 # Names that hold credentials: they come from a Kubernetes secret instead.
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 
@@ -95,6 +101,11 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
     executors[label]["container"]["resources"] = resource_spec(resources)
   for node in never_cached(config):
     tasks[node].pop("cachingOptions", None)
+  for task in tasks.values():
+    for value in task.get("inputs", {}).get("parameters", {}).values():
+      producer = value.get("taskOutputParameter", {})
+      if producer.get("producerTask", "").removesuffix("_task") in tasks:
+        producer["producerTask"] = producer["producerTask"].removesuffix("_task")
   if env:
     for executor in executors.values():
       executor["container"]["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
@@ -102,12 +113,11 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
 
 
 def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
-  """The steps Kubeflow must always run. With spans, none: ImportExampleGen
-  reads immutable spans named by the window parameters, and BaselineModel
-  copies the version named by `served_version`, both resolved by `submit`
-  (kubeflow/window.py)."""
-  if window.uses_spans(config.declaration.data):
-    return ()
+  """The steps Kubeflow must always run. With spans, only SpanWindow:
+  ImportExampleGen reads immutable spans named by its values, and
+  BaselineModel copies the version named by `served_version`."""
+  if spans.unresolved(config.declaration.data).unresolved:
+    return (WINDOW_STEP,)
   return NEVER_CACHED
 
 
@@ -169,5 +179,4 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     f.write(yaml.safe_dump_all([d for d in documents if d], sort_keys=True))
   with fileio.open(job_path, "w") as f:
     f.write(json.dumps(job, indent=2, sort_keys=True))
-  window.save(config, output_dir)
   return spec_path, job_path

@@ -3,7 +3,6 @@ Kubeflow Pipelines API server (kubeflow/client.py)."""
 
 import argparse
 import datetime
-import json
 import os
 from typing import Optional
 
@@ -11,36 +10,33 @@ import kfp.client as kfp_client_env
 import yaml
 
 import storage
-from kubeflow import client, cron, window
+from kubeflow import client, cron
 
 
-def _params(args) -> dict:
-  """The runtime parameters: the flags', and the span window resolved now."""
+def _params(args, spec: dict) -> dict:
+  """The runtime parameters the flags set. With spans, nothing is listed
+  here: the pipeline's first step finds its window (pipeline/window_step.py)."""
   for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir)):
     if uri:
       storage.check_scheme(uri, flag)
   extra = {}
-  saved = window.load(args.spec)
-  if saved:
-    resolved = window.resolve_params(saved, args.data_root, args.train_steps,
-                                     args.serving_dir)
-    print(f"window: {', '.join(json.loads(resolved['example_splits']))}")
-    print(f"baseline: {resolved['served_version']}")
-    extra.update(resolved)
   for item in args.param or ():
     key, sep, value = item.partition("=")
     if not sep:
       raise argparse.ArgumentTypeError(f"--param: expected NAME=VALUE, found {item!r}")
     extra[key] = value
-  train_steps = None if saved else args.train_steps  # in the window's train_args
-  return client.runtime_params(args.data_root, train_steps, args.serving_dir, extra)
+  declared = spec["root"].get("inputDefinitions", {}).get("parameters", {})
+  return client.runtime_params(args.data_root, args.train_steps, args.serving_dir, extra,
+                               declared)
 
 
-def _spec_name(path: str) -> str:
+def _load_spec(path: str) -> dict:
+  """The pipeline spec of a compiled file (the platform config may follow it)."""
   try:
     with open(path, encoding="utf-8") as f:
-      # The pipeline spec, then the Kubernetes platform config if any.
-      return next(yaml.safe_load_all(f))["pipelineInfo"]["name"]
+      spec = next(yaml.safe_load_all(f))
+    spec["pipelineInfo"]["name"]
+    return spec
   except (OSError, yaml.YAMLError, KeyError, TypeError, StopIteration) as e:
     raise argparse.ArgumentTypeError(
         f"--spec {path}: expected a pipeline spec written by 'compile', "
@@ -48,8 +44,9 @@ def _spec_name(path: str) -> str:
 
 
 def _submit(args) -> int:
-  name = _spec_name(args.spec)
-  params = _params(args)
+  spec = _load_spec(args.spec)
+  name = spec["pipelineInfo"]["name"]
+  params = _params(args, spec)
   kfp_client = _connect(args)
   run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
   run = client.submit(kfp_client, args.spec, name, args.experiment or name,
@@ -59,16 +56,10 @@ def _submit(args) -> int:
 
 
 def _schedule(args) -> int:
-  name = _spec_name(args.spec)
-  if window.load(args.spec):
-    raise argparse.ArgumentTypeError(
-        f"--spec {args.spec}: its data has spans, and a Kubeflow recurring run "
-        f"passes the same parameters to every run, so it would read the same "
-        f"spans forever; expected data without spans, found {window.FILE}. "
-        f"Run 'python -m kubeflow submit' from a scheduler instead: each submit "
-        f"resolves the window anew (docs/kubeflow.md: Retraining on a schedule)")
+  spec = _load_spec(args.spec)
+  name = spec["pipelineInfo"]["name"]
   expression = cron.normalize(args.cron)  # a typo fails before any connection
-  params = _params(args)
+  params = _params(args, spec)
   kfp_client = _connect(args)
   new, replaced = client.schedule(
       kfp_client, args.spec, name, args.experiment or name, args.name, expression,

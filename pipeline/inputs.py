@@ -1,10 +1,9 @@
 """A run's inputs: the span window, the served version and the training key.
 
 They are what a run depends on outside the code, and they are resolved once,
-when the run starts: by the local runner (`resolve_inputs`) or by `python -m
-kubeflow submit` (kubeflow/window.py). Building the pipeline then reads
-nothing. A compiled Kubeflow pipeline gets `unresolved_inputs`: runtime
-parameters each run fills in.
+when the run starts: by the local runner (`resolve_inputs`), or by the
+first step of a compiled Kubeflow pipeline over spans
+(pipeline/window_step.py). Building the pipeline reads nothing.
 """
 
 import dataclasses
@@ -13,7 +12,6 @@ import json
 from tfx import v1 as tfx
 
 import serving
-from components.baseline import UNRESOLVED
 from dataset import spans
 from dataset.declaration import Data
 from pipeline.config import PipelineConfig
@@ -28,8 +26,8 @@ class RunInputs:
     window: the spans it reads (dataset/spans.py).
     training_key: what its model is trained from (see `training_key`).
     served_version: the served version it compares with and warm-starts
-      from (components/baseline.py), "" for the newest when the step runs,
-      or UNRESOLVED on Kubeflow with spans until `submit` resolves it.
+      from (components/baseline.py), or "" for the newest when the step
+      runs (on Kubeflow: without spans, or until SpanWindow resolves it).
   """
   window: spans.Window
   training_key: str
@@ -40,8 +38,8 @@ class RunInputs:
 def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
             materialize: bool, train_steps: int, eval_steps: int) -> RunInputs:
   """Lists the data root's spans and the serving dir, now: the one place a
-  run's inputs are resolved, for local runs (`resolve_inputs`) and for
-  `python -m kubeflow submit` (kubeflow/window.py).
+  run's inputs are resolved, for local runs (`resolve_inputs`) and for the
+  SpanWindow step on Kubeflow (pipeline/window_step.py).
 
   Raises:
     DeclarationError: no span found; StorageError: a bucket unreachable.
@@ -61,12 +59,11 @@ def resolve_inputs(config: PipelineConfig) -> RunInputs:
 
 
 def unresolved_inputs(config: PipelineConfig) -> RunInputs:
-  """The inputs of a compiled Kubeflow pipeline, read from nothing: runtime
-  parameters that `python -m kubeflow submit` resolves per run
-  (kubeflow/window.py); without spans, the newest served version is taken
+  """The inputs of a compiled Kubeflow pipeline, read from nothing: with
+  spans, the pipeline's first step resolves them per run
+  (pipeline/window_step.py); without, the newest served version is taken
   when BaselineModel runs."""
-  window = spans.unresolved(config.declaration.data)
-  return RunInputs(window, "", UNRESOLVED if window.unresolved else "")
+  return RunInputs(spans.unresolved(config.declaration.data), "", "")
 
 
 def window_protos(window: spans.Window, materialize: bool, train_steps: int,

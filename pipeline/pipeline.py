@@ -24,6 +24,7 @@ from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
 from pipeline.keys import to_json, trainer_config, transform_config
+from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
 
 PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
 RUN_FN = "trainer.run.run_fn"
@@ -56,15 +57,42 @@ def _output_config(config: PipelineConfig):
 
 def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
-  protos = window_protos(inputs.window, config.materialize, config.training.train_steps,
-                         config.training.eval_steps)
-  by_window = {name: _runtime(config, name, value) for name, value in protos.items()}
+  window_step, by_window = _window(config, inputs)
   example_gen, statistics_gen, schema_gen, example_validator, gate = _data_components(
       config, by_window)
   nodes = [example_gen, statistics_gen, schema_gen, example_validator, gate]
-  nodes += _model_components(config, inputs, by_window, example_gen, schema_gen, gate)
+  nodes += _model_components(config, by_window, example_gen, schema_gen, gate)
+  if window_step:
+    for node in nodes:
+      if any(by_window[name] is value for name, value in node.exec_properties.items()
+             if name in by_window):
+        node.add_upstream_node(window_step)
+    nodes.insert(0, window_step)
   _check_resources(config, [n.id for n in nodes])
   return nodes
+
+
+def _window(config: PipelineConfig, inputs: RunInputs):
+  """(the SpanWindow step or None, what the window sets by parameter name).
+
+  Resolved inputs (a local run) are constants, or runtime parameters with
+  those defaults. A compiled pipeline over spans resolves its window in its
+  first step (pipeline/window_step.py), whose outputs the others read.
+  """
+  training = config.training
+  protos = window_protos(inputs.window, config.materialize, training.train_steps,
+                         training.eval_steps)
+  values = {**protos, "served_version": inputs.served_version,
+            "training_key": inputs.training_key}
+  if not inputs.window.unresolved:
+    return None, {name: _runtime(config, name, value) for name, value in values.items()}
+  step = SpanWindow(
+      data_root=_runtime(config, "data_root", config.declaration.data.root),
+      push_destination=to_json(_runtime(config, "push_destination",
+                                        push_destination(config.serving_dir))),
+      train_steps=_runtime(config, "train_steps", str(training.train_steps)),
+      window_spec=window_spec(config))
+  return step, {name: step.outputs[name].future()[0].value for name in OUTPUTS}
 
 
 def _data_components(config: PipelineConfig, by_window: Dict) -> List:
@@ -97,7 +125,7 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
   return [example_gen, statistics_gen, schema_gen, example_validator, gate]
 
 
-def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict,
+def _model_components(config: PipelineConfig, by_window: Dict,
                       example_gen, schema_gen, gate) -> List:
   """Transform, BaselineModel, the Trainer, the Evaluator and the Pusher."""
   examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
@@ -114,11 +142,11 @@ def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.
   # The version and this run's training key were chosen when the run started
-  # (pipeline/inputs.py); without spans on Kubeflow, when the step runs.
+  # (pipeline/inputs.py), or by the SpanWindow step; without spans on
+  # Kubeflow, when the step runs.
   baseline = BaselineModel(
       push_destination=to_json(destination),
-      served_version=_runtime(config, "served_version", inputs.served_version),
-      training_key=_runtime(config, "training_key", inputs.training_key))
+      served_version=by_window["served_version"], training_key=by_window["training_key"])
   # Trains the Keras model on the transformed examples, or on the examples
   # with the transform graph applied as they are read.
   trainer_node = tfx.components.Trainer(

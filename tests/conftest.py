@@ -98,3 +98,22 @@ def build_pipeline(config):
   from pipeline.inputs import resolve_inputs
   from pipeline.pipeline import create_pipeline
   return create_pipeline(config, resolve_inputs(config))
+
+
+def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
+  """The digits declaration over span folders (empty files: compiling reads
+  only the folder names)."""
+  root = tmp_path / "data"
+  for span in spans:
+    for split in ("train", "eval"):
+      (root / f"span-{span}" / split).mkdir(parents=True, exist_ok=True)
+      (root / f"span-{span}" / split / "part-0.tfrecord.gz").write_bytes(b"")
+  with open(DIGITS_YAML) as f:
+    raw = yaml.safe_load(f)
+  raw["data"] = {"root": str(root), "window": window,
+                 "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
+                            "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
+  raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
+  path = tmp_path / "spans.yaml"
+  path.write_text(yaml.safe_dump(raw))
+  return path, root

@@ -30,12 +30,20 @@ and nothing kinder. Each behaviour, and where it comes from:
   by StructValueToMLMDValue (numbers as doubles, bools as ints, lists and
   structs wrapped), the type from the schema title, and `display_name` and
   `store_session_info` added.
+- Output parameters (`launcher_v2.go` collectOutputParameters, then
+  `metadata/client.go` PublishExecution): the executor output's
+  `parameterValues`, stored on the execution as the custom property
+  `outputs`. A later task's `taskOutputParameter` reads them from the
+  producer's execution (`driver/resolve.go` resolveUpstreamParameters),
+  and fails with "producer task, X, not in tasks" for a name that is no
+  task of the DAG.
 - The cache (`driver/cache.go` getFingerPrint, `cacheutils/cache.go`
   GenerateCacheKey and GenerateFingerPrint): for a task with caching
   enabled, the SHA-256 of the input artifact names (MLMD ids), the input
   parameter values, the output artifacts' specs without URIs, the output
   parameter types, and the image with the command and args. A hit records
-  a CACHED execution with the earlier outputs, and runs nothing.
+  a CACHED execution with the earlier outputs, artifacts and parameters,
+  and runs nothing.
 - The pod: an empty working directory, so only what the image installs can
   import; the environment is the container's `env` from the spec and the
   Kubernetes platform config's secrets (`driver.go` extendPodSpecPatch),
@@ -72,6 +80,9 @@ def task_order(tasks: Dict) -> List[str]:
     found = set(tasks[name].get("dependentTasks", []))
     for a in tasks[name].get("inputs", {}).get("artifacts", {}).values():
       found.add(a["taskOutputArtifact"]["producerTask"])
+    for p in tasks[name].get("inputs", {}).get("parameters", {}).values():
+      if "taskOutputParameter" in p:
+        found.add(p["taskOutputParameter"]["producerTask"])
     return found
   order, left = [], set(tasks)
   while left:
@@ -88,6 +99,7 @@ class Run:
   states: Dict[str, str]  # task -> EXECUTED or CACHED
   outputs: Dict[tuple, dict]  # (task, key) -> runtime artifact, as recorded
   pods: Dict[str, dict]  # task -> what the platform config put on its pod
+  parameters: Dict[str, dict] = dataclasses.field(default_factory=dict)  # task -> outputs
 
 
 def load_spec(path: str):
@@ -183,10 +195,11 @@ class Backend:
       result.pods[name] = pod
       if cached:
         outputs = {key: art.id for key, art in self._outputs_of(cached).items()}
-        done[name] = self._record(name, outputs, mlmd.Execution.CACHED)
+        done[name] = self._record(name, outputs, mlmd.Execution.CACHED,
+                                  self._parameters_of(cached))
         result.states[name] = "CACHED"
       else:
-        reported = self._execute(name, executor_input, container, pod, log_dir)
+        reported, values = self._execute(name, executor_input, container, pod, log_dir)
         outputs = {}
         for key, listed in executor_input["outputs"]["artifacts"].items():
           artifact = listed["artifacts"][0]
@@ -195,19 +208,28 @@ class Backend:
           artifact["metadata"] = {**artifact.get("metadata", {}),
                                   **merged.get("metadata", {})}
           outputs[key] = self._record_artifact(key, artifact)
-        done[name] = self._record(name, outputs, mlmd.Execution.COMPLETE)
+        done[name] = self._record(name, outputs, mlmd.Execution.COMPLETE, values)
         self.cache[fingerprint] = done[name]
         result.states[name] = "EXECUTED"
       for key, art in self._outputs_of(done[name]).items():
         result.outputs[(name, key)] = _runtime_artifact(art, {"instanceSchema": ""})
+      result.parameters[name] = self._parameters_of(done[name])
     return result
 
   def _executor_input(self, task, component, root, done, pipeline_root, name):
     params = {}
     for key, value in task.get("inputs", {}).get("parameters", {}).items():
-      params[key] = (root[value["componentInputParameter"]]
-                     if "componentInputParameter" in value
-                     else value["runtimeValue"]["constant"])
+      if "taskOutputParameter" in value:
+        producer = value["taskOutputParameter"]
+        if producer["producerTask"] not in done:
+          raise StepFailed(f"step {name}: producer task, {producer['producerTask']}, "
+                           f"not in tasks (driver/resolve.go)")
+        params[key] = self._parameters_of(done[producer["producerTask"]])[
+            producer["outputParameterKey"]]
+      elif "componentInputParameter" in value:
+        params[key] = root[value["componentInputParameter"]]
+      else:
+        params[key] = value["runtimeValue"]["constant"]
     declared = component.get("inputDefinitions", {}).get("artifacts", {})
     artifacts = {}
     for key, ref in task.get("inputs", {}).get("artifacts", {}).items():
@@ -222,8 +244,11 @@ class Backend:
             "uri": f"{pipeline_root.rstrip('/')}/{name}/{salt}/{key}",
             "type": d["artifactType"], "metadata": d.get("metadata", {})}]}
         for key, d in component.get("outputDefinitions", {}).get("artifacts", {}).items()}
+    declared_params = component.get("outputDefinitions", {}).get("parameters", {})
     return {"inputs": {"parameterValues": params, "artifacts": artifacts},
             "outputs": {"artifacts": outputs,
+                        "parameters": {key: {"outputFile": f"/tmp/kfp_outputs/{key}"}
+                                       for key in declared_params},
                         "outputFile": "/tmp/kfp_outputs/output_metadata.json"}}
 
   @staticmethod
@@ -237,7 +262,8 @@ class Backend:
         "outputArtifactsSpec": {
             k: {kk: vv for kk, vv in v["artifacts"][0].items() if kk != "uri"}
             for k, v in executor_input["outputs"]["artifacts"].items()},
-        "outputParametersSpec": {},
+        "outputParametersSpec": {
+            k: "STRING" for k in executor_input["outputs"].get("parameters", {})},
         "containerSpec": {"image": container["image"],
                           "cmdArgs": container["command"] + container["args"]}}
     text = json.dumps(key, sort_keys=True, separators=(",", ":"))
@@ -251,6 +277,8 @@ class Backend:
     local_input = json.loads(json.dumps(executor_input))
     output_file = os.path.join(pod_dir, "tmp", "kfp_outputs", "output_metadata.json")
     local_input["outputs"]["outputFile"] = output_file
+    for key, spec in local_input["outputs"].get("parameters", {}).items():
+      spec["outputFile"] = os.path.join(pod_dir, "tmp", "kfp_outputs", key)
     for key, listed in executor_input["inputs"]["artifacts"].items():
       self._download(listed["artifacts"][0]["uri"], pod_dir, key)
     for listed in executor_input["outputs"]["artifacts"].values():
@@ -272,9 +300,15 @@ class Backend:
       with open(log) as f:
         raise StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
     if not os.path.exists(output_file):
-      return {}
+      return {}, {}
     with open(output_file) as f:
-      return json.load(f).get("artifacts", {})
+      reported = json.load(f)
+    values = reported.get("parameterValues", {})
+    missing = set(executor_input["outputs"].get("parameters", {})) - set(values)
+    if missing:
+      raise StepFailed(f"step {name}: output parameters {sorted(missing)} not in its "
+                       f"executor output (launcher_v2.go collectOutputParameters)")
+    return reported.get("artifacts", {}), values
 
   def _download(self, uri: str, pod_dir: str, key: str) -> None:
     """downloadArtifacts: every object under the URI, into the pod."""
@@ -307,7 +341,8 @@ class Backend:
         {"Provider": "s3" if artifact["uri"].startswith("s3://") else "", "Params": {}})
     return self.store.put_artifacts([art])[0]
 
-  def _record(self, name: str, outputs: Dict[str, int], state) -> int:
+  def _record(self, name: str, outputs: Dict[str, int], state,
+              parameters: Optional[Dict] = None) -> int:
     type_id = self.store.put_execution_type(mlmd.ExecutionType(name="system.ContainerExecution"))
     events = []
     for key, artifact_id in outputs.items():
@@ -316,7 +351,16 @@ class Backend:
       events.append((self.store.get_artifacts_by_id([artifact_id])[0], event))
     execution = mlmd.Execution(type_id=type_id, last_known_state=state)
     execution.custom_properties["task_name"].string_value = name
+    if parameters:
+      execution.custom_properties["outputs"].struct_value.update(parameters)
     return self.store.put_execution(execution, events, [])[0]
+
+  def _parameters_of(self, execution_id: int) -> Dict:
+    """The output parameters PublishExecution stored on an execution."""
+    [execution] = self.store.get_executions_by_id([execution_id])
+    if "outputs" not in execution.custom_properties:
+      return {}
+    return json_format.MessageToDict(execution.custom_properties["outputs"].struct_value)
 
   def _outputs_of(self, execution_id: int) -> Dict[str, mlmd.Artifact]:
     """GetOutputArtifactsByExecutionId: output key -> MLMD artifact."""

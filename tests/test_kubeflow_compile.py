@@ -13,7 +13,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 from dataset import declaration
 from kubeflow.cli import main as kubeflow
 from pipeline.config import PipelineConfig
-from tests.conftest import DIGITS_YAML, REPO, build_pipeline
+from tests.conftest import DIGITS_YAML, REPO, build_pipeline, span_declaration
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
 RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination", "input_config",
@@ -238,50 +238,35 @@ def test_compile_from_the_command_line_starts_quietly(tmp_path):
   assert (tmp_path / "out" / "pipeline_job.json").is_file()
 
 
-def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
-  """The digits declaration over span folders (empty files: compiling reads
-  only the folder names)."""
-  root = tmp_path / "data"
-  for span in spans:
-    for split in ("train", "eval"):
-      (root / f"span-{span}" / split).mkdir(parents=True, exist_ok=True)
-      (root / f"span-{span}" / split / "part-0.tfrecord.gz").write_bytes(b"")
-  with open(DIGITS_YAML) as f:
-    raw = yaml.safe_load(f)
-  raw["data"] = {"root": str(root), "window": window,
-                 "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
-                            "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
-  raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
-  path = tmp_path / "spans.yaml"
-  path.write_text(yaml.safe_dump(raw))
-  return path, root
-
-
-def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tmp_path):
+def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   path, root = span_declaration(tmp_path)
-  # Compiling lists nothing: the window's defaults keep {SPAN}, and `submit`
-  # resolves the window of each run (test_kubeflow_client.py).
+  # Compiling lists nothing: SpanWindow lists the spans when each run starts.
   spec, job = compile_digits(tmp_path / "out", "--dataset", str(path),
                              "--pipeline-name", "spans", data_root=str(root))
   params = spec["root"]["inputDefinitions"]["parameters"]
-  inputs = json.loads(params["input_config"]["defaultValue"])["splits"]
-  assert {s["name"]: s["pattern"] for s in inputs} == {
-      "train": "span-{SPAN}/train/*.tfrecord.gz", "eval": "span-{SPAN}/eval/*.tfrecord.gz"}
+  assert set(params) == {"data_root", "push_destination", "train_steps"}
+  assert params["train_steps"]["defaultValue"] == "800"  # the default steps
   tasks = spec["root"]["dag"]["tasks"]
+  window = tasks["SpanWindow"]
+  assert "cachingOptions" not in window, "SpanWindow must list the spans on every run"
+  for name in ("data_root", "push_destination", "train_steps"):
+    assert window["inputs"]["parameters"][name] == {"componentInputParameter": name}
+  declared = spec["components"]["SpanWindow"]["outputDefinitions"]["parameters"]
+  assert set(declared) == {"input_config", "splits_config", "train_args", "eval_args",
+                           "example_splits", "served_version", "training_key"}
+  # Each consumer reads the window's values as output parameters of the task
+  # that exists (TFX's compiler names "SpanWindow_task"), and waits for it.
   for node, name in (("ImportExampleGen", "input_config"), ("Transform", "splits_config"),
                      ("Trainer", "train_args"), ("Trainer", "eval_args"),
-                     ("Evaluator", "example_splits")):
-    assert tasks[node]["inputs"]["parameters"][name] == {"componentInputParameter": name}
+                     ("Evaluator", "example_splits"), ("BaselineModel", "served_version"),
+                     ("BaselineModel", "training_key")):
+    assert tasks[node]["inputs"]["parameters"][name] == {"taskOutputParameter": {
+        "producerTask": "SpanWindow", "outputParameterKey": name}}, (node, name)
+    assert "SpanWindow" in tasks[node]["dependentTasks"], node
   # Spans never change, so ImportExampleGen may come from Kubeflow's cache;
-  # so may BaselineModel, which copies the version `submit` names.
+  # so may BaselineModel, which copies the version SpanWindow names.
   assert tasks["ImportExampleGen"]["cachingOptions"] == {"enableCache": True}
   assert tasks["BaselineModel"]["cachingOptions"] == {"enableCache": True}
-  for name in ("served_version", "training_key"):
-    assert tasks["BaselineModel"]["inputs"]["parameters"][name] == {
-        "componentInputParameter": name}
-  # Only submit resolves them: a run started without it fails in BaselineModel
-  # instead of comparing with a baseline cached long ago.
-  assert params["served_version"]["defaultValue"] == "unresolved"
   # Warm start: the Trainer takes BaselineModel's model as its base model.
   assert tasks["Trainer"]["inputs"]["artifacts"]["base_model"] == {
       "taskOutputArtifact": {"producerTask": "BaselineModel", "outputArtifactKey": "model"}}
@@ -291,8 +276,12 @@ def test_a_window_of_spans_compiles_to_parameters_and_the_trainer_warm_starts(tm
       "constant"]
   transform_config = constant if isinstance(constant, dict) else json.loads(constant)
   assert transform_config["analyzer_cache"] == "gs://bkt/pipelines/analyzer_cache/spans"
-  saved = json.loads((tmp_path / "out" / "window.json").read_text())
-  assert saved["data"]["window"] == 2 and saved["data"]["root"] == str(root)
+  # The data's patterns travel in the spec; no file beside it.
+  spec_json = json.loads(window["inputs"]["parameters"]["window_spec"]["runtimeValue"][
+      "constant"])
+  assert spec_json["data"]["window"] == 2
+  assert spec_json["data"]["splits"]["train"] == "span-{SPAN}/train/*.tfrecord.gz"
+  assert sorted(os.listdir(tmp_path / "out")) == ["pipeline.yaml", "pipeline_job.json"]
 
 
 def test_compile_skipping_the_data_check_opens_nothing(tmp_path):
@@ -382,24 +371,3 @@ def test_a_trainer_given_a_gpu_is_told_to_insist_on_it(compiled):
   custom = json.loads(compiled["spec"]["root"]["dag"]["tasks"]["Trainer"]["inputs"]
                       ["parameters"]["custom_config"]["runtimeValue"]["constant"])
   assert custom["training"]["gpus"] == 1
-
-
-def test_data_without_spans_writes_no_window_file(compiled):
-  assert not (compiled["out"] / "window.json").exists()
-
-
-def test_a_span_pipeline_started_without_submit_stops_in_baseline_model(tmp_path):
-  """Its default served_version says the window and baseline were never
-  resolved: the step fails, naming the fix, and copies nothing."""
-  from tfx.types import standard_artifacts
-
-  from components.baseline import BaselineModel
-  model = standard_artifacts.Model()
-  model.uri = str(tmp_path / "model")
-  destination = json.dumps({"filesystem": {"baseDirectory": str(tmp_path / "serving")}})
-  executor = BaselineModel.EXECUTOR_SPEC.executor_class()
-  with pytest.raises(ValueError, match="start its runs with submit"):
-    executor.Do({}, {"model": [model]}, {"push_destination": destination,
-                                         "served_version": "unresolved",
-                                         "training_key": ""})
-  assert not os.path.exists(tmp_path / "model" / "Format-Serving")

@@ -11,10 +11,13 @@ Stand-ins, since no cluster and no cloud bucket can be had here:
 - tests/kfp_server.py, the Kubeflow API, which `python -m kubeflow submit`
   talks to and which hands the submitted parameters to the backend.
 
-The digits are one span. `submit` resolves the window (listing s3://), the
-backend runs the ten steps, and the pushed model serves the eval digits. A
-second submit with nothing new gets the same parameters, and the backend's
-cache serves every step.
+The digits are one span. `submit` starts a run; its first step, SpanWindow,
+lists the spans on s3:// and passes the window on as output parameters; the
+backend runs the eleven steps, and the pushed model serves the eval digits.
+A second run with nothing new runs SpanWindow again, which passes the same
+values, and the backend's cache serves every step after it. Then a second
+span lands: the third run reads spans 1-2, and Transform analyses only the
+new one, span 1 coming from its analyzer cache on s3://.
 
 This test process never loads TensorFlow's s3 file system: `submit` and the
 steps do, each in a process of its own, and the outputs are read here
@@ -68,6 +71,15 @@ def download(client, uri: str, folder) -> str:
   return str(folder)
 
 
+def _objects(client, bucket: str, prefix: str) -> dict:
+  """key -> (ETag, LastModified) of the objects under a prefix."""
+  found = {}
+  for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    for obj in page.get("Contents", []):
+      found[obj["Key"][len(prefix):]] = (obj["ETag"], obj["LastModified"])
+  return found
+
+
 @pytest.fixture(scope="module")
 def ran(tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_s3")
@@ -76,7 +88,7 @@ def ran(tmp_path_factory):
     write_digits(str(root / "local" / "span-1"))
     upload_folder(client, str(root / "local"), "s3://data/digits")
     raw = digits_raw()
-    raw["data"] = {"root": "s3://data/digits",
+    raw["data"] = {"root": "s3://data/digits", "window": 2,
                    "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
                               "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
     raw["schema"] = DIGITS_SCHEMA
@@ -99,19 +111,30 @@ def ran(tmp_path_factory):
     run1 = backend.run(spec, first["params"], log_dir=str(root / "logs"))
     second = submit(spec, url, endpoint, state)
     run2 = backend.run(spec, second["params"], log_dir=str(root / "logs"))
+    cache = _objects(client, "pipelines", "root/analyzer_cache/digits/")
+    upload_folder(client, str(root / "local" / "span-1"), "s3://data/digits/span-2")
+    third = submit(spec, url, endpoint, state)
+    run3 = backend.run(spec, third["params"], log_dir=str(root / "logs3"))
+    cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
     serving = download(client, "s3://serving/digits", root / "serving")
     yield {"root": root, "first": first, "second": second, "run1": run1,
-           "run2": run2, "outputs": outputs, "serving": serving}
+           "run2": run2, "run3": run3, "cache": cache, "cache3": cache3,
+           "outputs": outputs, "serving": serving}
   stop()
 
 
-def test_submit_resolves_the_window_on_s3(ran):
-  assert "window: train_span1" in ran["first"]["out"] or \
-      "window: eval_span1" in ran["first"]["out"], ran["first"]["out"]
-  assert json.loads(ran["first"]["params"]["example_splits"]) == ["eval_span1"]
+def test_the_first_step_resolves_the_window_on_s3(ran):
+  # submit lists nothing: it passes the flags' parameters only.
+  assert set(ran["first"]["params"]) == {"train_steps"}, ran["first"]["params"]
+  values = ran["run1"].parameters["SpanWindow"]
+  assert json.loads(values["example_splits"]) == ["eval_span1"]
+  assert json.loads(values["train_args"]) == {"numSteps": 400, "splits": ["train_span1"]}
+  assert values["served_version"] == "none" and len(values["training_key"]) == 16
+  log = (ran["root"] / "logs" / "SpanWindow.log").read_text()
+  assert "window: span 1 under s3://data/digits" in log, log[-2000:]
 
 
 def test_every_step_ran_with_untyped_inputs_and_the_statistics_load(ran):
@@ -143,8 +166,9 @@ def test_the_runtime_train_steps_reached_the_trainer(ran):
   assert "epoch 8 (step 400): " in log, log[-3000:]
 
 
-def test_a_second_submit_with_nothing_new_is_served_from_kubeflows_cache(ran):
-  assert ran["second"]["params"] == ran["first"]["params"]
+def test_a_second_run_with_nothing_new_runs_only_the_window_step(ran):
+  assert ran["run2"].parameters["SpanWindow"] == ran["run1"].parameters["SpanWindow"]
+  assert ran["run2"].states.pop("SpanWindow") == "EXECUTED"
   assert set(ran["run2"].states.values()) == {"CACHED"}, ran["run2"].states
 
 
@@ -159,3 +183,21 @@ def test_node_selector_and_toleration_reach_only_the_trainers_pod(ran):
     assert pod["secret_env"]["AWS_SECRET_ACCESS_KEY"] == ("s3-creds", "secretkey"), name
     if name != "Trainer":
       assert not pod["node_selector"] and not pod["tolerations"], name
+
+
+def test_a_new_span_reruns_what_reads_it_and_transform_analyses_only_it(ran):
+  values = ran["run3"].parameters["SpanWindow"]
+  assert json.loads(values["example_splits"]) == ["eval_span1", "eval_span2"]
+  states = ran["run3"].states
+  # The curated schema reads nothing that changed; everything else does.
+  assert states.pop("CuratedSchema") == "CACHED", states
+  assert set(states.values()) == {"EXECUTED"}, states
+  spans_before = {key.split("/")[0] for key in ran["cache"]}
+  assert spans_before == {"train_span1"}, ran["cache"]
+  span1 = {k: v for k, v in ran["cache3"].items() if k.startswith("train_span1/")}
+  assert span1 == {k: v for k, v in ran["cache"].items()}, \
+      "span 1's analyzer cache entry was rewritten"
+  assert any(k.startswith("train_span2/") for k in ran["cache3"]), ran["cache3"]
+  # The first run's push is now the baseline (and the warm start).
+  (pushed,) = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
+  assert values["served_version"] == pushed, (values["served_version"], pushed)

@@ -33,6 +33,23 @@ def test_a_span_counts_once_every_split_has_files(tmp_path):
   touch(tmp_path, "span-1/train/a.gz", "span-1/eval/a.gz", "span-2/train/a.gz")
   window = spans.resolve(Data(str(tmp_path), splits=SPLITS))
   assert window.spans == ((1, None),) and window.describe() == "span 1"
+  assert window.notes == ("skipped span 2: not every split has files yet",)
+
+
+def test_a_malformed_span_folder_is_skipped_and_named(tmp_path):
+  touch(tmp_path, *[f"span-{s}/{split}/a.gz" for s in ("1", "2b") for split in ("train", "eval")])
+  window = spans.resolve(Data(str(tmp_path), splits=SPLITS))
+  assert window.spans == ((1, None),)
+  assert window.notes == tuple(
+      f"skipped {tmp_path}/span-2b/{split}: its span (or version) is not a number"
+      for split in ("eval", "train"))
+
+
+def test_a_window_larger_than_the_spans_reads_what_is_there_and_says_so(tmp_path):
+  touch(tmp_path, *[f"span-{s}/{split}/a.gz" for s in (1, 2) for split in ("train", "eval")])
+  window = spans.resolve(Data(str(tmp_path), splits=SPLITS, window=5))
+  assert window.describe() == "spans 1, 2"
+  assert window.notes == ("window 5: only 2 span(s) found, reading 1, 2",)
 
 
 def test_the_newest_version_of_each_span(tmp_path):

@@ -1,0 +1,93 @@
+"""SpanWindow: the first step of a compiled Kubeflow pipeline over spans.
+
+A Kubeflow recurring run passes the same parameters to every run, and the
+open-source backend runs no resolver (TFX's span resolution for KFP v2 is a
+`lifecycle.preCacheCheck` hook that only Vertex AI calls). So the pipeline
+finds its own window: this step lists the spans under `data_root` when the
+run starts (a local path, gs:// or s3://), applies `data.window`, and
+chooses the baseline and the training key as the local runner does
+(pipeline/inputs.py). It hands them to the steps that need them as output
+parameters (`taskOutputParameter` in the spec): ImportExampleGen's input
+splits, Transform's splits, the Trainer's and the Evaluator's, and
+BaselineModel's version and key.
+
+Kubeflow never serves this step from its cache (kubeflow/compile.py). Every
+step after it is keyed on the values it passes: a run that finds the same
+window gets the same values, and so the same cache keys, and runs nothing
+else; a new span changes the window, and what reads it runs again.
+
+Locally the runner resolves the same values before the run starts, and the
+pipeline holds them as constants, so this step is only in compiled
+pipelines over spans.
+"""
+
+import json
+from typing import Dict, Tuple
+
+from absl import logging
+from tfx import v1 as tfx
+from tfx.types.standard_artifacts import String
+
+from components.baseline import serving_directory
+from dataset.declaration import Data
+from pipeline.config import PipelineConfig
+from pipeline.inputs import RunInputs, resolve
+from pipeline.keys import to_json, trainer_config
+
+OUTPUTS = ("input_config", "splits_config", "train_args", "eval_args", "example_splits",
+           "served_version", "training_key")
+Out = tfx.dsl.components.OutputArtifact[String]
+Param = tfx.dsl.components.Parameter[str]
+
+
+def window_spec(config: PipelineConfig) -> str:
+  """What the step needs besides its runtime parameters, fixed when the
+  pipeline is compiled: the data's patterns and window, the Trainer's
+  settings (for the training key) and the evaluation steps."""
+  data = config.declaration.data
+  return json.dumps({
+      "data": {"compression": data.compression, "splits": dict(data.splits),
+               "pattern": data.pattern, "hash_buckets": dict(data.hash_buckets),
+               "window": data.window},
+      "settings": trainer_config(config), "materialize": config.materialize,
+      "eval_steps": config.training.eval_steps}, sort_keys=True)
+
+
+def resolve_window(spec_json: str, data_root: str, push_destination: str,
+                   train_steps: str) -> Tuple[RunInputs, Dict[str, str]]:
+  """The run's inputs now, and the values the step passes on, by output name.
+
+  Raises:
+    DeclarationError: no complete span under the data root.
+  """
+  spec = json.loads(spec_json)
+  try:
+    steps = int(train_steps)
+  except ValueError:
+    raise ValueError(f"SpanWindow: runtime parameter train_steps: expected an "
+                     f"integer, found {train_steps!r}") from None
+  inputs = resolve(Data(root=data_root, **spec["data"]), "SpanWindow",
+                   serving_directory(push_destination), spec["settings"],
+                   spec["materialize"], steps, spec["eval_steps"])
+  values = {name: to_json(value) for name, value in inputs.protos.items()}
+  values.update(served_version=inputs.served_version, training_key=inputs.training_key)
+  return inputs, values
+
+
+@tfx.dsl.components.component
+def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
+               window_spec: Param, input_config: Out, splits_config: Out,
+               train_args: Out, eval_args: Out, example_splits: Out,
+               served_version: Out, training_key: Out) -> None:
+  """Lists the spans, applies the window, chooses the baseline; passes them on."""
+  inputs, values = resolve_window(window_spec, data_root, push_destination, train_steps)
+  logging.info("SpanWindow: %s under %s; baseline: %s", inputs.window.describe(),
+               data_root, inputs.served_version)
+  print("\n".join([f"window: {inputs.window.describe()} under {data_root}",
+                   *inputs.window.notes, f"baseline: {inputs.served_version}"]), flush=True)
+  outputs = {"input_config": input_config, "splits_config": splits_config,
+             "train_args": train_args, "eval_args": eval_args,
+             "example_splits": example_splits, "served_version": served_version,
+             "training_key": training_key}
+  for name, artifact in outputs.items():
+    artifact.value = values[name]
