@@ -293,6 +293,7 @@ class Backend:
     for var, (secret, key) in pod["secret_env"].items():
       env[var] = self.secrets[secret][key]
     log = os.path.join(log_dir or pod_dir, f"{name}.log")
+    os.makedirs(os.path.dirname(log), exist_ok=True)
     with open(log, "w") as f:
       code = subprocess.run(command + args, stdout=f, stderr=subprocess.STDOUT,
                             env=env, cwd=work, timeout=1800).returncode

@@ -112,6 +112,7 @@ def ran(tmp_path_factory):
     second = submit(spec, url, endpoint, state)
     run2 = backend.run(spec, second["params"], log_dir=str(root / "logs"))
     cache = _objects(client, "pipelines", "root/analyzer_cache/digits/")
+    serving = download(client, "s3://serving/digits", root / "serving")
     upload_folder(client, str(root / "local" / "span-1"), "s3://data/digits/span-2")
     third = submit(spec, url, endpoint, state)
     run3 = backend.run(spec, third["params"], log_dir=str(root / "logs3"))
@@ -119,7 +120,6 @@ def ran(tmp_path_factory):
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
-    serving = download(client, "s3://serving/digits", root / "serving")
     yield {"root": root, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "cache": cache, "cache3": cache3,
            "outputs": outputs, "serving": serving}
