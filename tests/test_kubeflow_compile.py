@@ -282,6 +282,20 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   assert spec_json["data"]["window"] == 2
   assert spec_json["data"]["splits"]["train"] == "span-{SPAN}/train/*.tfrecord.gz"
   assert sorted(os.listdir(tmp_path / "out")) == ["pipeline.yaml", "pipeline_job.json"]
+  # The wiring is valid IR, and kfp loads the spec and nests it.
+  json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
+  json_format.ParseDict(job, pipeline_spec_pb2.PipelineJob())
+  from kfp import compiler, components, dsl
+  spans = components.load_component_from_file(str(tmp_path / "out" / "pipeline.yaml"))
+  assert set(spans.component_spec.inputs) == {"data_root", "push_destination", "train_steps"}
+
+  @dsl.pipeline(name="nightly")
+  def nightly(data_root: str = "gs://bkt/data/new"):
+    spans(data_root=data_root, train_steps="5",
+          push_destination='{"filesystem": {"base_directory": "gs://bkt/s"}}')
+
+  compiler.Compiler().compile(nightly, str(tmp_path / "nightly.yaml"))
+  assert (tmp_path / "nightly.yaml").stat().st_size > 0
 
 
 def test_compile_skipping_the_data_check_opens_nothing(tmp_path):
