@@ -23,7 +23,11 @@ from tests.runs import ALL_NODES, run_local, serve_accuracy
 
 pytestmark = pytest.mark.e2e
 
-ARGS = ("--train-steps", "300", "--threshold", "0.8")
+# Margin: these runs are about new spans, warm starts and pushes, not the
+# guard against a worse model (test_e2e). A warm-started candidate may land
+# a few eval digits below the served one (measured: 0.9752 against 0.9876,
+# -0.0124), which the default max_change of 0.01 would refuse.
+ARGS = ("--train-steps", "300", "--threshold", "0.8", "--max-change", "0.05")
 
 
 def write_span(root: str, span: int, start: int, stop: int):
