@@ -6,6 +6,7 @@ one the Trainer reports per epoch. Keras and TFMA share the class names.
 """
 
 import dataclasses
+import json
 from typing import Dict, Tuple
 
 
@@ -51,3 +52,14 @@ def named(name: str) -> Metric:
 
 def of_class(class_name: str) -> Metric:
   return next(m for m in METRICS if m.class_name == class_name)
+
+
+def blessing(eval_config_json: str) -> Metric:
+  """The thresholded metric of an Evaluator's eval_config (its JSON, as ML
+  Metadata and the compiled step record it)."""
+  config = json.loads(eval_config_json)
+  for spec in config.get("metrics_specs", []):
+    for metric in spec.get("metrics", []):
+      if metric.get("per_slice_thresholds") or metric.get("threshold"):
+        return of_class(metric["class_name"])
+  raise ValueError(f"no thresholded metric in the eval_config {config}")

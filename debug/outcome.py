@@ -7,9 +7,9 @@ where it was pushed, and by the tests to assert on what really ran.
 import dataclasses
 from typing import Dict, Optional
 
+from dataset import metrics
 from debug import store as st
 from debug.report import evaluation as results
-from pipeline.evaluation import blessing_metric
 from trainer import warm_start
 
 
@@ -85,8 +85,9 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   key = None
   if node_id == "Evaluator":
     eval_config = st.exec_property(execution, "eval_config")
-    outcome.metric, key, class_name = blessing_metric(eval_config)
-    outcome.threshold = results.thresholds(eval_config).get(class_name, "")
+    blessing = metrics.blessing(eval_config)
+    outcome.metric, key = blessing.name, blessing.tfma_key
+    outcome.threshold = results.thresholds(eval_config).get(blessing.class_name, "")
   for _, artifact in st.events(store, execution.id, st.OUTPUTS):
     props = artifact.custom_properties
     if "blessed" in props and "current_model" in props:

@@ -4,6 +4,10 @@
     python -m kubeflow submit --spec DIR/pipeline.yaml --host URL
     python -m kubeflow schedule --spec DIR/pipeline.yaml --host URL --name NAME --cron "0 3 * * *"
     python -m kubeflow schedules list|pause|resume|delete [NAME] --host URL
+    python -m kubeflow runs --spec DIR/pipeline.yaml --host URL
+
+compile, submit and schedule take --notify URL: an exit step posts how each
+run ended to that webhook.
 
 Exit status: 0 done; 1 Kubeflow refused or could not be reached; 2 bad input
 (flags, declaration, cron expression). Errors are one line; -v adds the

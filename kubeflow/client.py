@@ -131,6 +131,22 @@ def recurring_runs(client: kfp.Client, name: Optional[str], experiment_id: str) 
       return found
 
 
+def recent_runs(client: kfp.Client, experiment_id: str, pipeline_id: Optional[str],
+                limit: int) -> List:
+  """The newest `limit` runs in the experiment of this pipeline (all its
+  versions; runs of other pipelines in the experiment are left out)."""
+  found, token = [], ""
+  while len(found) < limit:
+    page = client.list_runs(experiment_id=experiment_id, page_token=token,
+                            page_size=100, sort_by="created_at desc")
+    found += [r for r in page.runs or [] if pipeline_id is None or not r.pipeline_version_reference
+              or r.pipeline_version_reference.pipeline_id == pipeline_id]
+    token = page.next_page_token
+    if not token:
+      break
+  return found[:limit]
+
+
 def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
              experiment: str, name: str, cron_expression: str, params: Dict,
              no_catchup: bool = True, namespace: Optional[str] = None):

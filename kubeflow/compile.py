@@ -21,7 +21,10 @@ leaves out, so that the compiled files run as they are:
 
 - every container gets the environment given with `--env` (say, the S3
   endpoint), which must hold no secret: those come from Kubernetes secrets
-  through the platform config (kubeflow/platform.py).
+  through the platform config (kubeflow/platform.py); and its pipeline's and
+  task's names, so that it can record what it did (kubeflow/step_status.py);
+- with `--notify URL`, an exit step that posts how the run ended
+  (kubeflow/exit_step.py).
 
 It writes two files: the pipeline spec as YAML, which the open-source
 Kubeflow Pipelines backend and `kfp.Client` take, followed, when node
@@ -39,7 +42,7 @@ from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 
 from dataset import spans
-from kubeflow import container, platform
+from kubeflow import container, exit_step, platform, step_status
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
@@ -106,9 +109,11 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
       producer = value.get("taskOutputParameter", {})
       if producer.get("producerTask", "").removesuffix("_task") in tasks:
         producer["producerTask"] = producer["producerTask"].removesuffix("_task")
-  if env:
-    for executor in executors.values():
-      executor["container"]["env"] = [{"name": k, "value": v} for k, v in sorted(env.items())]
+  for node in tasks:
+    named = {**env, step_status.PIPELINE_ENV: config.pipeline_name,
+             step_status.TASK_ENV: node}
+    executors[spec["components"][node]["executorLabel"]]["container"]["env"] = [
+        {"name": k, "value": v} for k, v in sorted(named.items())]
   spec["defaultPipelineRoot"] = config.pipeline_root
 
 
@@ -134,12 +139,12 @@ def runtime_defaults(pipeline) -> Dict:
 def executor_labels(spec: Dict) -> Dict[str, str]:
   """Component id -> its executor's label in a pipelineSpec dict."""
   return {node: spec["components"][node]["executorLabel"]
-          for node in spec["root"]["dag"]["tasks"]}
+          for node in exit_step.tasks(spec)}
 
 
 def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
                      env: Optional[Dict[str, str]] = None,
-                     platform_args=None) -> Tuple[str, str]:
+                     platform_args=None, notify: Optional[str] = None) -> Tuple[str, str]:
   """Compiles the pipeline for `config` to run in containers of `image`.
 
   Args:
@@ -149,6 +154,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     output_dir: where the two files go (a folder or a URI).
     env: environment variables for every container (no secrets).
     platform_args: parsed kubeflow/platform.py flags, or None.
+    notify: a webhook URL for the exit step, or None for no exit step.
 
   Returns:
     (pipeline spec YAML path, PipelineJob JSON path).
@@ -172,6 +178,9 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   if platform_args is not None:
     documents.append(platform.platform_spec(platform_args,
                                             executor_labels(job["pipelineSpec"])))
+  if notify:
+    exit_step.add(documents, notify)
+    job["runtimeConfig"]["parameterValues"][exit_step.URL_PARAM] = notify
   fileio.makedirs(output_dir)
   spec_path = os.path.join(output_dir, SPEC_FILE)
   job_path = os.path.join(output_dir, JOB_FILE)

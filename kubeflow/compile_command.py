@@ -7,7 +7,7 @@ import sys
 
 import storage
 from dataset import check
-from kubeflow import platform
+from kubeflow import exit_step, platform
 from kubeflow.compile import CompileError, check_name, compile_pipeline
 from pipeline import flags
 from pipeline.config import Resources
@@ -89,7 +89,8 @@ def run(args) -> int:
     storage.check([decl.data.root], "--data-root ")
     check.check_records(decl)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
-                               env=dict(args.env), platform_args=args)
+                               env=dict(args.env), platform_args=args,
+                               notify=args.notify)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
   return 0
 
@@ -110,6 +111,7 @@ def add_parser(sub) -> None:
                       "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
                       "see --secret-env)")
   platform.add_flags(c)
+  exit_step.add_flag(c)
   c.add_argument("--skip-data-check", action="store_true",
                  help="do not read the first records (when this machine cannot "
                       "reach the data)")

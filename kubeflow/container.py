@@ -21,6 +21,9 @@ after three things TFX 1.16's own entrypoint does not do:
 3. s3:// URIs: the S3 file system is loaded and every bucket the step names
    is checked before the executor starts, and the step exits with its own
    status, not tensorflow-io's abort at shutdown (storage/).
+4. It records what the step did in the run's folder (kubeflow/step_status.py):
+   RUNNING, then COMPLETE with its outputs' metadata, or FAILED with the
+   error's last line, for the exit step and `python -m kubeflow runs`.
 
 This is our entrypoint, not an edit of TFX's installed files, so the image
 and the venv run the same code.
@@ -29,6 +32,9 @@ and the venv run the same code.
 import components  # noqa: F401  (the Keras choice, before TF loads Keras)
 
 # isort: split
+import datetime
+import json
+import os
 import sys
 import traceback
 
@@ -38,6 +44,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
 
 import storage
+from kubeflow import step_status
 
 COMMAND = ["python", "-m", "kubeflow.container"]
 # What the open-source backend adds to every artifact it records
@@ -94,19 +101,70 @@ def prepare(args) -> None:
   args.json_serialized_invocation_args = json_format.MessageToJson(executor_input)
 
 
+class Recorder:
+  """Writes this step's record; a record that cannot be written is logged,
+  never the step's failure."""
+
+  def __init__(self, invocation_json: str):
+    self.task = os.environ.get(step_status.TASK_ENV)
+    self.started = datetime.datetime.now(datetime.timezone.utc).isoformat()
+    self.folder, self.invocation = None, {}
+    try:
+      self.invocation = json.loads(invocation_json)
+      outputs = self.invocation.get("outputs", {}).get("artifacts", {})
+      uris = [a["uri"] for listed in outputs.values() for a in listed.get("artifacts", [])]
+      self.folder = self.task and step_status.run_folder(
+          uris, os.environ.get(step_status.PIPELINE_ENV, ""), self.task)
+    except (ValueError, KeyError, TypeError) as e:
+      logging.warning("no step record: cannot read the executor input: %s", e)
+
+  def __call__(self, state: str, **fields) -> None:
+    if not self.folder:
+      return
+    try:
+      step_status.write(self.folder, self.task, state, started=self.started, **fields)
+    except Exception as e:  # noqa: BLE001  (a record is no reason to fail a step)
+      logging.warning("could not write this step's record under %s: %s", self.folder, e)
+
+  def outputs(self) -> dict:
+    """What the executor reported: outputs' URIs and metadata, parameters."""
+    path = self.invocation.get("outputs", {}).get("outputFile")
+    try:
+      with open(path, encoding="utf-8") as f:
+        reported = json.load(f)
+    except (OSError, TypeError, ValueError):
+      reported = {}
+    declared = self.invocation.get("outputs", {}).get("artifacts", {})
+    artifacts = {key: (reported.get("artifacts", {}).get(key) or listed)["artifacts"][0]
+                 for key, listed in declared.items()}
+    return {"outputs": {k: {"uri": a.get("uri"), "metadata": a.get("metadata", {})}
+                        for k, a in artifacts.items()},
+            "parameters": reported.get("parameterValues", {}),
+            "inputs": self.invocation.get("inputs", {}).get("parameterValues", {})}
+
+
+def _last_line(e: BaseException) -> str:
+  text = str(e).strip().splitlines()
+  return f"{type(e).__name__}: {text[-1]}" if text else type(e).__name__
+
+
 def run(parsed) -> int:
   """Runs one step; returns its exit status."""
   args, beam_args = parsed
+  record = Recorder(args.json_serialized_invocation_args)
   try:
     storage.check([args.json_serialized_invocation_args], "this step's ")
+    record(step_status.RUNNING)
     prepare(args)
     tfx_entry._run_executor(args, beam_args)
   except storage.StorageError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1
-  except Exception:  # noqa: BLE001  (the step failed: its traceback, then exit 1)
+  except Exception as e:  # noqa: BLE001  (the step failed: its traceback, then exit 1)
     traceback.print_exc()
+    record(step_status.FAILED, message=_last_line(e))
     return 1
+  record(step_status.COMPLETE, **record.outputs())
   logging.info("step finished; its outputs are written")
   return 0
 

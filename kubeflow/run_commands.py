@@ -2,15 +2,17 @@
 Kubeflow Pipelines API server (kubeflow/client.py)."""
 
 import argparse
+import contextlib
 import datetime
 import os
-from typing import Optional
+import tempfile
+from typing import List, Optional
 
 import kfp.client as kfp_client_env
 import yaml
 
 import storage
-from kubeflow import client, cron
+from kubeflow import client, cron, exit_step, step_status
 
 
 def _params(args, spec: dict) -> dict:
@@ -30,40 +32,56 @@ def _params(args, spec: dict) -> dict:
                                declared)
 
 
-def _load_spec(path: str) -> dict:
-  """The pipeline spec of a compiled file (the platform config may follow it)."""
+def _load(path: str) -> List[dict]:
+  """The documents of a compiled file: the pipeline spec, then the platform
+  config if any."""
   try:
     with open(path, encoding="utf-8") as f:
-      spec = next(yaml.safe_load_all(f))
-    spec["pipelineInfo"]["name"]
-    return spec
-  except (OSError, yaml.YAMLError, KeyError, TypeError, StopIteration) as e:
+      documents = [d for d in yaml.safe_load_all(f) if d]
+    documents[0]["pipelineInfo"]["name"]
+    return documents
+  except (OSError, yaml.YAMLError, KeyError, TypeError, IndexError) as e:
     raise argparse.ArgumentTypeError(
         f"--spec {path}: expected a pipeline spec written by 'compile', "
         f"found {type(e).__name__}: {e}") from None
 
 
+@contextlib.contextmanager
+def _spec_file(args):
+  """(the spec's path, the spec): with --notify, a copy with the exit step."""
+  documents = _load(args.spec)
+  if not args.notify:
+    yield args.spec, documents[0]
+    return
+  exit_step.add(documents, args.notify)
+  with tempfile.TemporaryDirectory() as folder:
+    path = os.path.join(folder, os.path.basename(args.spec))
+    with open(path, "w", encoding="utf-8") as f:
+      f.write(yaml.safe_dump_all(documents, sort_keys=True))
+    yield path, documents[0]
+
+
 def _submit(args) -> int:
-  spec = _load_spec(args.spec)
-  name = spec["pipelineInfo"]["name"]
-  params = _params(args, spec)
-  kfp_client = _connect(args)
-  run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
-  run = client.submit(kfp_client, args.spec, name, args.experiment or name,
-                      run_name, params, args.namespace)
+  with _spec_file(args) as (path, spec):
+    name = spec["pipelineInfo"]["name"]
+    params = _params(args, spec)
+    kfp_client = _connect(args)
+    run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    run = client.submit(kfp_client, path, name, args.experiment or name,
+                        run_name, params, args.namespace)
   print(f"run: {run.run_id} ({run_name}) in experiment {args.experiment or name}")
   return 0
 
 
 def _schedule(args) -> int:
-  spec = _load_spec(args.spec)
-  name = spec["pipelineInfo"]["name"]
   expression = cron.normalize(args.cron)  # a typo fails before any connection
-  params = _params(args, spec)
-  kfp_client = _connect(args)
-  new, replaced = client.schedule(
-      kfp_client, args.spec, name, args.experiment or name, args.name, expression,
-      params, no_catchup=not args.catchup, namespace=args.namespace)
+  with _spec_file(args) as (path, spec):
+    name = spec["pipelineInfo"]["name"]
+    params = _params(args, spec)
+    kfp_client = _connect(args)
+    new, replaced = client.schedule(
+        kfp_client, path, name, args.experiment or name, args.name, expression,
+        params, no_catchup=not args.catchup, namespace=args.namespace)
   verb = "updated" if replaced else "created"
   print(f"schedule {verb}: {args.name} ({new.recurring_run_id}), cron "
         f"{expression!r}, max concurrency 1, "
@@ -95,6 +113,45 @@ def _schedules(args) -> int:
   return 0
 
 
+FINISHED = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
+
+
+def _outcome(run, pipeline: str, default_root: str) -> str:
+  """What a finished run did, from its steps' records (kubeflow/step_status.py)."""
+  if run.state not in FINISHED:
+    return ""
+  root = (run.runtime_config and run.runtime_config.pipeline_root) or default_root
+  folder = f"{root.rstrip('/')}/{pipeline}/{run.run_id}"
+  try:
+    storage.enable([folder])
+    summary = step_status.Summary(step_status.read(folder))
+  except Exception as e:  # noqa: BLE001  (the listing goes on without it)
+    return f"outcome unknown: cannot read {folder}: {client.describe(e)}"
+  if not summary.records:
+    return f"no step records under {folder}"
+  line = summary.push_line()
+  if summary.failed:
+    line = f"failed at {summary.failed_step}: {summary.message}; {line}"
+  return line
+
+
+def _runs(args) -> int:
+  spec = _load(args.spec)[0]
+  name = spec["pipelineInfo"]["name"]
+  kfp_client = _connect(args)
+  experiment_id = client.find_experiment(kfp_client, args.experiment or name, args.namespace)
+  pipeline_id = kfp_client.get_pipeline_id(name)
+  runs = client.recent_runs(kfp_client, experiment_id, pipeline_id, args.limit)
+  if not runs:
+    print(f"no runs of {name} in experiment {args.experiment or name}")
+  for run in runs:
+    created = run.created_at.strftime("%Y-%m-%d %H:%M") if run.created_at else "?"
+    outcome = _outcome(run, name, spec.get("defaultPipelineRoot", ""))
+    print("\t".join(filter(None, (created, run.state or "?", run.display_name,
+                                   run.run_id, outcome))))
+  return 0
+
+
 def _connection_flags(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--host", help="Kubeflow Pipelines API endpoint "
                                      "(default: $KF_PIPELINES_ENDPOINT)")
@@ -112,6 +169,7 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--serving-dir", help="runtime parameter: where models are pushed")
   parser.add_argument("--param", action="append", metavar="NAME=VALUE",
                       help="any other runtime parameter (repeatable)")
+  exit_step.add_flag(parser)
 
 
 def _connect(args):
@@ -147,6 +205,12 @@ def add_parsers(sub) -> None:
   r.add_argument("--catchup", action="store_true",
                  help="run missed intervals after a pause (default: no catch-up)")
   r.set_defaults(func=_schedule)
+  ru = sub.add_parser("runs", help="a pipeline's recent runs: state, and what each pushed")
+  _connection_flags(ru)
+  ru.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
+  ru.add_argument("--experiment", help="default: the pipeline's name")
+  ru.add_argument("--limit", type=int, default=10, help="how many, newest first (default 10)")
+  ru.set_defaults(func=_runs)
   ls = sub.add_parser("schedules", help="list, pause, resume or delete schedules")
   ls.add_argument("action", choices=("list", "pause", "resume", "delete"))
   ls.add_argument("name", nargs="?")

@@ -9,25 +9,11 @@ are computed for the report: accuracy (and AUC with two classes), or RMSE
 and MAE.
 """
 
-import json
-
 import tensorflow_model_analysis as tfma
 
 from dataset import metrics as known_metrics
 from pipeline.config import PipelineConfig
 from trainer.export import SIGNATURE, prediction_key
-
-
-def blessing_metric(eval_config_json: str) -> tuple:
-  """(name, TFMA key, metric class) of the thresholded metric of an
-  Evaluator's eval_config, as ML Metadata recorded it."""
-  config = json.loads(eval_config_json)
-  for spec in config.get("metrics_specs", []):
-    for metric in spec.get("metrics", []):
-      if metric.get("per_slice_thresholds") or metric.get("threshold"):
-        known = known_metrics.of_class(metric["class_name"])
-        return known.name, known.tfma_key, known.class_name
-  raise ValueError(f"no thresholded metric in the eval_config {config}")
 
 
 def _threshold(evaluation) -> tfma.MetricThreshold:

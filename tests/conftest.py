@@ -83,12 +83,13 @@ def transformed(tmp_path_factory):
   return analyze_and_transform(decl, rows, str(folder))
 
 
-def compile_digits_spec(out) -> str:
-  """`python -m kubeflow compile` of the digits onto gs:// paths; the spec's path."""
+def compile_digits_spec(out, *extra) -> str:
+  """`python -m kubeflow compile` of the digits onto gs:// paths (unless
+  `extra` flags say otherwise); the spec's path."""
   from kubeflow.cli import main as kubeflow
   assert kubeflow(["compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
                    "--data-root", "gs://b/d", "--skip-data-check",
-                   "--output-dir", str(out)]) == 0
+                   "--output-dir", str(out), *extra]) == 0
   return str(out / "pipeline.yaml")
 
 

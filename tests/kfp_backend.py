@@ -15,7 +15,9 @@ and nothing kinder. Each behaviour, and where it comes from:
   schema"). The `typed` flavour gives the consumer's declared type instead,
   as Vertex AI does; the compiled-steps test runs the open-source one.
 - Outputs (`driver/driver.go` provisionOutputs, 2.5): URI
-  `<pipeline root>/<task>/<salt>/<key>` (GenerateOutputURI), the type and
+  `<pipeline root>/<pipeline name>/<run id>/<task>/<salt>/<key>`
+  (GenerateOutputURI under the run context's `pipeline_root`,
+  `metadata/client.go`), the type and
   metadata from the component's outputDefinitions, no name; the executor
   output file at the pod's `/tmp/kfp_outputs/output_metadata.json`.
 - The launcher (`component/launcher_v2.go`): LocalPathForURI maps gs://,
@@ -44,6 +46,11 @@ and nothing kinder. Each behaviour, and where it comes from:
   parameter types, and the image with the command and args. A hit records
   a CACHED execution with the earlier outputs, artifacts and parameters,
   and runs nothing.
+- Sub-DAGs and the exit handler (`argocompiler/dag.go`): a task whose
+  component is a DAG runs its tasks with the task's inputs as the DAG's
+  parameters; a task downstream of a failure is skipped, unless its
+  trigger strategy is ALL_UPSTREAM_TASKS_COMPLETED (depends_exit_handler).
+  No final status input is given: the exit step here takes none.
 - The pod: an empty working directory, so only what the image installs can
   import; the environment is the container's `env` from the spec and the
   Kubernetes platform config's secrets (`driver.go` extendPodSpecPatch),
@@ -71,7 +78,7 @@ LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
 
 
 class StepFailed(RuntimeError):
-  pass
+  run = None  # the Run so far, once the exit task has run
 
 
 def task_order(tasks: Dict) -> List[str]:
@@ -165,71 +172,120 @@ class Backend:
     self.cache: Dict[str, int] = {}  # fingerprint -> MLMD execution id
 
   def run(self, spec_path: str, params: Dict, image: str = "local/image:test",
-          log_dir: Optional[str] = None) -> Run:
-    """Runs every task of the compiled spec once, in dependency order.
+          log_dir: Optional[str] = None, run_id: Optional[str] = None) -> Run:
+    """Runs the compiled spec's tasks once, in dependency order, a sub-DAG's
+    (the exit handler's) inside it; a task whose trigger strategy is
+    ALL_UPSTREAM_TASKS_COMPLETED runs after its upstream failed too
+    (`argocompiler/dag.go` depends_exit_handler), the others are skipped.
 
     Raises:
-      StepFailed: naming the task, with the end of its log.
+      StepFailed: naming the first task that failed, with the end of its
+        log, after the exit task ran; its `run` is the Run so far.
     """
     spec, platform = load_spec(spec_path)
     root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
-    root = {name: d.get("defaultValue") for name, d in root_defs.items()}
-    root.update(params)
-    pipeline_root = spec["defaultPipelineRoot"]
+    scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
+    scope.update(params)
+    # The run context's pipeline_root (metadata/client.go): every output
+    # URI lies under <pipeline root>/<pipeline name>/<run id>.
+    run_root = "/".join([spec["defaultPipelineRoot"].rstrip("/"),
+                         spec["pipelineInfo"]["name"], run_id or uuid.uuid4().hex])
     executors = platform.get("platforms", {}).get("kubernetes", {}).get(
         "deploymentSpec", {}).get("executors", {})
-    tasks = spec["root"]["dag"]["tasks"]
-    done: Dict[str, int] = {}
     result = Run({}, {}, {})
-    for name in task_order(tasks):
-      task = tasks[name]
-      component = spec["components"][task["componentRef"]["name"]]
-      label = component["executorLabel"]
-      container = dict(spec["deploymentSpec"]["executors"][label]["container"])
-      container["image"] = image
-      executor_input = self._executor_input(task, component, root, done,
-                                            pipeline_root, name)
-      fingerprint = self._fingerprint(executor_input, container)
-      cached = task.get("cachingOptions", {}).get("enableCache") and self.cache.get(fingerprint)
-      pod = pod_patch(executors.get(label, {}))
-      result.pods[name] = pod
-      if cached:
-        outputs = {key: art.id for key, art in self._outputs_of(cached).items()}
-        done[name] = self._record(name, outputs, mlmd.Execution.CACHED,
-                                  self._parameters_of(cached))
-        result.states[name] = "CACHED"
-      else:
-        reported, values = self._execute(name, executor_input, container, pod, log_dir)
-        outputs = {}
-        for key, listed in executor_input["outputs"]["artifacts"].items():
-          artifact = listed["artifacts"][0]
-          merged = reported.get(key, {}).get("artifacts", [{}])[0]
-          artifact["uri"] = merged.get("uri") or artifact["uri"]
-          artifact["metadata"] = {**artifact.get("metadata", {}),
-                                  **merged.get("metadata", {})}
-          outputs[key] = self._record_artifact(key, artifact)
-        done[name] = self._record(name, outputs, mlmd.Execution.COMPLETE, values)
-        self.cache[fingerprint] = done[name]
-        result.states[name] = "EXECUTED"
-      for key, art in self._outputs_of(done[name]).items():
-        result.outputs[(name, key)] = _runtime_artifact(art, {"instanceSchema": ""})
-      result.parameters[name] = self._parameters_of(done[name])
+    failures: List[StepFailed] = []
+    self._run_dag(spec, spec["root"]["dag"]["tasks"], scope, run_root, executors,
+                  image, log_dir, result, failures)
+    if failures:
+      failures[0].run = result
+      raise failures[0]
     return result
 
-  def _executor_input(self, task, component, root, done, pipeline_root, name):
-    params = {}
-    for key, value in task.get("inputs", {}).get("parameters", {}).items():
-      if "taskOutputParameter" in value:
-        producer = value["taskOutputParameter"]
-        if producer["producerTask"] not in done:
-          raise StepFailed(f"step {name}: producer task, {producer['producerTask']}, "
-                           f"not in tasks (driver/resolve.go)")
-        params[key] = self._parameters_of(done[producer["producerTask"]])[
-            producer["outputParameterKey"]]
-      elif "componentInputParameter" in value:
-        params[key] = root[value["componentInputParameter"]]
-      else:
-        params[key] = value["runtimeValue"]["constant"]
+  def _run_dag(self, spec, tasks, scope, run_root, executors, image, log_dir,
+               result, failures) -> bool:
+    """Runs a DAG's tasks; returns whether all of them succeeded."""
+    done: Dict[str, int] = {}
+    failed: set = set()
+    for name in task_order(tasks):
+      task = tasks[name]
+      upstream = set(task.get("dependentTasks", [])) | {
+          p["taskOutputParameter"]["producerTask"]
+          for p in task.get("inputs", {}).get("parameters", {}).values()
+          if "taskOutputParameter" in p}
+      exit_task = task.get("triggerPolicy", {}).get("strategy") == \
+          "ALL_UPSTREAM_TASKS_COMPLETED"
+      if upstream & failed and not exit_task:
+        result.states[name] = "SKIPPED"
+        failed.add(name)
+        continue
+      component = spec["components"][task["componentRef"]["name"]]
+      if "dag" in component:
+        inner = {k: self._parameter(v, scope, done, name)
+                 for k, v in task.get("inputs", {}).get("parameters", {}).items()}
+        ok = self._run_dag(spec, component["dag"]["tasks"], inner, run_root,
+                           executors, image, log_dir, result, failures)
+        result.states[name] = "COMPLETE" if ok else "FAILED"
+        if not ok:
+          failed.add(name)
+        continue
+      try:
+        done[name] = self._run_task(spec, name, task, component, scope, done, run_root,
+                                    executors, image, log_dir, result)
+      except StepFailed as e:
+        result.states[name] = "FAILED"
+        failures.append(e)
+        failed.add(name)
+    return not failed
+
+  def _run_task(self, spec, name, task, component, scope, done, run_root, executors,
+                image, log_dir, result) -> int:
+    label = component["executorLabel"]
+    container = dict(spec["deploymentSpec"]["executors"][label]["container"])
+    container["image"] = image
+    executor_input = self._executor_input(task, component, scope, done, run_root, name)
+    fingerprint = self._fingerprint(executor_input, container)
+    cached = task.get("cachingOptions", {}).get("enableCache") and self.cache.get(fingerprint)
+    pod = pod_patch(executors.get(label, {}))
+    result.pods[name] = pod
+    if cached:
+      outputs = {key: art.id for key, art in self._outputs_of(cached).items()}
+      execution = self._record(name, outputs, mlmd.Execution.CACHED,
+                               self._parameters_of(cached))
+      result.states[name] = "CACHED"
+    else:
+      reported, values = self._execute(name, executor_input, container, pod, log_dir)
+      outputs = {}
+      for key, listed in executor_input["outputs"]["artifacts"].items():
+        artifact = listed["artifacts"][0]
+        merged = reported.get(key, {}).get("artifacts", [{}])[0]
+        artifact["uri"] = merged.get("uri") or artifact["uri"]
+        artifact["metadata"] = {**artifact.get("metadata", {}),
+                                **merged.get("metadata", {})}
+        outputs[key] = self._record_artifact(key, artifact)
+      execution = self._record(name, outputs, mlmd.Execution.COMPLETE, values)
+      self.cache[fingerprint] = execution
+      result.states[name] = "EXECUTED"
+    for key, art in self._outputs_of(execution).items():
+      result.outputs[(name, key)] = _runtime_artifact(art, {"instanceSchema": ""})
+    result.parameters[name] = self._parameters_of(execution)
+    return execution
+
+  def _parameter(self, value, scope, done, name):
+    """One input parameter's value (driver/resolve.go resolveInputParameter)."""
+    if "taskOutputParameter" in value:
+      producer = value["taskOutputParameter"]
+      if producer["producerTask"] not in done:
+        raise StepFailed(f"step {name}: producer task, {producer['producerTask']}, "
+                         f"not in tasks (driver/resolve.go)")
+      return self._parameters_of(done[producer["producerTask"]])[
+          producer["outputParameterKey"]]
+    if "componentInputParameter" in value:
+      return scope[value["componentInputParameter"]]
+    return value["runtimeValue"]["constant"]
+
+  def _executor_input(self, task, component, scope, done, run_root, name):
+    params = {key: self._parameter(value, scope, done, name)
+              for key, value in task.get("inputs", {}).get("parameters", {}).items()}
     declared = component.get("inputDefinitions", {}).get("artifacts", {})
     artifacts = {}
     for key, ref in task.get("inputs", {}).get("artifacts", {}).items():
@@ -241,7 +297,7 @@ class Backend:
     salt = uuid.uuid4().hex[:12]
     outputs = {
         key: {"artifacts": [{
-            "uri": f"{pipeline_root.rstrip('/')}/{name}/{salt}/{key}",
+            "uri": f"{run_root}/{name}/{salt}/{key}",
             "type": d["artifactType"], "metadata": d.get("metadata", {})}]}
         for key, d in component.get("outputDefinitions", {}).get("artifacts", {}).items()}
     declared_params = component.get("outputDefinitions", {}).get("parameters", {})

@@ -11,6 +11,7 @@ It tests the contract, not a cluster.
 """
 
 import cgi
+import datetime
 import http.server
 import io
 import itertools
@@ -189,9 +190,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
       body = self._body(raw, "V2beta1Run")
       version = self._version_of(body)
       self._check_params(version, body)
-      run = {**body, "run_id": s.new_id(), "state": "PENDING"}
+      run = {**body, "run_id": s.new_id(), "state": "PENDING",
+             "created_at": datetime.datetime.now(datetime.timezone.utc).isoformat()}
       s.runs[run["run_id"]] = run
       return run
+    if head == "runs" and method == "GET" and len(parts) == 1:
+      # ListRuns: newest first for sort_by "created_at desc"; one page here.
+      experiment = (query.get("experiment_id") or [None])[0]
+      found = [r for r in s.runs.values() if experiment in (None, r.get("experiment_id"))]
+      descending = (query.get("sort_by") or [""])[0].endswith(" desc")
+      found.sort(key=lambda r: r["created_at"], reverse=descending)
+      size = int((query.get("page_size") or ["10"])[0])
+      return {"runs": found[:size], "total_size": len(found)}
     if head == "recurringruns":
       return self._recurring(method, parts, query, raw)
     raise ApiError(404, f"no route {method} {path}")

@@ -196,3 +196,47 @@ def test_a_span_pipeline_is_submitted_and_scheduled_with_the_flags_alone(
              "--cron", "0 3 * * *") == 0
   (recurring,) = state.recurring_runs.values()
   assert recurring["runtime_config"]["parameters"] == {}
+
+
+def test_schedule_with_notify_uploads_the_spec_with_the_exit_step(spec, server, capsys):
+  url, state = server
+  assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
+             "--cron", "@daily", "--notify", "http://127.0.0.1:9/hook") == 0
+  (version,) = state.versions.values()
+  uploaded = version["pipeline_spec"]
+  assert set(uploaded["root"]["dag"]["tasks"]) == {"exit-handler-1", "notify"}
+  assert uploaded["root"]["inputDefinitions"]["parameters"]["notify_url"][
+      "defaultValue"] == "http://127.0.0.1:9/hook"
+  with open(spec) as f:
+    assert "notify" not in f.read(), "the compiled file itself must stay as it was"
+
+
+def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, capsys):
+  """The steps' records (kubeflow/step_status.py) under a pipeline root on
+  this machine's disk; on a cluster it is a bucket."""
+  from kubeflow import step_status
+  spec_path = compile_digits_spec(tmp_path / "c", "--pipeline-root", str(tmp_path / "root"))
+  url, state = server
+  for _ in range(3):
+    assert run("submit", "--spec", spec_path, "--host", url) == 0
+  pushed, failed, running = sorted(state.runs)
+  state.runs[pushed]["state"] = "SUCCEEDED"
+  state.runs[failed]["state"] = "FAILED"
+  state.runs[running]["state"] = "RUNNING"
+  root = tmp_path / "root" / "digits"
+  step_status.write(str(root / pushed), "Pusher", step_status.COMPLETE,
+                    outputs={"pushed_model": {"metadata": {"pushed": 1,
+                                                           "pushed_version": "1764000000"}}})
+  step_status.write(str(root / failed), "Trainer", step_status.FAILED,
+                    message="ValueError: labels out of range")
+  capsys.readouterr()
+  assert run("runs", "--spec", spec_path, "--host", url) == 0
+  lines = capsys.readouterr().out.strip().splitlines()
+  assert len(lines) == 3, lines
+  by_id = {line.split("\t")[3]: line for line in lines}
+  assert "\tSUCCEEDED\t" in by_id[pushed] and by_id[pushed].endswith(
+      "pushed version 1764000000"), by_id[pushed]
+  assert by_id[failed].endswith("failed at Trainer: ValueError: labels out of range; "
+                                "nothing pushed"), by_id[failed]
+  assert by_id[running].split("\t")[1] == "RUNNING", by_id[running]
+  assert lines[0] == by_id[running], "expected the newest run first"

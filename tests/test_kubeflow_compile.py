@@ -11,7 +11,9 @@ from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from dataset import declaration
+from kubeflow import exit_step
 from kubeflow.cli import main as kubeflow
+from kubeflow.compile import executor_labels
 from pipeline.config import PipelineConfig
 from tests.conftest import DIGITS_YAML, REPO, build_pipeline, span_declaration
 
@@ -330,6 +332,36 @@ def test_schemes_tensorflow_cannot_open_are_refused(tmp_path, capsys, flag, uri)
   assert not (tmp_path / "out").exists()
 
 
+def test_notify_adds_an_exit_step_that_runs_whatever_happened(tmp_path):
+  from kfp import components
+  spec, job = compile_digits(tmp_path, "--notify", "https://hooks.example.com/services/T0/B0")
+  json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
+  components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
+  root = spec["root"]["dag"]["tasks"]
+  assert set(root) == {"exit-handler-1", "notify"}, set(root)
+  assert root["notify"]["dependentTasks"] == ["exit-handler-1"]
+  assert root["notify"]["triggerPolicy"] == {"strategy": "ALL_UPSTREAM_TASKS_COMPLETED"}
+  assert "cachingOptions" not in root["notify"], "the exit step must run every time"
+  assert set(exit_step.tasks(spec)) >= {"ImportExampleGen", "Trainer", "Pusher"}
+  defaults = spec["root"]["inputDefinitions"]["parameters"]
+  assert defaults["notify_url"]["defaultValue"] == "https://hooks.example.com/services/T0/B0"
+  assert job["runtimeConfig"]["parameterValues"]["notify_url"].startswith("https://hooks")
+
+
+def test_without_notify_there_is_no_exit_step(compiled):
+  assert "notify" not in compiled["spec"]["root"]["dag"]["tasks"]
+  assert "notify_url" not in compiled["spec"]["root"]["inputDefinitions"]["parameters"]
+
+
+def test_a_notify_url_that_is_no_url_gives_one_clear_line(tmp_path, capsys):
+  code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                   "--data-root", "gs://b/d", "--output-dir", str(tmp_path / "out"),
+                   "--skip-data-check", "--notify", "hooks.example.com/x"])
+  err = capsys.readouterr().err.strip().splitlines()
+  assert code == 2 and "--notify: expected a webhook URL (http:// or https://), found " \
+      "'hooks.example.com/x'" in err[-1], err
+
+
 def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_path):
   from kfp import components
   from kfp.kubernetes import kubernetes_executor_config_pb2 as k8s
@@ -337,7 +369,8 @@ def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_pa
                  "--toleration", "Trainer:nvidia.com/gpu:NoSchedule",
                  "--image-pull-secret", "regcred",
                  "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
-                 "--env", "S3_ENDPOINT=http://minio-service.kubeflow:9000")
+                 "--env", "S3_ENDPOINT=http://minio-service.kubeflow:9000",
+                 "--notify", "https://hooks.example.com/services/T0/B0")
   with open(tmp_path / "pipeline.yaml") as f:
     spec, platform = yaml.safe_load_all(f)
   parsed = json_format.ParseDict(platform, pipeline_spec_pb2.PlatformSpec())
@@ -355,11 +388,14 @@ def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_pa
     assert config.secret_as_env[0].key_to_env[0].env_var == "AWS_ACCESS_KEY_ID", label
     if label != "Trainer_executor":
       assert not config.node_selector.labels and not config.tolerations, label
-  for label, executor in spec["deploymentSpec"]["executors"].items():
-    assert executor["container"]["env"] == [
-        {"name": "S3_ENDPOINT", "value": "http://minio-service.kubeflow:9000"}], label
+  s3 = {"name": "S3_ENDPOINT", "value": "http://minio-service.kubeflow:9000"}
+  for node, label in executor_labels(spec).items():
+    assert spec["deploymentSpec"]["executors"][label]["container"]["env"] == [
+        {"name": "PIPELINE_NAME", "value": "digits"},
+        {"name": "PIPELINE_TASK", "value": node}, s3], label
+  assert spec["deploymentSpec"]["executors"]["exec-notify"]["container"]["env"] == [s3]
   loaded = components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
-  assert set(loaded.component_spec.inputs) == RUNTIME_PARAMETERS
+  assert set(loaded.component_spec.inputs) == RUNTIME_PARAMETERS | {"notify_url"}
   assert "regcred" not in json.dumps(json.loads((tmp_path / "pipeline_job.json").read_text()))
 
 

@@ -17,17 +17,25 @@ backend runs the eleven steps, and the pushed model serves the eval digits.
 A second run with nothing new runs SpanWindow again, which passes the same
 values, and the backend's cache serves every step after it. Then a second
 span lands: the third run reads spans 1-2, and Transform analyses only the
-new one, span 1 coming from its analyzer cache on s3://.
+new one, span 1 coming from its analyzer cache on s3://. Between them, a
+run over an empty data root fails at SpanWindow.
+
+The spec is compiled with `--notify`: its exit step posts each run's outcome
+to a webhook on 127.0.0.1 (the third run's webhook cannot be reached, and
+the run succeeds anyway), and `python -m kubeflow runs` lists the four runs.
 
 This test process never loads TensorFlow's s3 file system: `submit` and the
 steps do, each in a process of its own, and the outputs are read here
 through the S3 protocol (boto3).
 """
 
+import contextlib
+import http.server
 import json
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -39,25 +47,66 @@ from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
 from tests import kfp_server
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw
-from tests.kfp_backend import Backend
-from tests.s3_server import KEY, SECRET, env, s3_server, upload_folder
+from tests.kfp_backend import Backend, StepFailed
+from tests.s3_server import KEY, SECRET, env, free_port, s3_server, upload_folder
 
 pytestmark = pytest.mark.e2e
 
 SECRETS = {"s3-creds": {"accesskey": KEY, "secretkey": SECRET}}
 
 
-def submit(spec: str, url: str, endpoint: str, state) -> dict:
+def submit(spec: str, url: str, endpoint: str, state, *extra) -> dict:
   """`python -m kubeflow submit` in its own process, as a user runs it;
-  returns the parameters the API server received."""
+  returns the run's id and the parameters the API server received."""
   before = set(state.runs)
   proc = subprocess.run(
       [sys.executable, "-m", "kubeflow", "submit", "--spec", spec, "--host", url,
-       "--train-steps", "400"], cwd=REPO, capture_output=True, text=True,
+       "--train-steps", "400", *extra], cwd=REPO, capture_output=True, text=True,
       env={**os.environ, **env(endpoint)}, timeout=600)
   assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
   (new,) = set(state.runs) - before
-  return {"out": proc.stdout, "params": state.runs[new]["runtime_config"]["parameters"]}
+  return {"out": proc.stdout, "id": new,
+          "params": state.runs[new]["runtime_config"]["parameters"]}
+
+
+def execute(backend, spec, submitted, state, log_dir):
+  """The backend runs a submitted run; the API then reports its state."""
+  try:
+    result = backend.run(spec, submitted["params"], log_dir=log_dir,
+                         run_id=submitted["id"])
+  except StepFailed as e:
+    state.runs[submitted["id"]]["state"] = "FAILED"
+    return e.run
+  state.runs[submitted["id"]]["state"] = "SUCCEEDED"
+  return result
+
+
+def steps(run) -> dict:
+  """The pipeline's own steps' states: not the exit handler's DAG, nor it."""
+  return {k: v for k, v in run.states.items() if k not in ("exit-handler-1", "notify")}
+
+
+@contextlib.contextmanager
+def webhook():
+  """A webhook on 127.0.0.1 that keeps every JSON message posted to it."""
+  received = []
+
+  class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+      received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+      self.send_response(200)
+      self.end_headers()
+      self.wfile.write(b"ok")
+
+    def log_message(self, *args):
+      pass
+  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  try:
+    yield f"http://127.0.0.1:{server.server_port}/hooks/T0", received
+  finally:
+    server.shutdown()
+    server.server_close()
 
 
 def download(client, uri: str, folder) -> str:
@@ -84,7 +133,8 @@ def _objects(client, bucket: str, prefix: str) -> dict:
 def ran(tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_s3")
   url, state, stop = kfp_server.serve()
-  with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client):
+  with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
+       webhook() as (hook, messages):
     write_digits(str(root / "local" / "span-1"))
     upload_folder(client, str(root / "local"), "s3://data/digits")
     raw = digits_raw()
@@ -97,7 +147,7 @@ def ran(tmp_path_factory):
         "compile", "--dataset", str(root / "digits.yaml"),
         "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
         "--data-root", "s3://data/digits", "--serving-dir", "s3://serving/digits",
-        "--skip-data-check", "--output-dir", str(root / "compiled"),
+        "--skip-data-check", "--output-dir", str(root / "compiled"), "--notify", hook,
         *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
           for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
@@ -108,21 +158,31 @@ def ran(tmp_path_factory):
     backend = Backend(str(root / "backend"), client, secrets=SECRETS)
     (root / "logs").mkdir()
     first = submit(spec, url, endpoint, state)
-    run1 = backend.run(spec, first["params"], log_dir=str(root / "logs"))
+    run1 = execute(backend, spec, first, state, str(root / "logs"))
     second = submit(spec, url, endpoint, state)
-    run2 = backend.run(spec, second["params"], log_dir=str(root / "logs"))
+    run2 = execute(backend, spec, second, state, str(root / "logs2"))
+    empty = submit(spec, url, endpoint, state, "--data-root", "s3://data/nothing-here")
+    failed = execute(backend, spec, empty, state, str(root / "logs_failed"))
     cache = _objects(client, "pipelines", "root/analyzer_cache/digits/")
     serving = download(client, "s3://serving/digits", root / "serving")
     upload_folder(client, str(root / "local" / "span-1"), "s3://data/digits/span-2")
-    third = submit(spec, url, endpoint, state)
-    run3 = backend.run(spec, third["params"], log_dir=str(root / "logs3"))
+    # This run's webhook cannot be reached; the run must not fail for it.
+    third = submit(spec, url, endpoint, state, "--param",
+                   f"notify_url=http://127.0.0.1:{free_port()}/hooks/T0")
+    run3 = execute(backend, spec, third, state, str(root / "logs3"))
     cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
+    listed = subprocess.run(
+        [sys.executable, "-m", "kubeflow", "runs", "--spec", spec, "--host", url],
+        cwd=REPO, capture_output=True, text=True, env={**os.environ, **env(endpoint)},
+        timeout=600)
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
     yield {"root": root, "first": first, "second": second, "run1": run1,
-           "run2": run2, "run3": run3, "cache": cache, "cache3": cache3,
-           "outputs": outputs, "serving": serving}
+           "run2": run2, "run3": run3, "failed": failed, "cache": cache,
+           "cache3": cache3, "outputs": outputs, "serving": serving,
+           "messages": list(messages), "runs": listed,
+           "ids": [r["id"] for r in (first, second, empty, third)]}
   stop()
 
 
@@ -138,7 +198,7 @@ def test_the_first_step_resolves_the_window_on_s3(ran):
 
 
 def test_every_step_ran_with_untyped_inputs_and_the_statistics_load(ran):
-  assert set(ran["run1"].states.values()) == {"EXECUTED"}, ran["run1"].states
+  assert set(steps(ran["run1"]).values()) == {"EXECUTED"}, ran["run1"].states
   stats = ran["outputs"][("StatisticsGen", "statistics")]
   for split in ("train_span1", "eval_span1"):
     loaded = tfdv.load_stats_binary(os.path.join(stats, f"Split-{split}", "FeatureStats.pb"))
@@ -168,8 +228,9 @@ def test_the_runtime_train_steps_reached_the_trainer(ran):
 
 def test_a_second_run_with_nothing_new_runs_only_the_window_step(ran):
   assert ran["run2"].parameters["SpanWindow"] == ran["run1"].parameters["SpanWindow"]
-  assert ran["run2"].states.pop("SpanWindow") == "EXECUTED"
-  assert set(ran["run2"].states.values()) == {"CACHED"}, ran["run2"].states
+  states = steps(ran["run2"])
+  assert states.pop("SpanWindow") == "EXECUTED"
+  assert set(states.values()) == {"CACHED"}, ran["run2"].states
 
 
 def test_node_selector_and_toleration_reach_only_the_trainers_pod(ran):
@@ -179,7 +240,7 @@ def test_node_selector_and_toleration_reach_only_the_trainers_pod(ran):
   assert pods["Trainer"]["tolerations"] == [{
       "key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
       "effect": "NoSchedule"}]
-  for name, pod in pods.items():
+  for name, pod in pods.items():  # the exit step's pod included
     assert pod["secret_env"]["AWS_SECRET_ACCESS_KEY"] == ("s3-creds", "secretkey"), name
     if name != "Trainer":
       assert not pod["node_selector"] and not pod["tolerations"], name
@@ -188,7 +249,7 @@ def test_node_selector_and_toleration_reach_only_the_trainers_pod(ran):
 def test_a_new_span_reruns_what_reads_it_and_transform_analyses_only_it(ran):
   values = ran["run3"].parameters["SpanWindow"]
   assert json.loads(values["example_splits"]) == ["eval_span1", "eval_span2"]
-  states = ran["run3"].states
+  states = steps(ran["run3"])
   # The curated schema reads nothing that changed; everything else does.
   assert states.pop("CuratedSchema") == "CACHED", states
   assert set(states.values()) == {"EXECUTED"}, states
@@ -201,3 +262,53 @@ def test_a_new_span_reruns_what_reads_it_and_transform_analyses_only_it(ran):
   # The first run's push is now the baseline (and the warm start).
   (pushed,) = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
   assert values["served_version"] == pushed, (values["served_version"], pushed)
+
+
+def _fields(message) -> dict:
+  (attachment,) = message["attachments"]
+  return {f["title"]: f["value"] for f in attachment["fields"]}
+
+
+def test_the_exit_step_posts_each_runs_outcome_to_the_webhook(ran):
+  pushed, cached, failed = ran["messages"]
+  (version,) = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
+  first = _fields(pushed)
+  assert first["pipeline"] == "digits" and first["run"] == ran["ids"][0], first
+  assert first["state"] == "SUCCEEDED" and first["pushed version"] == version, first
+  assert first["blessed"].startswith("yes (accuracy 0."), first
+  assert f"pushed version {version}" in pushed["text"], pushed["text"]
+  second = _fields(cached)
+  assert second["state"] == "SUCCEEDED" and second["pushed version"] == "none", second
+  assert "nothing new to train on" in cached["text"], cached["text"]
+  third = _fields(failed)
+  assert third["state"] == "FAILED" and third["failed step"] == "SpanWindow", third
+  assert "s3://data/nothing-here" in third["message"], third
+  assert failed["attachments"][0]["color"] == "danger"
+
+
+def test_a_failed_step_skips_the_rest_but_not_the_exit_step(ran):
+  states = ran["failed"].states
+  assert states["SpanWindow"] == "FAILED" and states["notify"] == "EXECUTED", states
+  rest = steps(ran["failed"])
+  del rest["SpanWindow"]
+  # The curated schema reads nothing from SpanWindow: the cache serves it.
+  assert rest.pop("CuratedSchema") == "CACHED", states
+  assert set(rest.values()) == {"SKIPPED"}, states
+
+
+def test_an_unreachable_webhook_is_logged_and_the_run_succeeds(ran):
+  assert set(steps(ran["run3"]).values()) <= {"EXECUTED", "CACHED"}, ran["run3"].states
+  log = (ran["root"] / "logs3" / "notify.log").read_text()
+  assert "notify: could not post to http://127.0.0.1:" in log, log[-2000:]
+  assert len(ran["messages"]) == 3, "the unreachable webhook's message went somewhere"
+
+
+def test_runs_lists_each_runs_state_and_what_it_pushed(ran):
+  assert ran["runs"].returncode == 0, ran["runs"].stderr[-3000:]
+  lines = {line.split("\t")[3]: line for line in ran["runs"].stdout.strip().splitlines()}
+  first, second, failed, third = (lines[i] for i in ran["ids"])
+  (version,) = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
+  assert "\tSUCCEEDED\t" in first and first.endswith(f"pushed version {version}"), first
+  assert second.endswith("nothing new to train on (served from the cache)"), second
+  assert "\tFAILED\t" in failed and "failed at SpanWindow: " in failed, failed
+  assert "\tSUCCEEDED\t" in third and "pushed version" in third, third

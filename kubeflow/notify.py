@@ -1,0 +1,111 @@
+"""The exit step: one message to a webhook, however the run ended.
+
+Compiled with `--notify URL` (kubeflow/exit_step.py), it runs after every
+other step has finished, failed or been skipped. It reads the steps' records
+in the run's folder (kubeflow/step_status.py) and posts one JSON message in
+the shape Slack's incoming webhooks take (and Mattermost's and Rocket.Chat's):
+a `text` line, and an attachment whose fields are the pipeline, the run, the
+state, the step that failed and its message, the blessing with its metric,
+and the pushed version.
+
+A webhook that cannot be reached, or refuses the message, is logged; the
+step still succeeds, so a notification never fails a run.
+
+    python -m kubeflow.notify '{{$}}'     (the executor input, from the backend)
+"""
+
+import json
+import sys
+import urllib.error
+import urllib.request
+from typing import List, Optional, Tuple
+
+import storage
+from kubeflow import step_status
+
+TASK = "notify"
+URL_PARAM = "notify_url"
+
+
+def metric_words(record: dict) -> Optional[str]:
+  """`accuracy 0.9876`, from the Evaluator's record; None if it did not run."""
+  eval_config = record.get("inputs", {}).get("eval_config")
+  uri = record.get("outputs", {}).get("evaluation", {}).get("uri")
+  if not (eval_config and uri):
+    return None
+  from dataset import metrics  # noqa: PLC0415
+  from debug.report import evaluation  # noqa: PLC0415  (TFMA: only when needed)
+  metric = metrics.blessing(eval_config)
+  value = evaluation.load(uri).get((), {}).get("candidate", {}).get(metric.tfma_key)
+  return f"{metric.name} {value:.4f}" if value is not None else metric.name
+
+
+def payload(pipeline: str, run: str, summary: step_status.Summary,
+            metric: Optional[str]) -> dict:
+  """The message, for a Slack-compatible incoming webhook."""
+  state = "FAILED" if summary.failed else "SUCCEEDED"
+  fields: List[Tuple[str, str]] = [("pipeline", pipeline), ("run", run), ("state", state)]
+  words = [f"{pipeline}: run {run} {state}"]
+  if summary.failed:
+    fields += [("failed step", summary.failed_step), ("message", summary.message)]
+    words.append(f"at {summary.failed_step}: {summary.message}")
+  if summary.blessed is not None:
+    verdict = "yes" if summary.blessed else "no"
+    fields.append(("blessed", f"{verdict} ({metric})" if metric else verdict))
+    words.append(("blessed" if summary.blessed else "not blessed")
+                 + (f" ({metric})" if metric else ""))
+  fields.append(("pushed version", summary.pushed_version or "none"))
+  words.append(summary.push_line())
+  return {"text": "; ".join(words),
+          "attachments": [{
+              "color": "danger" if summary.failed else "good",
+              "fallback": "; ".join(words),
+              "fields": [{"title": t, "value": v, "short": len(v) <= 40} for t, v in fields]}]}
+
+
+def post(url: str, message: dict, timeout: float = 20) -> Optional[str]:
+  """Posts the message; returns why it failed, or None."""
+  request = urllib.request.Request(url, data=json.dumps(message).encode(),
+                                   headers={"Content-Type": "application/json"})
+  try:
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+      response.read()
+    return None
+  except (urllib.error.URLError, OSError, ValueError) as e:
+    return f"{type(e).__name__}: {getattr(e, 'reason', None) or e}"
+
+
+def main(argv: List[str]) -> int:
+  executor_input = json.loads(argv[1])
+  params = executor_input["inputs"]["parameterValues"]
+  url, pipeline = params.get(URL_PARAM, ""), params["pipeline_name"]
+  outputs = executor_input["outputs"]["artifacts"]
+  uris = [a["uri"] for listed in outputs.values() for a in listed["artifacts"]]
+  folder = step_status.run_folder(uris, pipeline, TASK)
+  if not folder:
+    print(f"notify: no run folder in this step's output URIs {uris}; nothing to report",
+          file=sys.stderr)
+    return 0
+  storage.enable([folder])
+  summary = step_status.Summary(step_status.read(folder))
+  metric = None
+  try:
+    metric = metric_words(summary.records.get("Evaluator", {}))
+  except Exception as e:  # noqa: BLE001  (the message goes out without the figure)
+    print(f"notify: could not read the Evaluator's metric: {e}", file=sys.stderr)
+  message = payload(pipeline, step_status.run_id(folder), summary, metric)
+  print(f"notify: {message['text']}")
+  if not url:
+    print("notify: no URL (runtime parameter notify_url is empty); nothing posted")
+    return 0
+  problem = post(url, message)
+  if problem:
+    print(f"notify: could not post to {url}: {problem}; the run is not failed for it",
+          file=sys.stderr)
+  else:
+    print(f"notify: posted to {url}")
+  return 0
+
+
+if __name__ == "__main__":
+  storage.exit(main(sys.argv))
