@@ -1,6 +1,5 @@
-import sys
-
-import storage  # noqa: F401  (before TFMA: tensorflow-io stays unloaded, see storage/)
+import storage  # (before TFMA: tensorflow-io stays unloaded, see storage/)
 from debug.cli import main
 
-sys.exit(main())
+# storage.exit: a rollback on s3:// loads tensorflow-io, whose shutdown aborts.
+storage.exit(main())

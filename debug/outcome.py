@@ -67,8 +67,13 @@ def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
   all_runs = st.runs(store, pipeline_name)
   if not all_runs:
     return Outcome(states={})
+  return outcome_of(store, all_runs[-1])
+
+
+def outcome_of(store, run: st.Run) -> Outcome:
+  """One run's outcome."""
   outcome = Outcome(states={})
-  for node_id, node_run in all_runs[-1].nodes.items():
+  for node_id, node_run in run.nodes.items():
     outcome.states[node_id] = node_run.state
     outcome.seconds[node_id] = node_run.seconds
     _read_outputs(store, node_id, node_run.execution, outcome)

@@ -12,6 +12,23 @@ the model served. A version counts only when it is complete: a numbered
 folder holding `saved_model.pb`. A push being written sits under a
 temporary name (`.tmp-<version>-<id>`) that is never taken for a version.
 
+On a local disk the finished copy is renamed into place, atomically. On an
+object store (gs://, s3://) there is no such rename: a folder is a prefix,
+listed from its first object on, and tensorflow-io's folder rename copies
+object by object in listing order, `saved_model.pb` before `variables/`. So
+there the finished copy is copied again into the numbered folder with
+`saved_model.pb` last: once a server can find the SavedModel, every file of
+it is there. What no order of writes can hide on an object store is the
+numbered prefix itself while its files arrive; a server that tries it then
+finds no SavedModel and tries again at its next poll (TF Serving keeps
+serving the version it has). A push killed half-way leaves no numbered
+folder that holds `saved_model.pb` without the rest, and the next push
+takes a number above it.
+
+A rollback (`rollback`) pushes a copy of an earlier version as the newest,
+recording in `assets.extra/rollback.json` which version it copies and
+which it replaced; nothing is ever deleted.
+
 Every exported model also records, in `assets.extra/trained_on.json` (TF
 Serving ignores `assets.extra`), the splits it was trained on and the run's
 training key: a hash of the data's files and the Trainer's settings and
@@ -32,8 +49,13 @@ import storage
 SAVED_MODEL = "saved_model.pb"
 FINGERPRINT = "fingerprint.pb"  # written by tf.saved_model.save since TF 2.12
 TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
+ROLLBACK = os.path.join("assets.extra", "rollback.json")
 TRAINING_KEY = "training_key"  # in trained_on.json
 NONE = "none"  # a run's served version when nothing is served
+
+
+class ServingError(ValueError):
+  """A serving-dir operation that cannot be done; says why in one line."""
 
 
 def versions(base_directory: str) -> List[str]:
@@ -91,13 +113,18 @@ def find_copy(model_path: str, base_directory: str) -> Optional[str]:
   return None
 
 
-def push(model_path: str, base_directory: str) -> str:
+def push(model_path: str, base_directory: str, extra=None) -> str:
   """Copies a SavedModel into a new version folder of base_directory.
 
-  The copy is written under a temporary name and renamed into place only when
-  complete, so the newest version is always a whole model, whatever
-  interrupts the push. The version is the Unix time, and always above every
-  number already there, complete or not.
+  The copy is written under a temporary name first, and put in place only
+  when complete (see the module docstring for object stores), so the
+  newest version is always a whole model, whatever interrupts the push.
+  The version is the Unix time, and always above every number already
+  there, complete or not.
+
+  Args:
+    extra: {path inside the version: text}, written into the copy before
+      it is put in place.
 
   Returns:
     The new version's folder.
@@ -109,17 +136,65 @@ def push(model_path: str, base_directory: str) -> str:
   version = str(max([int(time.time())] + [n + 1 for n in numbers]))
   temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
   _copy_tree(model_path, temporary)
+  for name, text in (extra or {}).items():
+    tf.io.gfile.makedirs(os.path.dirname(os.path.join(temporary, name)))
+    with tf.io.gfile.GFile(os.path.join(temporary, name), "w") as f:
+      f.write(text)
   target = os.path.join(base_directory, version)
-  tf.io.gfile.rename(temporary, target)
+  if storage.scheme(base_directory):
+    _copy_tree(temporary, target, last=SAVED_MODEL)
+    tf.io.gfile.rmtree(temporary)
+  else:
+    tf.io.gfile.rename(temporary, target)
   return target
 
 
-def _copy_tree(source: str, target: str) -> None:
+def _copy_tree(source: str, target: str, last: str = "") -> None:
+  """Copies every file; the top folder's file `last`, if any, after the rest."""
+  final = None
   for folder, _, files in tf.io.gfile.walk(source):
     into = os.path.join(target, os.path.relpath(folder, source))
     tf.io.gfile.makedirs(into)
     for name in files:
-      tf.io.gfile.copy(os.path.join(folder, name), os.path.join(into, name), overwrite=True)
+      pair = (os.path.join(folder, name), os.path.join(into, name))
+      if last and name == last and os.path.relpath(folder, source) == ".":
+        final = pair
+        continue
+      tf.io.gfile.copy(*pair, overwrite=True)
+  if final:
+    tf.io.gfile.copy(*final, overwrite=True)
+
+
+def rollback(base_directory: str, to: Optional[str] = None) -> str:
+  """Pushes a copy of version `to` (default: the one before the newest) as
+  the newest version, recording which it copies and which it replaced.
+
+  Raises:
+    ServingError: no such complete version, or nothing to roll back to.
+  """
+  found = versions(base_directory)
+  names = [os.path.basename(p) for p in found]
+  if to is None:
+    if len(found) < 2:
+      raise ServingError(f"{base_directory}: nothing to roll back to: "
+                         f"{'one complete version' if found else 'no complete version'}"
+                         f" ({', '.join(names) or 'none'})")
+    to = names[1]
+  if to not in names:
+    raise ServingError(f"{base_directory}: version {to}: expected one of the complete "
+                       f"versions {', '.join(names) or '(none)'}")
+  note = json.dumps({"to": to, "from": names[0]})
+  return push(found[names.index(to)], base_directory, extra={ROLLBACK: note})
+
+
+def rolled_back(model_dir: str) -> Optional[dict]:
+  """{"to": the version copied, "from": the version it replaced}, for a
+  rollback's version; None for a pushed model."""
+  path = os.path.join(model_dir, ROLLBACK)
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return json.load(f)
 
 
 def record(export_dir: str, train_splits: Sequence[str], training_key: str) -> None:

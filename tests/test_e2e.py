@@ -132,6 +132,13 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
   code, out, err = debug_cli("artifacts", *where, "--node", "Trainr")
   assert code == 2 and "'Trainr' did not run in run " in err, err
 
+  # The serving dir's versions, with the metric ML Metadata recorded.
+  code, out, err = debug_cli("versions", *where, "--serving-dir", digits_run["serving"])
+  assert code == 0, err
+  version = os.path.basename(result.pushed_dir.rstrip("/"))
+  assert out.startswith(f"{version}  served  pushed "), out
+  assert f"trained on train  accuracy {result.value:.4f}" in out, (out, result.value)
+
 
 def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, tmp_path):
   from tests.browser import Page
