@@ -129,6 +129,7 @@ def push(model_path: str, base_directory: str, extra=None) -> str:
   Returns:
     The new version's folder.
   """
+  storage.check([base_directory], "serving dir ")
   tf.io.gfile.makedirs(base_directory)
   # An object store has no empty folders: a new serving dir lists as missing.
   listed = tf.io.gfile.listdir(base_directory) if tf.io.gfile.isdir(base_directory) else []

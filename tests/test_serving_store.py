@@ -99,6 +99,25 @@ def _start_push(model: str, endpoint: str) -> subprocess.Popen:
                           stderr=subprocess.PIPE, text=True)
 
 
+def _push(model: str, endpoint: str) -> str:
+  proc = _start_push(model, endpoint)
+  out, err = proc.communicate(timeout=600)
+  assert proc.returncode == 0, err[-3000:]
+  return out.strip()
+
+
+def _killed_push(model: str, endpoint: str, client) -> None:
+  """A push killed as soon as its numbered folder appears."""
+  proc = _start_push(model, endpoint)
+  deadline = time.time() + 600
+  while time.time() < deadline and proc.poll() is None:
+    if len([v for v in _listing(client, "serving", "m/") if v.isdigit()]) > 2:
+      break
+    time.sleep(0.02)
+  proc.send_signal(signal.SIGKILL)
+  proc.wait(timeout=60)
+
+
 @pytest.fixture(scope="module")
 def watched(tmp_path_factory):
   root = tmp_path_factory.mktemp("store_push")
@@ -107,25 +126,12 @@ def watched(tmp_path_factory):
        tempfile.TemporaryDirectory() as downloads:
     poller = Poller(client, files, downloads)
     poller.start()
-    pushes = []
-    for _ in range(2):
-      proc = _start_push(str(root / "model"), endpoint)
-      out, err = proc.communicate(timeout=600)
-      assert proc.returncode == 0, err[-3000:]
-      pushes.append(out.strip())
-    # A third push, killed as soon as its numbered folder appears.
-    proc = _start_push(str(root / "model"), endpoint)
-    deadline = time.time() + 600
-    while time.time() < deadline and proc.poll() is None:
-      numbered = [v for v in _listing(client, "serving", "m/") if v.isdigit()]
-      if len(numbered) > 2:
-        break
-      time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=60)
-    time.sleep(1)
-    poller.stop.set()
-    poller.join(timeout=600)
+    try:
+      pushes = [_push(str(root / "model"), endpoint) for _ in range(2)]
+      _killed_push(str(root / "model"), endpoint, client)
+    finally:
+      poller.stop.set()
+      poller.join(timeout=600)
     yield {"poller": poller, "pushes": pushes, "files": files,
            "after_kill": _listing(client, "serving", "m/")}
 
