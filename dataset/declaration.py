@@ -18,24 +18,26 @@ import yaml
 from dataset import metrics
 from dataset.fields import MISSING, DeclarationError, FieldReader
 from dataset.types import (
-    BACKBONES,
-    COMPRESSIONS,
-    ENCODINGS,
-    KINDS,
-    LABEL_KINDS,
-    SPLIT_NAMES,
-    Backbone,
-    Data,
-    Declaration,
-    Evaluation,
-    Feature,
-    Image,
-    Label,
+  BACKBONES,
+  COMPRESSIONS,
+  DRIFT_ACTIONS,
+  ENCODINGS,
+  KINDS,
+  LABEL_KINDS,
+  SPLIT_NAMES,
+  Backbone,
+  Data,
+  Declaration,
+  Drift,
+  Evaluation,
+  Feature,
+  Image,
+  Label,
 )
 from records.images import RAW_DTYPES
 
 __all__ = ["BACKBONES", "COMPRESSIONS", "ENCODINGS", "KINDS", "LABEL_KINDS",
-           "SPLIT_NAMES", "Backbone", "Data", "Declaration", "DeclarationError",
+           "SPLIT_NAMES", "Backbone", "Data", "Declaration", "DeclarationError", "Drift",
            "Evaluation", "Feature", "Image", "Label", "is_uri", "load", "parse",
            "resolve"]
 
@@ -174,7 +176,8 @@ def parse(raw: Any, path: str) -> Declaration:
   """
   r = FieldReader(path)
   base = os.path.dirname(os.path.abspath(path))
-  raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features", "evaluation"))
+  raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features", "evaluation",
+                            "drift"))
   name = r.get(raw, "", "name", str)
   if not name.replace("-", "").replace("_", "").isalnum():
     raise r.fail("name", "letters, digits, '-' and '_' only", name)
@@ -196,7 +199,8 @@ def parse(raw: Any, path: str) -> Declaration:
   return Declaration(name=name, path=os.path.abspath(path),
                      data=_data(r, raw.get("data"), base), label=label,
                      features=features, schema=schema,
-                     evaluation=_evaluation(r, raw.get("evaluation", {}), label))
+                     evaluation=_evaluation(r, raw.get("evaluation", {}), label),
+                     drift=_drift(r, raw.get("drift", {}), features))
 
 
 def _label(r: FieldReader, node: Any) -> Label:
@@ -242,6 +246,27 @@ def _evaluation(r: FieldReader, node: Any, label: Label) -> Evaluation:
   if max_change < 0:
     raise r.fail("evaluation.max_change", "a number >= 0", max_change)
   return Evaluation(metric, float(threshold), float(max_change))
+
+
+def _drift(r: FieldReader, node: Any, features: tuple) -> Drift:
+  node = r.mapping(node, "drift", ("categorical", "numeric", "size", "features", "action"))
+  bounds = {}
+  for key, default in (("categorical", 0.1), ("numeric", 0.1), ("size", 0.5)):
+    bounds[key] = r.get(node, "drift", key, (int, float), default)
+    if not 0 < bounds[key] <= (1 if key != "size" else 1e9):
+      raise r.fail(f"drift.{key}", "a number above 0" + (" and at most 1" if key != "size"
+                                                          else ""), bounds[key])
+  overrides = r.get(node, "drift", "features", dict, {})
+  comparable = {f.name for f in features if f.kind != "image"}
+  for name, value in overrides.items():
+    if name not in comparable:
+      raise r.fail(f"drift.features.{name}", "a declared feature that is not an image "
+                   f"({', '.join(sorted(comparable))})", name)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+      raise r.fail(f"drift.features.{name}", "a number above 0 and at most 1", value)
+  action = r.get(node, "drift", "action", str, "warn", DRIFT_ACTIONS)
+  return Drift(float(bounds["categorical"]), float(bounds["numeric"]), float(bounds["size"]),
+               tuple(sorted((str(k), float(v)) for k, v in overrides.items())), action)
 
 
 def load(path: str) -> Declaration:

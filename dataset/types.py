@@ -158,6 +158,35 @@ class Evaluation:
     return metrics.named(self.metric).higher_is_better
 
 
+DRIFT_ACTIONS = ("warn", "stop")
+
+
+@dataclasses.dataclass(frozen=True)
+class Drift:
+  """How far the newest span may move from the span before it.
+
+  Attributes:
+    categorical: the largest L-infinity distance between the two spans'
+      value frequencies (0 to 1) of a categorical feature.
+    numeric: the largest Jensen-Shannon divergence (0 to 1) between the two
+      spans' histograms of a numeric or sequence feature.
+    size: the largest relative change in the number of examples (0.5: from
+      half to one and a half times the earlier span's).
+    features: (feature, threshold) pairs that override the defaults.
+    action: `stop` (the run exits 1 before Transform) or `warn` (it goes on
+      and says so at its end).
+  """
+  categorical: float = 0.1
+  numeric: float = 0.1
+  size: float = 0.5
+  features: Tuple[Tuple[str, float], ...] = ()
+  action: str = "warn"
+
+  def threshold(self, feature: str, kind: str) -> float:
+    return dict(self.features).get(
+        feature, self.categorical if kind == "categorical" else self.numeric)
+
+
 @dataclasses.dataclass(frozen=True)
 class Data:
   """Where the records are.
@@ -189,6 +218,7 @@ class Declaration:
   features: Tuple[Feature, ...]
   schema: Optional[str] = None
   evaluation: Evaluation = Evaluation()
+  drift: Drift = Drift()
 
   def of_kind(self, kind: str) -> List[Feature]:
     return [f for f in self.features if f.kind == kind]
@@ -223,4 +253,11 @@ class Declaration:
         data=Data(**d["data"]),
         label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
         features=tuple(Feature.from_dict(f) for f in d["features"]),
-        evaluation=Evaluation(**d.get("evaluation", {})))
+        evaluation=Evaluation(**d.get("evaluation", {})),
+        drift=_drift_from_dict(d.get("drift")))
+
+
+def _drift_from_dict(d: Optional[Mapping[str, Any]]) -> Drift:
+  if not d:
+    return Drift()
+  return Drift(**{**d, "features": tuple(tuple(pair) for pair in d.get("features", ()))})

@@ -1,0 +1,81 @@
+"""Drift between the newest span and the span before it, measured by TFDV.
+
+TFX's ExampleValidator never passes previous statistics to
+`tfdv.validate_statistics`, so a schema's drift comparators are silently
+ignored there. Here they are set from the declaration's `drift:` on a copy
+of the schema, one per declared feature (L-infinity distance for a
+categorical feature, Jensen-Shannon divergence for a numeric or sequence
+one; image bytes have no distribution to compare), plus the dataset size,
+and TFDV compares the two spans' statistics. Its `drift_skew_info` gives
+each feature's measure, drifted or not, which the run's verdict and report
+show against the thresholds.
+"""
+
+import dataclasses
+from typing import List
+
+import tensorflow_data_validation as tfdv
+from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
+
+from dataset.types import Declaration
+
+SIZE = "(number of examples)"
+MEASURES = {"L_INFTY": "L-infinity distance",
+            "JENSEN_SHANNON_DIVERGENCE": "Jensen-Shannon divergence"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+  """One feature's (or the size's) change between the two spans."""
+  feature: str
+  measure: str
+  value: float
+  threshold: float
+
+  @property
+  def drifted(self) -> bool:
+    return self.value > self.threshold
+
+  def line(self) -> str:
+    verdict = "above" if self.drifted else "within"
+    return (f"feature '{self.feature}': {self.measure} {self.value:.4f} {verdict} "
+            f"its threshold {self.threshold:g}")
+
+
+def drift_schema(schema: schema_pb2.Schema, decl: Declaration) -> schema_pb2.Schema:
+  """A copy of the schema with the declaration's comparators on it."""
+  found = schema_pb2.Schema()
+  found.CopyFrom(schema)
+  kinds = {f.name: f.kind for f in decl.features if f.kind != "image"}
+  for feature in found.feature:
+    if feature.name not in kinds:
+      continue
+    threshold = decl.drift.threshold(feature.name, kinds[feature.name])
+    if kinds[feature.name] == "categorical":
+      feature.drift_comparator.infinity_norm.threshold = threshold
+    else:
+      feature.drift_comparator.jensen_shannon_divergence.threshold = threshold
+  return found
+
+
+def _size(current: statistics_pb2.DatasetFeatureStatisticsList,
+          previous: statistics_pb2.DatasetFeatureStatisticsList, bound: float) -> Measured:
+  now, before = current.datasets[0].num_examples, previous.datasets[0].num_examples
+  change = abs(now - before) / before if before else float("inf")
+  return Measured(SIZE, f"relative change ({before} to {now} examples)", change, bound)
+
+
+def compare(current: statistics_pb2.DatasetFeatureStatisticsList,
+            previous: statistics_pb2.DatasetFeatureStatisticsList,
+            schema: schema_pb2.Schema, decl: Declaration) -> List[Measured]:
+  """Each declared feature's drift, then the size's; drifted or not."""
+  anomalies = tfdv.validate_statistics(current, drift_schema(schema, decl),
+                                       previous_statistics=previous)
+  found = []
+  for info in anomalies.drift_skew_info:
+    name = ".".join(info.path.step)
+    for m in info.drift_measurements:
+      kind = anomalies_pb2.DriftSkewInfo.Measurement.Type.Name(m.type)
+      found.append(Measured(name, MEASURES.get(kind, kind), m.value, m.threshold))
+  found.sort(key=lambda m: m.feature)
+  return found + [_size(current, previous, decl.drift.size)]
