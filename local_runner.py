@@ -110,7 +110,7 @@ def prepare(args: argparse.Namespace):
     storage.check_scheme(uri, flag)
   storage.check(locations.values())
   write_bundled_data(args, decl)
-  inputs = resolve_inputs(config)
+  inputs = resolve_inputs(config, os.path.join(home, "metadata.sqlite"))
   for note in inputs.window.notes:
     print(f"note: {note}")
   check.check_records(decl, inputs.window)
@@ -126,6 +126,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   from tfx import v1 as tfx
 
   from components.anomalies_gate import AnomaliesFound
+  from components.drift_gate import DriftFound
   from debug import store as st
   from debug.report import write_report
   name = pipeline.pipeline_info.pipeline_name
@@ -138,7 +139,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   try:
     with logs.Progress(state_of):
       tfx.orchestration.LocalDagRunner().run(pipeline, run_options=run_options)
-  except AnomaliesFound as e:
+  except (AnomaliesFound, DriftFound) as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
   except Exception:  # a component failed: its error in full, then the report

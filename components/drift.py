@@ -12,12 +12,13 @@ show against the thresholds.
 """
 
 import dataclasses
-from typing import List
+import json
+from typing import Dict, List, Tuple
 
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 
-from dataset.types import Declaration
+from dataset.types import Declaration, Drift
 
 SIZE = "(number of examples)"
 MEASURES = {"L_INFTY": "L-infinity distance",
@@ -42,15 +43,28 @@ class Measured:
             f"its threshold {self.threshold:g}")
 
 
-def drift_schema(schema: schema_pb2.Schema, decl: Declaration) -> schema_pb2.Schema:
+def rules_json(decl: Declaration) -> str:
+  """What the drift check needs of the declaration: the features' kinds (no
+  image: its bytes have no distribution to compare) and `drift:`."""
+  return json.dumps({"kinds": {f.name: f.kind for f in decl.features if f.kind != "image"},
+                     "drift": dataclasses.asdict(decl.drift)}, sort_keys=True)
+
+
+def rules_from_json(text: str) -> Tuple[Dict[str, str], Drift]:
+  loaded = json.loads(text)
+  d = loaded["drift"]
+  return loaded["kinds"], Drift(**{**d, "features": tuple(tuple(p) for p in d["features"])})
+
+
+def drift_schema(schema: schema_pb2.Schema, kinds: Dict[str, str],
+                 rules: Drift) -> schema_pb2.Schema:
   """A copy of the schema with the declaration's comparators on it."""
   found = schema_pb2.Schema()
   found.CopyFrom(schema)
-  kinds = {f.name: f.kind for f in decl.features if f.kind != "image"}
   for feature in found.feature:
     if feature.name not in kinds:
       continue
-    threshold = decl.drift.threshold(feature.name, kinds[feature.name])
+    threshold = rules.threshold(feature.name, kinds[feature.name])
     if kinds[feature.name] == "categorical":
       feature.drift_comparator.infinity_norm.threshold = threshold
     else:
@@ -67,9 +81,10 @@ def _size(current: statistics_pb2.DatasetFeatureStatisticsList,
 
 def compare(current: statistics_pb2.DatasetFeatureStatisticsList,
             previous: statistics_pb2.DatasetFeatureStatisticsList,
-            schema: schema_pb2.Schema, decl: Declaration) -> List[Measured]:
+            schema: schema_pb2.Schema, kinds: Dict[str, str],
+            rules: Drift) -> List[Measured]:
   """Each declared feature's drift, then the size's; drifted or not."""
-  anomalies = tfdv.validate_statistics(current, drift_schema(schema, decl),
+  anomalies = tfdv.validate_statistics(current, drift_schema(schema, kinds, rules),
                                        previous_statistics=previous)
   found = []
   for info in anomalies.drift_skew_info:
@@ -78,4 +93,4 @@ def compare(current: statistics_pb2.DatasetFeatureStatisticsList,
       kind = anomalies_pb2.DriftSkewInfo.Measurement.Type.Name(m.type)
       found.append(Measured(name, MEASURES.get(kind, kind), m.value, m.threshold))
   found.sort(key=lambda m: m.feature)
-  return found + [_size(current, previous, decl.drift.size)]
+  return found + [_size(current, previous, rules.size)]

@@ -55,6 +55,11 @@ class Window:
   eval_splits: Tuple[str, ...]
   unresolved: bool = False
   notes: Tuple[str, ...] = ()  # what was skipped, or a window cut short
+  # The complete span before the newest one, and its training data's glob
+  # below the root (`train`, or `all` for data split by hash): what the drift
+  # check compares the newest span with (components/drift_gate.py).
+  previous: Optional[Tuple[int, Optional[int]]] = None
+  previous_glob: str = ""
 
   def describe(self) -> str:
     """`spans 3-4`, `span 4 (version 2)`, or `all data` without spans."""
@@ -142,20 +147,25 @@ def resolve(data: Data, source: str = "data") -> Window:
         f"{source}: field 'data': expected span folders matching "
         f"{', '.join(os.path.join(data.root, p) for p in patterns.values())}, "
         f"found none" + (f" ({'; '.join(notes)})" if notes else ""))
-  chosen = []
-  for span in spans[-data.window:]:
+  def newest_version(span):
     versions = set.intersection(*(set(f[span]) for f in found))
-    chosen.append((span, max(versions) if versions else None))
+    return max(versions) if versions else None
+  chosen = [(span, newest_version(span)) for span in spans[-data.window:]]
+  previous = (spans[-2], newest_version(spans[-2])) if len(spans) > 1 else None
+  training = data.splits.get("train", data.pattern)
+  earlier = dict(previous=previous,
+                 previous_glob=fill(training, *previous) if previous else "")
   if not data.splits:
     # One folder per span, split by hash: one span (the window is 1).
     span, version = chosen[-1]
     return Window(tuple(chosen), {"all": fill(data.pattern, span, version)},
-                  ("train",), ("eval",), notes=notes)
+                  ("train",), ("eval",), notes=notes, **earlier)
   inputs = {f"{split}{split_suffix(s, v)}": fill(pattern, s, v)
             for s, v in chosen for split, pattern in data.splits.items()}
   return Window(tuple(chosen), inputs,
                 tuple(f"train{split_suffix(s, v)}" for s, v in chosen),
-                tuple(f"eval{split_suffix(s, v)}" for s, v in chosen), notes=notes)
+                tuple(f"eval{split_suffix(s, v)}" for s, v in chosen), notes=notes,
+                **earlier)
 
 
 def _notes(data: Data, found: List[Dict], complete: List[int], malformed: List[str]):

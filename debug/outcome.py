@@ -5,7 +5,10 @@ where it was pushed, and by the tests to assert on what really ran.
 """
 
 import dataclasses
+import json
 from typing import Dict, Optional
+
+import tensorflow as tf
 
 from dataset import metrics
 from debug import store as st
@@ -28,6 +31,7 @@ class Outcome:
     pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
       had written), or None.
     threshold: the thresholds the Evaluator applied to it, in words.
+    drift: what DriftGate measured (components/drift_gate.py), if it ran.
     seconds: node id -> how long its execution took, as ML Metadata
       recorded it (from creation to its last update).
   """
@@ -40,11 +44,12 @@ class Outcome:
   pushed_dir: Optional[str] = None
   threshold: str = ""
   notes: tuple = ()
+  drift: dict = dataclasses.field(default_factory=dict)  # DriftGate's result
 
   def summary(self) -> str:
     """The run's last lines: the Trainer's notes (warm start, backbone), the
     blessing and why, and what was pushed."""
-    lines = list(self.notes)
+    lines = list(self.notes) + self._drift_lines()
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       lines.append(f"model {verdict}: eval {self.metric} {self.value:.4f}"
@@ -53,6 +58,16 @@ class Outcome:
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
                  else "no model pushed")
     return "\n".join(lines)
+
+
+  def _drift_lines(self) -> list:
+    if not self.drift.get("compared"):
+      return []
+    if not self.drift["drifted"]:
+      return [f"drift: none beyond the thresholds ({self.drift['compared']})"]
+    return ([f"drift (warn): the newest span moved beyond its thresholds "
+             f"({self.drift['compared']}); the run went on (drift.action: warn)"]
+            + [f"  {line}" for line in self.drift["drifted"]])
 
 
 def _evaluation(uri: str, key: str) -> tuple:
@@ -85,6 +100,11 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
   if node_id == "Trainer":
     for _, artifact in st.events(store, execution.id, st.OUTPUTS):
       outcome.notes = tuple(warm_start.read_notes(artifact.uri)) or outcome.notes
+  if node_id == "DriftGate":
+    for _, artifact in st.events(store, execution.id, st.OUTPUTS):
+      if tf.io.gfile.exists(artifact.uri):
+        with tf.io.gfile.GFile(artifact.uri) as f:
+          outcome.drift = json.loads(f.read())
   if node_id not in ("Evaluator", "Pusher"):
     return
   key = None

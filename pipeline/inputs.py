@@ -14,6 +14,7 @@ from tfx import v1 as tfx
 import serving
 from dataset import spans
 from dataset.declaration import Data
+from pipeline import previous_statistics
 from pipeline.config import PipelineConfig
 from pipeline.keys import trainer_config, training_key
 
@@ -33,6 +34,7 @@ class RunInputs:
   training_key: str
   served_version: str
   protos: dict = dataclasses.field(default_factory=dict)
+  drift_baseline: str = "{}"  # what the drift check compares with (`drift_baseline`)
 
 
 def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
@@ -47,15 +49,46 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
   window = spans.resolve(data, source)
   protos = window_protos(window, materialize, train_steps, eval_steps)
   key = training_key(data.root, window, trainer_settings, protos)
-  return RunInputs(window, key, serving.baseline_version(serving_dir, key), protos)
+  return RunInputs(window, key, serving.baseline_version(serving_dir, key), protos,
+                   drift_baseline(window, data))
 
 
-def resolve_inputs(config: PipelineConfig) -> RunInputs:
-  """`resolve` for a local run of `config`."""
+def drift_baseline(window: spans.Window, data: Data, statistics: str = "") -> str:
+  """JSON: the newest span's training split, and the span before it: its
+  training split if the window holds it, else its files' glob below the
+  root and, when a local run found them in ML Metadata, its statistics.
+  `{}` when there is no earlier span. components/drift_gate.py reads it."""
+  if not window.previous:
+    return "{}"
+  span, version = window.previous
+  split = f"train{spans.split_suffix(span, version)}"
+  buckets = dict(data.hash_buckets)
+  return json.dumps({
+      "newest": window.train_splits[-1], "previous_span": span,
+      "previous_split": split if split in window.train_splits else "",
+      "previous_glob": window.previous_glob, "previous_statistics": statistics,
+      # Data split by hash compares its training part with all of the
+      # earlier span's files: the example count is scaled by this.
+      "train_fraction": 1.0 if data.splits else buckets["train"] / sum(buckets.values())},
+      sort_keys=True)
+
+
+def resolve_inputs(config: PipelineConfig, metadata_path: str = "") -> RunInputs:
+  """`resolve` for a local run of `config`; with its ML Metadata store, the
+  earlier span's statistics are looked up there when the window lacks it."""
   decl = config.declaration
-  return resolve(decl.data, decl.path, config.serving_dir, trainer_config(config),
-                 config.materialize, config.training.train_steps,
-                 config.training.eval_steps)
+  inputs = resolve(decl.data, decl.path, config.serving_dir, trainer_config(config),
+                   config.materialize, config.training.train_steps,
+                   config.training.eval_steps)
+  baseline = json.loads(inputs.drift_baseline)
+  if metadata_path and baseline and not baseline["previous_split"]:
+    span, version = inputs.window.previous
+    found = previous_statistics.find(metadata_path,
+                                     f"train{spans.split_suffix(span, version)}")
+    if found:
+      inputs = dataclasses.replace(
+          inputs, drift_baseline=drift_baseline(inputs.window, decl.data, found))
+  return inputs
 
 
 def unresolved_inputs(config: PipelineConfig) -> RunInputs:

@@ -17,9 +17,12 @@ from tfx.orchestration import metadata
 from components.anomalies_gate import AnomaliesGate
 from components.baseline import BaselineModel
 from components.curated_schema import curated_schema
+from components.drift import rules_json
+from components.drift_gate import DriftGate
 from components.evaluator import Evaluator
 from components.pusher import Pusher
 from components.transform import Transform
+from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
@@ -58,9 +61,8 @@ def _output_config(config: PipelineConfig):
 def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
   window_step, by_window = _window(config, inputs)
-  example_gen, statistics_gen, schema_gen, example_validator, gate = _data_components(
-      config, by_window)
-  nodes = [example_gen, statistics_gen, schema_gen, example_validator, gate]
+  nodes = _data_components(config, by_window)
+  example_gen, schema_gen, gate = nodes[0], nodes[2], nodes[-1]
   nodes += _model_components(config, by_window, example_gen, schema_gen, gate)
   if window_step:
     for node in nodes:
@@ -84,6 +86,8 @@ def _window(config: PipelineConfig, inputs: RunInputs):
                          training.eval_steps)
   values = {**protos, "served_version": inputs.served_version,
             "training_key": inputs.training_key}
+  if spans.unresolved(config.declaration.data).unresolved:  # data with spans
+    values["drift_baseline"] = inputs.drift_baseline
   if not inputs.window.unresolved:
     return None, {name: _runtime(config, name, value) for name, value in values.items()}
   step = SpanWindow(
@@ -122,7 +126,16 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
       schema=schema_gen.outputs["schema"])
   # Stops the run on anomalies: Transform waits for it.
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
-  return [example_gen, statistics_gen, schema_gen, example_validator, gate]
+  if "drift_baseline" not in by_window:
+    return [example_gen, statistics_gen, schema_gen, example_validator, gate]
+  # With spans: the newest span against the one before, before the schema's
+  # check (a renamed category is drift first, an anomaly second).
+  drift_gate = DriftGate(
+      statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"],
+      drift_baseline=by_window["drift_baseline"],
+      data_root=_runtime(config, "data_root", decl.data.root), rules=rules_json(decl))
+  example_validator.add_upstream_node(drift_gate)
+  return [example_gen, statistics_gen, schema_gen, drift_gate, example_validator, gate]
 
 
 def _model_components(config: PipelineConfig, by_window: Dict,

@@ -35,7 +35,7 @@ from pipeline.inputs import RunInputs, resolve
 from pipeline.keys import to_json, trainer_config
 
 OUTPUTS = ("input_config", "splits_config", "train_args", "eval_args", "example_splits",
-           "served_version", "training_key")
+           "served_version", "training_key", "drift_baseline")
 Out = tfx.dsl.components.OutputArtifact[String]
 Param = tfx.dsl.components.Parameter[str]
 
@@ -70,7 +70,8 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
                    serving_directory(push_destination), spec["settings"],
                    spec["materialize"], steps, spec["eval_steps"])
   values = {name: to_json(value) for name, value in inputs.protos.items()}
-  values.update(served_version=inputs.served_version, training_key=inputs.training_key)
+  values.update(served_version=inputs.served_version, training_key=inputs.training_key,
+                drift_baseline=inputs.drift_baseline)
   return inputs, values
 
 
@@ -78,7 +79,7 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
 def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
                window_spec: Param, input_config: Out, splits_config: Out,
                train_args: Out, eval_args: Out, example_splits: Out,
-               served_version: Out, training_key: Out) -> None:
+               served_version: Out, training_key: Out, drift_baseline: Out) -> None:
   """Lists the spans, applies the window, chooses the baseline; passes them on."""
   inputs, values = resolve_window(window_spec, data_root, push_destination, train_steps)
   logging.info("SpanWindow: %s under %s; baseline: %s", inputs.window.describe(),
@@ -88,6 +89,6 @@ def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
   outputs = {"input_config": input_config, "splits_config": splits_config,
              "train_args": train_args, "eval_args": eval_args,
              "example_splits": example_splits, "served_version": served_version,
-             "training_key": training_key}
+             "training_key": training_key, "drift_baseline": drift_baseline}
   for name, artifact in outputs.items():
     artifact.value = values[name]

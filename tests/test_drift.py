@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 import tensorflow_data_validation as tfdv
 
-from components.drift import SIZE, compare
+from components.drift import SIZE, compare, rules_from_json, rules_json
 from dataset.declaration import DeclarationError, parse
 
 
@@ -38,7 +38,7 @@ def spans():
 
 def test_a_shifted_number_and_a_renamed_category_drift_and_the_rest_does_not(spans):
   previous, current, schema = spans
-  found = {m.feature: m for m in compare(current, previous, schema, _declaration())}
+  found = {m.feature: m for m in compare(current, previous, schema, *rules_from_json(rules_json(_declaration())))}
   assert found["x"].drifted and found["x"].measure == "Jensen-Shannon divergence", found["x"]
   assert found["color"].drifted and found["color"].measure == "L-infinity distance"
   assert not found["y"].drifted and found["y"].value < 0.05, found["y"]
@@ -50,7 +50,7 @@ def test_a_shifted_number_and_a_renamed_category_drift_and_the_rest_does_not(spa
 def test_per_feature_thresholds_and_the_size_bound_apply(spans):
   previous, current, schema = spans
   decl = _declaration({"features": {"x": 1.0}, "size": 0.01, "action": "stop"})
-  found = {m.feature: m for m in compare(current, previous, schema, decl)}
+  found = {m.feature: m for m in compare(current, previous, schema, *rules_from_json(rules_json(decl)))}
   assert not found["x"].drifted and found["x"].threshold == 1.0, found["x"]
   assert found[SIZE].drifted and abs(found[SIZE].value - 200 / 3000) < 1e-9, found[SIZE]
   assert decl.drift.action == "stop"
@@ -67,3 +67,28 @@ def test_bad_drift_entries_name_the_field(drift, message):
   with pytest.raises(DeclarationError) as e:
     _declaration(drift)
   assert message in str(e.value), str(e.value)
+
+
+def test_without_ml_metadata_the_earlier_spans_statistics_come_from_its_files(tmp_path):
+  """A Kubeflow run with a window of one: no earlier statistics in this run,
+  no store to read; the gate reads the earlier span's files."""
+  import glob
+  import os
+
+  import tensorflow as tf
+  from google.protobuf import text_format
+  from tensorflow_metadata.proto.v0 import schema_pb2
+
+  from components.drift_gate import previous_statistics
+  from convert.digits import write_digits
+  from tests.conftest import DIGITS_SCHEMA
+  write_digits(str(tmp_path / "span-1"))
+  schema = text_format.Parse(open(DIGITS_SCHEMA).read(), schema_pb2.Schema())
+  baseline = {"previous_split": "", "previous_statistics": "", "train_fraction": 1.0,
+              "previous_glob": "span-1/train/*.tfrecord.gz"}
+  found, source = previous_statistics(baseline, None, str(tmp_path), schema)
+  files = glob.glob(str(tmp_path / "span-1" / "train" / "*.tfrecord.gz"))
+  count = sum(1 for _ in tf.data.TFRecordDataset(files, "GZIP"))
+  assert found.datasets[0].num_examples == count, (found.datasets[0].num_examples, count)
+  assert source == f"its files ({os.path.join(str(tmp_path), baseline['previous_glob'])})"
+  assert {f.path.step[0] for f in found.datasets[0].features} >= {"ink", "shape"}

@@ -255,13 +255,14 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
     assert window["inputs"]["parameters"][name] == {"componentInputParameter": name}
   declared = spec["components"]["SpanWindow"]["outputDefinitions"]["parameters"]
   assert set(declared) == {"input_config", "splits_config", "train_args", "eval_args",
-                           "example_splits", "served_version", "training_key"}
+                           "example_splits", "served_version", "training_key",
+                           "drift_baseline"}
   # Each consumer reads the window's values as output parameters of the task
   # that exists (TFX's compiler names "SpanWindow_task"), and waits for it.
   for node, name in (("ImportExampleGen", "input_config"), ("Transform", "splits_config"),
                      ("Trainer", "train_args"), ("Trainer", "eval_args"),
                      ("Evaluator", "example_splits"), ("BaselineModel", "served_version"),
-                     ("BaselineModel", "training_key")):
+                     ("BaselineModel", "training_key"), ("DriftGate", "drift_baseline")):
     assert tasks[node]["inputs"]["parameters"][name] == {"taskOutputParameter": {
         "producerTask": "SpanWindow", "outputParameterKey": name}}, (node, name)
     assert "SpanWindow" in tasks[node]["dependentTasks"], node

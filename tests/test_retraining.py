@@ -2,20 +2,26 @@
 (fixtures, each building on the one before).
 
 Span 1 is blessed and pushed; span 2 warm-starts from it, comes partly from
-Transform's analyzer cache, and is pushed; a rerun with no new span comes
-entirely from the cache and exits 0. Each step is checked in ML Metadata
+Transform's analyzer cache, and is pushed, its drift from span 1 within the
+thresholds; a rerun with no new span comes entirely from the cache and exits
+0. Then a drifted span 3 (one number shifted by two standard deviations, one
+category renamed) stops its run before Transform, a line per drifted feature. Each step is checked in ML Metadata
 and in the serving directory. (A model that is not blessed keeps the served
 one serving: test_e2e.)
 """
 
 import copy
 import glob
+import json
 import os
+from collections import Counter
 
+import numpy as np
 import pytest
 
 from convert import digits
 from convert.rows import write_rows
+from dataset import declaration
 from debug import outcome
 from debug import store as st
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
@@ -56,7 +62,7 @@ def home(tmp_path_factory):
                  "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
                             "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
   pipeline_home = os.path.join(out, "retrain")
-  return {"data": data,
+  return {"data": data, "raw": raw,
           "args": ["--dataset", write_declaration(tmp_path, raw), "--output-dir", out, *ARGS],
           "metadata": os.path.join(pipeline_home, "metadata.sqlite"),
           "serving": os.path.join(pipeline_home, "serving"),
@@ -100,6 +106,37 @@ def rerun(home, span2):
   return _run(home)
 
 
+def write_drifted_span(root: str, span: int, start: int, stop: int) -> None:
+  """Digits whose `ink` moved by two standard deviations and whose most
+  common `shape` is renamed, as a recalibrated sensor and a renamed
+  category would make them."""
+  images, labels = digits.load_images()
+  rows = [digits.digit_features(images[i], labels[i]) for i in range(start, stop)]
+  ink = np.array([r["ink"][0] for r in rows])
+  common = Counter(r["shape"][0] for r in rows).most_common(1)[0][0]
+  for r in rows:
+    r["ink"] = [float(r["ink"][0] + 2 * ink.std())]
+    r["shape"] = [b"renamed" if r["shape"][0] == common else r["shape"][0]]
+  write_rows(rows, os.path.join(root, f"span-{span}"), prefix="digits",
+             eval_percent=digits.EVAL_PERCENT,
+             keys=[f"digits-{i}" for i in range(start, stop)])
+  return common.decode()
+
+
+@pytest.fixture(scope="module")
+def drifted(home, rerun, tmp_path_factory):
+  """Span 3 arrives, drifted, under a declaration that says `action: stop`."""
+  renamed = write_drifted_span(home["data"], 3, 0, 900)
+  raw = copy.deepcopy(home["raw"])
+  raw["drift"] = {"action": "stop"}
+  declaration = write_declaration(tmp_path_factory.mktemp("stop"), raw)
+  args = [a if a != home["args"][1] else declaration for a in home["args"]]
+  code, stdout, err = run_local(*args)
+  return {"code": code, "stdout": stdout, "stderr": err, "renamed": renamed,
+          "outcome": outcome.read_outcome(home["metadata"], "retrain"),
+          "versions": versions(home["serving"])}
+
+
 def test_the_first_span_is_blessed_and_pushed_as_the_first_version(span1):
   assert span1["code"] == 0, span1["stderr"][-3000:]
   first = span1["outcome"]
@@ -140,8 +177,48 @@ def test_a_rerun_with_no_new_span_is_all_cached_and_says_so(span2, rerun):
   # The model span 2's run pushed is not the baseline of its own rerun
   # (components/baseline.py), so even BaselineModel, and with it the Trainer's
   # warm start, comes from the cache.
-  assert rerun["outcome"].states == {n: "CACHED" for n in ALL_NODES}
+  assert rerun["outcome"].states == {n: "CACHED" for n in ALL_NODES + ["DriftGate"]}
   assert rerun["versions"] == span2["versions"]
   out = rerun["stdout"]
   assert "no new data: spans 1, 2 already went through this pipeline" in out, out
   assert out.strip().endswith(f"served model: {span2['outcome'].pushed_dir}"), out
+
+
+def test_a_new_span_within_the_drift_thresholds_runs_on_and_says_so(span2):
+  drift = span2["outcome"].drift
+  assert drift["compared"].startswith("train_span2 against span 1, from this run's"), drift
+  assert not drift["drifted"], drift["drifted"]
+  assert {m["feature"] for m in drift["measured"]} >= {"ink", "brightness", "shape",
+                                                        "row_ink"}, drift["measured"]
+  assert "drift: none beyond the thresholds (train_span2 against span 1" in span2["stdout"]
+
+
+def test_a_window_of_one_finds_the_earlier_spans_statistics_in_ml_metadata(home, span2):
+  from pipeline.config import PipelineConfig
+  from pipeline.inputs import resolve_inputs
+  raw = copy.deepcopy(home["raw"])
+  raw["data"]["window"] = 1
+  decl = declaration.parse(raw, os.path.join(home["data"], "window1.yaml"))
+  config = PipelineConfig(pipeline_name="retrain", pipeline_root="/unused",
+                          serving_dir=home["serving"], declaration=decl)
+  baseline = json.loads(resolve_inputs(config, home["metadata"]).drift_baseline)
+  assert baseline["previous_split"] == "" and baseline["newest"] == "train_span2", baseline
+  found = baseline["previous_statistics"]
+  assert found.endswith("Split-train_span1") and os.path.isfile(
+      os.path.join(found, "FeatureStats.pb")), found
+
+
+def test_a_drifted_span_stops_the_run_before_transform_a_line_per_feature(drifted, rerun):
+  assert drifted["code"] == 1, drifted["stderr"][-3000:]
+  err = drifted["stderr"]
+  assert "the newest span drifted from the one before it (train_span3 against span 2" \
+      in err, err[-3000:]
+  lines = [line.strip() for line in err.splitlines() if line.strip().startswith("feature '")]
+  drifted_features = {line.split("'")[1] for line in lines}
+  assert {"ink", "shape"} <= drifted_features, lines
+  assert any(line.startswith("feature 'ink': Jensen-Shannon divergence ") and
+             "above its threshold 0.1" in line for line in lines), lines
+  assert any(line.startswith("feature 'shape': L-infinity distance ") for line in lines), lines
+  states = drifted["outcome"].states
+  assert states["DriftGate"] == "FAILED" and "Transform" not in states, states
+  assert drifted["versions"] == rerun["versions"], "a drifted span must push nothing"
