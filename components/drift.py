@@ -94,3 +94,34 @@ def compare(current: statistics_pb2.DatasetFeatureStatisticsList,
       found.append(Measured(name, MEASURES.get(kind, kind), m.value, m.threshold))
   found.sort(key=lambda m: m.feature)
   return found + [_size(current, previous, rules.size)]
+
+
+def _feature(stats: statistics_pb2.DatasetFeatureStatisticsList, name: str):
+  for feature in stats.datasets[0].features:
+    if ".".join(feature.path.step) == name:
+      return feature
+  return None
+
+
+def _shares(feature) -> List[Tuple[str, float]]:
+  """(bucket or value, share of the values): a numeric feature's standard
+  histogram, or a categorical one's most frequent values."""
+  if feature is None:
+    return []
+  if feature.HasField("num_stats"):
+    for histogram in feature.num_stats.histograms:
+      if histogram.type == statistics_pb2.Histogram.STANDARD:
+        total = sum(b.sample_count for b in histogram.buckets) or 1
+        return [(f"{b.low_value:.3g}..{b.high_value:.3g}", b.sample_count / total)
+                for b in histogram.buckets]
+  buckets = feature.string_stats.rank_histogram.buckets
+  total = sum(b.sample_count for b in buckets) or 1
+  return [(b.label, b.sample_count / total) for b in buckets[:20]]
+
+
+def distributions(current, previous, names) -> Dict[str, Dict[str, list]]:
+  """feature -> {"current": shares, "previous": shares}, for the report's
+  side-by-side view of the drifted features."""
+  return {name: {"current": _shares(_feature(current, name)),
+                 "previous": _shares(_feature(previous, name))}
+          for name in names if name != SIZE}

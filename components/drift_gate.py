@@ -25,6 +25,7 @@ import os
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx import v1 as tfx
+from tfx.dsl.io import fileio
 from tfx.types import standard_artifact_utils
 from tfx.utils import io_utils
 
@@ -74,7 +75,9 @@ def measure(baseline_json: str, statistics, schema_uri: str, data_root: str,
   return {"compared": f"{baseline['newest']} against span {baseline['previous_span']}, "
                       f"from {source}",
           "measured": [m.__dict__ for m in measured],
-          "drifted": [m.line() for m in measured if m.drifted]}
+          "drifted": [m.line() for m in measured if m.drifted],
+          "distributions": drift.distributions(
+              current, previous, [m.feature for m in measured if m.drifted])}
 
 
 @tfx.dsl.components.component
@@ -89,6 +92,13 @@ def DriftGate(
   """Measures the newest span's drift; fails the run if it must stop."""
   found = measure(drift_baseline, statistics, schema.uri, data_root, rules)
   result.value = json.dumps(found, sort_keys=True)
+  # Also written beside the output folder, which the local runner deletes
+  # when the step fails: the report of a run this stops still shows what was
+  # measured (debug/report/__init__.py).
+  if found["drifted"]:
+    execution_folder = os.path.dirname(result.uri)
+    with fileio.open(f"{execution_folder}.json", "w") as f:
+      f.write(result.value)
   print(f"drift: {found.get('compared') or found.get('note')}", flush=True)
   if found["drifted"] and drift.rules_from_json(rules)[1].action == "stop":
     raise DriftFound(

@@ -222,3 +222,21 @@ def test_a_drifted_span_stops_the_run_before_transform_a_line_per_feature(drifte
   states = drifted["outcome"].states
   assert states["DriftGate"] == "FAILED" and "Transform" not in states, states
   assert drifted["versions"] == rerun["versions"], "a drifted span must push nothing"
+
+
+def _report_section(stdout: str, anchor: str) -> str:
+  """The text of one section of the run's HTML report, tags stripped."""
+  path = [line for line in stdout.splitlines() if line.startswith("report: ")][-1][8:]
+  with open(path, encoding="utf-8") as f:
+    html = f.read()
+  start = html.index(f'id="{anchor}"')
+  section = html[start:html.index("</section>", start)]
+  return section
+
+
+def test_the_report_shows_the_drift_and_both_distributions_of_what_drifted(drifted, span2):
+  stopped = _report_section(drifted["stdout"], "drift")
+  assert "DRIFTED" in stopped and "ink" in stopped and "train_span3 against span 2" in stopped
+  assert stopped.count("<img") >= 2, "expected a side-by-side chart per drifted feature"
+  calm = _report_section(span2["stdout"], "drift")
+  assert "within" in calm and "DRIFTED" not in calm and "<img" not in calm, calm[:2000]

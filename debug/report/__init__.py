@@ -4,7 +4,8 @@
 
 Sections (each a <section> with this id): `dag` (each component's state and
 duration), `statistics` (train and eval side by side, and images by decoded
-size and format), `anomalies`, `training` (curves from the Trainer's
+size and format), `drift` (the newest span against the one before it),
+`anomalies`, `training` (curves from the Trainer's
 TensorBoard logs), `evaluation` (overall and per class, the blessing and its
 thresholds, the baseline) and `pushed`. Everything is read from ML Metadata
 and the artifacts it points to, so `python -m debug report` can write the
@@ -15,9 +16,11 @@ import json
 import os
 from typing import Dict, List, Optional
 
+import tensorflow as tf
+
 from dataset.declaration import Declaration
 from debug import store as st
-from debug.report import dag, data, evaluation, training
+from debug.report import dag, data, drift, evaluation, training
 from debug.report.html import Raw, esc, page, png, section, table
 
 
@@ -75,6 +78,8 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
               data.statistics_section(data.load_statistics(splits("StatisticsGen", "statistics")))
               + ["<h3>Images</h3>"]
               + data.images_section(splits("ImportExampleGen", "examples"), decl)),
+      section("drift", "Drift from the earlier span",
+              drift.section_parts(_drift_result(store, run), "DriftGate" in run.nodes)),
       section("anomalies", "Anomalies", data.anomalies_section(
           data.load_anomalies(splits("ExampleValidator", "anomalies")),
           ran="ExampleValidator" in run.nodes)),
@@ -86,6 +91,29 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
               f"{run.started:%Y-%m-%d %H:%M:%S} · {run.state}"
               + (f" · a partial run reusing {run.parent}" if run.parent else ""))
   return page(f"Run report: {pipeline_name}", subtitle, sections)
+
+
+def _drift_result(store, run: st.Run) -> dict:
+  """What DriftGate measured. A run it stopped published no output (and the
+  local runner deleted its output folder), so the file it wrote beside that
+  folder is read: `<pipeline root>/DriftGate/result/<execution id>.json`
+  (the folder's layout: tfx/orchestration/portable/outputs_utils.py), the
+  pipeline root being three levels above its statistics input."""
+  node = run.nodes.get("DriftGate")
+  if node is None:
+    return {}
+  artifact = st.output(store, run, "DriftGate", "result")
+  path = artifact.uri if artifact else None
+  if path is None:
+    inputs = dict(st.events(store, node.execution.id, st.INPUTS))
+    if "statistics" not in inputs:
+      return {}
+    root = os.path.dirname(os.path.dirname(os.path.dirname(inputs["statistics"].uri)))
+    path = os.path.join(root, "DriftGate", "result", f"{node.execution.id}.json")
+  if not tf.io.gfile.exists(path):
+    return {}
+  with tf.io.gfile.GFile(path) as f:
+    return json.loads(f.read())
 
 
 def _node_table(run: st.Run) -> List[str]:
