@@ -154,7 +154,8 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
     text = page.evaluate("Object.fromEntries([...document.querySelectorAll('section')]"
                          ".map(s => [s.id, s.innerText]))")
     errors = page.errors
-  assert sections == ["dag", "statistics", "anomalies", "training", "evaluation", "pushed"]
+  assert sections == ["dag", "statistics", "drift", "anomalies", "training", "evaluation",
+                      "pushed"]
   assert sorted(alt for alt, *_ in images) == ["accuracy per epoch", "loss per epoch"], images
   for alt, complete, width, height in images:
     assert complete and width > 0 and height > 0, (alt, width, height)
@@ -163,6 +164,7 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
   assert "train: 1474 examples, eval: 323 examples" in text["statistics"]
   assert "png 500" in text["statistics"] and "8x8x1" in text["statistics"]
   assert "No anomalies" in text["anomalies"]
+  assert "No drift check in this run: the data has no spans" in text["drift"], text["drift"]
   assert "Blessed." in text["evaluation"] and ">= 0.9" in text["evaluation"]
   per_class = text["evaluation"].split("Per class (label)")[1]
   assert all(f"\n{digit}\t" in per_class for digit in range(10)), per_class
