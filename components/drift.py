@@ -18,7 +18,7 @@ from typing import Dict, List, Tuple
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 
-from dataset.types import Declaration, Drift
+from dataset.types import Declaration, Drift, drift_from_dict
 
 SIZE = "(number of examples)"
 MEASURES = {"L_INFTY": "L-infinity distance",
@@ -52,8 +52,7 @@ def rules_json(decl: Declaration) -> str:
 
 def rules_from_json(text: str) -> Tuple[Dict[str, str], Drift]:
   loaded = json.loads(text)
-  d = loaded["drift"]
-  return loaded["kinds"], Drift(**{**d, "features": tuple(tuple(p) for p in d["features"])})
+  return loaded["kinds"], drift_from_dict(loaded["drift"])
 
 
 def drift_schema(schema: schema_pb2.Schema, kinds: Dict[str, str],

@@ -254,10 +254,11 @@ class Declaration:
         label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
         features=tuple(Feature.from_dict(f) for f in d["features"]),
         evaluation=Evaluation(**d.get("evaluation", {})),
-        drift=_drift_from_dict(d.get("drift")))
+        drift=drift_from_dict(d.get("drift")))
 
 
-def _drift_from_dict(d: Optional[Mapping[str, Any]]) -> Drift:
+def drift_from_dict(d: Optional[Mapping[str, Any]]) -> Drift:
+  """The inverse of `dataclasses.asdict` for a Drift (None: the defaults)."""
   if not d:
     return Drift()
   return Drift(**{**d, "features": tuple(tuple(pair) for pair in d.get("features", ()))})

@@ -92,14 +92,11 @@ class Summary:
     failed_step, message: the first step that failed or never finished.
     blessed: the Evaluator's verdict, if it ran in this run.
     pushed_version: the version the Pusher pushed (or found already there).
-    ran: the steps that ran, in the order they started; the cache served
-      the rest, or they never started.
   """
 
   def __init__(self, records: Dict[str, dict]):
     self.records = records
     ordered = sorted(records.values(), key=lambda r: r.get("started", r.get("time", "")))
-    self.ran = tuple(r["step"] for r in ordered)
     failed = [r for r in ordered if r["state"] in (FAILED, RUNNING)]
     self.failed_step = failed[0]["step"] if failed else None
     self.message = ""
