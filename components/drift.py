@@ -56,8 +56,9 @@ def rules_from_json(text: str) -> Tuple[Dict[str, str], Drift]:
 
 
 def drift_schema(schema: schema_pb2.Schema, kinds: Dict[str, str],
-                 rules: Drift) -> schema_pb2.Schema:
-  """A copy of the schema with the declaration's comparators on it."""
+                 rules: Drift, comparator: str = "drift_comparator") -> schema_pb2.Schema:
+  """A copy of the schema with the declaration's comparators on it (drift
+  between spans, or skew between training and serving)."""
   found = schema_pb2.Schema()
   found.CopyFrom(schema)
   for feature in found.feature:
@@ -65,9 +66,9 @@ def drift_schema(schema: schema_pb2.Schema, kinds: Dict[str, str],
       continue
     threshold = rules.threshold(feature.name, kinds[feature.name])
     if kinds[feature.name] == "categorical":
-      feature.drift_comparator.infinity_norm.threshold = threshold
+      getattr(feature, comparator).infinity_norm.threshold = threshold
     else:
-      feature.drift_comparator.jensen_shannon_divergence.threshold = threshold
+      getattr(feature, comparator).jensen_shannon_divergence.threshold = threshold
   return found
 
 
@@ -85,14 +86,28 @@ def compare(current: statistics_pb2.DatasetFeatureStatisticsList,
   """Each declared feature's drift, then the size's; drifted or not."""
   anomalies = tfdv.validate_statistics(current, drift_schema(schema, kinds, rules),
                                        previous_statistics=previous)
+  return _measured(anomalies, "drift_measurements") + [_size(current, previous, rules.size)]
+
+
+def skew(training: statistics_pb2.DatasetFeatureStatisticsList,
+         served: statistics_pb2.DatasetFeatureStatisticsList,
+         schema: schema_pb2.Schema, kinds: Dict[str, str], rules: Drift) -> List[Measured]:
+  """Each declared feature's skew between training and served examples, by
+  the same measures and thresholds as drift (TFDV's skew comparators)."""
+  anomalies = tfdv.validate_statistics(
+      training, drift_schema(schema, kinds, rules, "skew_comparator"),
+      serving_statistics=served)
+  return _measured(anomalies, "skew_measurements")
+
+
+def _measured(anomalies: anomalies_pb2.Anomalies, field: str) -> List[Measured]:
   found = []
   for info in anomalies.drift_skew_info:
     name = ".".join(info.path.step)
-    for m in info.drift_measurements:
+    for m in getattr(info, field):
       kind = anomalies_pb2.DriftSkewInfo.Measurement.Type.Name(m.type)
       found.append(Measured(name, MEASURES.get(kind, kind), m.value, m.threshold))
-  found.sort(key=lambda m: m.feature)
-  return found + [_size(current, previous, rules.size)]
+  return sorted(found, key=lambda m: m.feature)
 
 
 def _feature(stats: statistics_pb2.DatasetFeatureStatisticsList, name: str):

@@ -24,6 +24,7 @@ from dataset.types import (
   ENCODINGS,
   KINDS,
   LABEL_KINDS,
+  SERVING_BATCHES,
   SPLIT_NAMES,
   Backbone,
   Data,
@@ -33,6 +34,7 @@ from dataset.types import (
   Feature,
   Image,
   Label,
+  Serving,
 )
 from records.images import RAW_DTYPES
 
@@ -177,7 +179,7 @@ def parse(raw: Any, path: str) -> Declaration:
   r = FieldReader(path)
   base = os.path.dirname(os.path.abspath(path))
   raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features", "evaluation",
-                            "drift"))
+                            "drift", "serving"))
   name = r.get(raw, "", "name", str)
   if not name.replace("-", "").replace("_", "").isalnum():
     raise r.fail("name", "letters, digits, '-' and '_' only", name)
@@ -200,7 +202,8 @@ def parse(raw: Any, path: str) -> Declaration:
                      data=_data(r, raw.get("data"), base), label=label,
                      features=features, schema=schema,
                      evaluation=_evaluation(r, raw.get("evaluation", {}), label),
-                     drift=_drift(r, raw.get("drift", {}), features))
+                     drift=_drift(r, raw.get("drift", {}), features),
+                     serving=_serving(r, raw.get("serving", {})))
 
 
 def _label(r: FieldReader, node: Any) -> Label:
@@ -267,6 +270,15 @@ def _drift(r: FieldReader, node: Any, features: tuple) -> Drift:
   action = r.get(node, "drift", "action", str, "warn", DRIFT_ACTIONS)
   return Drift(float(bounds["categorical"]), float(bounds["numeric"]), float(bounds["size"]),
                tuple(sorted((str(k), float(v)) for k, v in overrides.items())), action)
+
+
+def _serving(r: FieldReader, node: Any) -> Serving:
+  node = r.mapping(node, "serving", ("p99_ms",))
+  budget = r.mapping(node.get("p99_ms", {}), "serving.p99_ms", SERVING_BATCHES)
+  for key, value in budget.items():
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+      raise r.fail(f"serving.p99_ms.{key}", "milliseconds, a number above 0", value)
+  return Serving(tuple(sorted((str(k), float(v)) for k, v in budget.items())))
 
 
 def load(path: str) -> Declaration:

@@ -159,6 +159,8 @@ class Evaluation:
 
 
 DRIFT_ACTIONS = ("warn", "stop")
+# The batch sizes the serving check measures latency at.
+SERVING_BATCHES = ("batch_1", "batch_64")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,6 +187,20 @@ class Drift:
   def threshold(self, feature: str, kind: str) -> float:
     return dict(self.features).get(
         feature, self.categorical if kind == "categorical" else self.numeric)
+
+
+@dataclasses.dataclass(frozen=True)
+class Serving:
+  """What the serving check (components/serving_check.py) holds a candidate
+  model to, beyond answering correctly.
+
+  Attributes:
+    p99_ms: (batch, milliseconds) pairs, batch `batch_1` or `batch_64`: the
+      largest 99th-percentile latency of `serving_default` at that batch
+      size. Empty: latency is measured and reported, never a reason to
+      refuse a model.
+  """
+  p99_ms: Tuple[Tuple[str, float], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -219,6 +235,7 @@ class Declaration:
   schema: Optional[str] = None
   evaluation: Evaluation = Evaluation()
   drift: Drift = Drift()
+  serving: Serving = Serving()
 
   def of_kind(self, kind: str) -> List[Feature]:
     return [f for f in self.features if f.kind == kind]
@@ -254,7 +271,8 @@ class Declaration:
         label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
         features=tuple(Feature.from_dict(f) for f in d["features"]),
         evaluation=Evaluation(**d.get("evaluation", {})),
-        drift=drift_from_dict(d.get("drift")))
+        drift=drift_from_dict(d.get("drift")),
+        serving=Serving(tuple(tuple(p) for p in (d.get("serving") or {}).get("p99_ms", ()))))
 
 
 def drift_from_dict(d: Optional[Mapping[str, Any]]) -> Drift:

@@ -1,11 +1,12 @@
-"""`python -m debug runs|artifacts|lineage|report|versions|rollback`: read what runs did.
+"""`python -m debug runs|artifacts|lineage|report|skew|versions|rollback`: read what runs did.
 
 Each command reads `<output-dir>/<pipeline>/metadata.sqlite` (or the file
 given with --metadata), read-only. Exit status 2, with one line naming the
 file, when it is missing, is not an ML Metadata store, or holds no runs of
-the pipeline asked for. `versions` and `rollback` work on a serving dir
-(`--serving-dir`, any store): `versions` adds what the store knows when
-there is one; `rollback` needs none.
+the pipeline asked for. `skew` exits 1 when a feature is skewed.
+`versions` and `rollback` work on a serving dir (`--serving-dir`, any
+store): `versions` adds what the store knows when there is one; `rollback`
+needs none.
 """
 
 import argparse
@@ -42,6 +43,12 @@ def build_parser() -> argparse.ArgumentParser:
                                help="write a run's HTML report (again)")
   report.add_argument("--run", help="run id or a unique prefix (default: the latest)")
   report.add_argument("--out", help="where to write it (default: <pipeline dir>/reports/)")
+  skew = commands.add_parser("skew", parents=[common],
+                             help="served requests against a run's training statistics: "
+                                  "which features are skewed")
+  skew.add_argument("--examples", required=True, metavar="FILE",
+                    help="TFRecords of tf.train.Example with the raw features, as served")
+  skew.add_argument("--run", help="run id or a unique prefix (default: the latest)")
   versions = commands.add_parser("versions", parents=[common],
                                  help="the serving dir's versions: when pushed, trained on "
                                       "what, the metric that blessed them")
@@ -85,12 +92,16 @@ def main(argv: Optional[List[str]] = None) -> int:
   try:
     store = st.open_store(path)
     st.check_pipeline(store, path, args.pipeline)
-    lines = COMMANDS[args.command](store, path, args)
+    if args.command == "skew":
+      from debug.skew import skew_lines
+      lines, skewed = skew_lines(store, args.pipeline, args.run, args.examples)
+    else:
+      lines, skewed = COMMANDS[args.command](store, path, args), False
   except st.StoreError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   print("\n".join(lines))
-  return 0
+  return 1 if skewed else 0
 
 
 def _runs(store, path, args) -> List[str]:

@@ -13,6 +13,7 @@ import tensorflow as tf
 from dataset import metrics
 from debug import store as st
 from debug.report import evaluation as results
+from serving import check as serving_check
 from trainer import warm_start
 
 
@@ -32,6 +33,7 @@ class Outcome:
       had written), or None.
     threshold: the thresholds the Evaluator applied to it, in words.
     drift: what DriftGate measured (components/drift_gate.py), if it ran.
+    serving: what ServingCheck found (serving/check.py), if it checked.
     seconds: node id -> how long its execution took, as ML Metadata
       recorded it (from creation to its last update).
   """
@@ -45,6 +47,7 @@ class Outcome:
   threshold: str = ""
   notes: tuple = ()
   drift: dict = dataclasses.field(default_factory=dict)  # DriftGate's result
+  serving: dict = dataclasses.field(default_factory=dict)  # ServingCheck's result
 
   def summary(self) -> str:
     """The run's last lines: the Trainer's notes (warm start, backbone), the
@@ -55,6 +58,8 @@ class Outcome:
       lines.append(f"model {verdict}: eval {self.metric} {self.value:.4f}"
                    + (f" (needs {self.threshold})" if self.threshold else ""))
       lines += [f"  {r}" for r in self.reasons]
+    if self.serving:
+      lines.append(f"serving check: {serving_check.describe(self.serving)}")
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
                  else "no model pushed")
     return "\n".join(lines)
@@ -105,6 +110,12 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
       if tf.io.gfile.exists(artifact.uri):
         with tf.io.gfile.GFile(artifact.uri) as f:
           outcome.drift = json.loads(f.read())
+  if node_id == "ServingCheck":
+    for _, artifact in st.events(store, execution.id, st.OUTPUTS):
+      path = f"{artifact.uri}/{serving_check.RESULT_FILE}"
+      if artifact.custom_properties["checked"].int_value and tf.io.gfile.exists(path):
+        with tf.io.gfile.GFile(path) as f:
+          outcome.serving = json.loads(f.read())
   if node_id not in ("Evaluator", "Pusher"):
     return
   key = None

@@ -212,3 +212,17 @@ def exec_property(execution: metadata_store_pb2.Execution, name: str) -> Optiona
     if name in props:
       return props[name].string_value
   return None
+
+
+def declaration(store: mlmd.MetadataStore, run: Run):
+  """The dataset declaration (dataset.types.Declaration) as the run's
+  Transform or Trainer ran with it; None when neither ran."""
+  import json
+
+  from dataset.types import Declaration
+  for node in ("Transform", "Trainer"):
+    if node in run.nodes:
+      config = exec_property(run.nodes[node].execution, "custom_config")
+      if config:
+        return Declaration.from_dict(json.loads(config)["declaration"])
+  return None

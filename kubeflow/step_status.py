@@ -92,6 +92,7 @@ class Summary:
     failed_step, message: the first step that failed or never finished.
     blessed: the Evaluator's verdict, if it ran in this run.
     pushed_version: the version the Pusher pushed (or found already there).
+    serving_failure: why ServingCheck refused a blessed model, if it did.
   """
 
   def __init__(self, records: Dict[str, dict]):
@@ -105,6 +106,9 @@ class Summary:
           "started but never finished: killed? (its pod's log says why)")
     evaluator = records.get("Evaluator", {})
     self.blessed = _flag(output_metadata(evaluator, "blessing").get("blessed"))
+    check = output_metadata(records.get("ServingCheck", {}), "infra_blessing")
+    self.serving_failure = (check.get("reason") or "failed") if (
+        _flag(check.get("checked")) and not _flag(check.get("blessed"))) else None
     pushed = output_metadata(records.get("Pusher", {}), "pushed_model")
     self.pushed_version = (str(pushed.get("pushed_version")) if _flag(pushed.get("pushed"))
                            else None)
@@ -121,6 +125,8 @@ class Summary:
       return "nothing pushed"
     if self.blessed is False:
       return "not blessed: nothing pushed"
+    if self.serving_failure:
+      return f"the serving check failed ({self.serving_failure}): nothing pushed"
     if "Pusher" not in self.records:
       return "nothing new to train on (served from the cache)"
     return "nothing pushed"

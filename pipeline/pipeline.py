@@ -1,14 +1,17 @@
 """The pipeline, defined once: every runner calls `create_pipeline`.
 
 ImportExampleGen -> StatisticsGen -> SchemaGen (or CuratedSchema) ->
-ExampleValidator -> AnomaliesGate -> Transform -> Trainer -> Evaluator -> Pusher,
-with BaselineModel (the model in production) feeding the Evaluator.
+ExampleValidator -> AnomaliesGate -> Transform -> Trainer -> Evaluator ->
+ServingCheck -> Pusher, with BaselineModel (the model in production) feeding
+the Evaluator; with spans, SpanWindow first and DriftGate before the
+ExampleValidator.
 
 Every step is an ordinary component, so the same DAG compiles for Kubeflow
 Pipelines v2 and runs on its open-source backend (which runs no importer-free
 resolver steps) as well as on LocalDagRunner.
 """
 
+import json
 from typing import Dict, List, Optional
 
 from tfx import v1 as tfx
@@ -21,6 +24,7 @@ from components.drift import rules_json
 from components.drift_gate import DriftGate
 from components.evaluator import Evaluator
 from components.pusher import Pusher
+from components.serving_check import ServingCheck
 from components.transform import Transform
 from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
@@ -28,6 +32,7 @@ from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
 from pipeline.keys import to_json, trainer_config, transform_config
 from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
+from trainer.export import serving_contract
 
 PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
 RUN_FN = "trainer.run.run_fn"
@@ -140,7 +145,8 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
 
 def _model_components(config: PipelineConfig, by_window: Dict,
                       example_gen, schema_gen, gate) -> List:
-  """Transform, BaselineModel, the Trainer, the Evaluator and the Pusher."""
+  """Transform, BaselineModel, the Trainer, the Evaluator, ServingCheck and
+  the Pusher."""
   examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
   destination = _runtime(config, "push_destination", push_destination(config.serving_dir))
   # Builds the preprocessing graph from the declaration, and applies it
@@ -178,12 +184,22 @@ def _model_components(config: PipelineConfig, by_window: Dict,
   # Set after construction: TFX's constructor JSON-encodes a list, and on
   # Kubeflow this is a runtime parameter holding that JSON already.
   evaluator.exec_properties["example_splits"] = by_window["example_splits"]
-  # Copies a blessed model into a new version folder of the serving dir,
-  # unless that dir already holds this very model.
+  # A blessed model must also serve: loaded in a fresh process, it answers
+  # eval examples through serving_default as its contract says, in budget.
+  decl = config.declaration
+  serving_check = ServingCheck(
+      model=trainer_node.outputs["model"], examples=examples,
+      blessing=evaluator.outputs["blessing"],
+      contract=json.dumps({"contract": serving_contract(decl),
+                           "budget": dict(decl.serving.p99_ms)}, sort_keys=True),
+      example_splits=by_window["example_splits"])
+  # Copies a model blessed by both into a new version folder of the serving
+  # dir, unless that dir already holds this very model.
   pusher = Pusher(model=trainer_node.outputs["model"],
                   model_blessing=evaluator.outputs["blessing"],
+                  infra_blessing=serving_check.outputs["infra_blessing"],
                   push_destination=destination)
-  return [transform, baseline, trainer_node, evaluator, pusher]
+  return [transform, baseline, trainer_node, evaluator, serving_check, pusher]
 
 
 def _check_resources(config: PipelineConfig, ids: List[str]) -> None:

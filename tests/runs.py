@@ -13,7 +13,7 @@ from tests.conftest import REPO
 
 TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
                   "ExampleValidator", "AnomaliesGate", "Transform", "Trainer"]
-ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "Pusher"]
+ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "ServingCheck", "Pusher"]
 
 
 def run_local(*args):

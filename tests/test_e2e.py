@@ -1,8 +1,9 @@
 """End to end on the bundled digits: the real pipeline, with LocalDagRunner.
 
-Runs `local_runner.py` as a user does, three times in one home (fixtures,
-each building on the one before): the first run, a run with wrecking
-training settings, and a partial run. Checks ML Metadata, the pushed
+Runs `local_runner.py` as a user does, four times in one home (fixtures,
+each building on the one before): the first run, a run that declares a
+latency budget no model meets, a run with wrecking training settings, and a
+partial run. Checks ML Metadata, the pushed
 SavedModel (loaded the way TF Serving loads it), the debug commands and the
 report in a real browser. A rerun with nothing new is test_retraining's.
 """
@@ -12,9 +13,13 @@ import os
 
 import numpy as np
 import pytest
+import tensorflow as tf
+import yaml
 
 from debug import outcome
 from debug import store as st
+from debug.report import serving as serving_report
+from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML
 from tests.runs import (
     ALL_NODES,
     TRAINING_NODES,
@@ -42,7 +47,25 @@ def digits_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def below_threshold_run(digits_run):
+def over_budget_run(digits_run):
+  """Then the same run, its declaration adding a p99 latency budget of a
+  microsecond at batch 1: only the serving check and the Pusher run again."""
+  with open(DIGITS_YAML) as f:
+    raw = yaml.safe_load(f)
+  raw["data"]["root"] = str(digits_run["root"] / "data")
+  raw["schema"] = DIGITS_SCHEMA
+  raw["serving"] = {"p99_ms": {"batch_1": 0.001}}
+  path = digits_run["root"] / "over_budget.yaml"
+  path.write_text(yaml.safe_dump(raw, sort_keys=False))  # the splits' order is a cache key
+  before = sorted(os.listdir(digits_run["serving"]))
+  code, out, err = run_local("--dataset", str(path), *digits_run["args"][:2])
+  return {"code": code, "stdout": out, "stderr": err, "serving_before": before,
+          "outcome": outcome.read_outcome(digits_run["metadata"], "digits"),
+          "run": st.runs(st.open_store(digits_run["metadata"]), "digits")[-1]}
+
+
+@pytest.fixture(scope="module")
+def below_threshold_run(digits_run, over_budget_run):
   """Then a run whose new training settings wreck the served model's weights
   (eight steps at a learning rate of 0.9, from the warm start), against a
   threshold of 0.9999 that a well-trained model can clear (323 of 323 eval
@@ -86,11 +109,15 @@ def test_every_component_ran_and_the_model_was_blessed_and_pushed(digits_run):
 
 def test_a_run_is_quiet_one_line_per_component_then_the_outcome(digits_run):
   lines = digits_run["stdout"].strip().splitlines()
-  assert len(lines) <= 15, "expected at most 15 lines, found:\n" + digits_run["stdout"]
+  # A line per component, the report, then the outcome: the warm start, the
+  # blessing, the serving check, the push.
+  assert len(lines) <= len(ALL_NODES) + 5, \
+      f"expected at most {len(ALL_NODES) + 5} lines, found:\n" + digits_run["stdout"]
   per_component = {line.split()[0]: line.split()[1] for line in lines[:len(ALL_NODES)]}
   assert per_component == {n: "COMPLETE" for n in ALL_NODES}, lines
   assert lines[len(ALL_NODES)].startswith("report: ")
-  assert lines[-2].startswith("model blessed: eval accuracy "), lines
+  assert lines[-3].startswith("model blessed: eval accuracy "), lines
+  assert lines[-2].startswith("serving check: passed (batch 1 p50 "), lines
   # Nothing from TensorFlow, absl, Beam or Google's clients: no warnings,
   # no CUDA probing, no deprecations.
   assert digits_run["stderr"].strip() == "", digits_run["stderr"][-3000:]
@@ -155,7 +182,7 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
                          ".map(s => [s.id, s.innerText]))")
     errors = page.errors
   assert sections == ["dag", "statistics", "drift", "anomalies", "training", "evaluation",
-                      "pushed"]
+                      "serving", "pushed"]
   assert sorted(alt for alt, *_ in images) == ["accuracy per epoch", "loss per epoch"], images
   for alt, complete, width, height in images:
     assert complete and width > 0 and height > 0, (alt, width, height)
@@ -168,6 +195,9 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
   assert "Blessed." in text["evaluation"] and ">= 0.9" in text["evaluation"]
   per_class = text["evaluation"].split("Per class (label)")[1]
   assert all(f"\n{digit}\t" in per_class for digit in range(10)), per_class
+  assert "Passed: the model loads in a fresh process and serves 256 eval examples" \
+      in text["serving"], text["serving"]
+  assert "p99" in text["serving"] and "probabilities float32 [None, 10]" in text["serving"]
   assert digits_run["outcome"].pushed_dir in text["pushed"]
   assert (tmp_path / "report.png").stat().st_size > 10_000
 
@@ -201,6 +231,70 @@ def test_a_model_below_the_threshold_is_not_blessed_and_not_pushed(
              for r in result.reasons), result.reasons
   assert out.strip().endswith("no model pushed")
   assert sorted(os.listdir(digits_run["serving"])) == below_threshold_run["serving_before"]
+
+
+def test_a_model_over_its_latency_budget_is_not_pushed_and_the_run_says_why(
+    digits_run, over_budget_run):
+  assert over_budget_run["code"] == 1, over_budget_run["stderr"][-3000:]
+  states = {n: r.state for n, r in over_budget_run["run"].nodes.items()}
+  assert states.pop("ServingCheck") == "COMPLETE" and states.pop("Pusher") == "COMPLETE", states
+  assert set(states.values()) == {"CACHED"}, states
+  result = over_budget_run["outcome"]
+  assert result.blessed and result.pushed_dir is None, result
+  p99 = result.serving["latency_ms"]["batch_1"]["p99"]
+  lines = over_budget_run["stdout"].strip().splitlines()
+  assert lines[-2].startswith(f"serving check: FAILED, latency: p99 at batch 1: {p99:.2f} ms, "
+                              "budget 0.001 ms (batch 1 p50 "), lines[-2:]
+  assert lines[-1] == "no model pushed", lines[-1]
+  assert sorted(os.listdir(digits_run["serving"])) == over_budget_run["serving_before"]
+  # ML Metadata holds the figures; the first run's check passed.
+  store = st.open_store(digits_run["metadata"])
+  check = st.output(store, over_budget_run["run"], "ServingCheck", "infra_blessing")
+  props = check.custom_properties
+  assert props["blessed"].int_value == 0 and props["checked"].int_value == 1
+  assert props["p99_ms_batch_1"].double_value == p99
+  first = serving_report.load(store, _run(digits_run))
+  assert first["passed"] and first["latency_ms"]["batch_64"]["requests"] == 50, first
+
+
+def _requests(digits_run, path, shift_ink: float = 0.0, rename: bool = False) -> str:
+  """The eval digits as a model server's request log: no label; `ink`
+  shifted, `shape`'s categories renamed, if asked."""
+  files = glob.glob(str(digits_run["root"] / "data" / "eval" / "*.tfrecord.gz"))
+  with tf.io.TFRecordWriter(str(path)) as writer:
+    for record in tf.data.TFRecordDataset(files, "GZIP"):
+      example = tf.train.Example.FromString(record.numpy())
+      features = example.features.feature
+      del features["label"]
+      features["ink"].float_list.value[0] += shift_ink
+      if rename:
+        features["shape"].bytes_list.value[0] = b"renamed-" + features["shape"].bytes_list.value[0]
+      writer.write(example.SerializeToString())
+  return str(path)
+
+
+def test_debug_skew_lists_the_features_served_requests_moved(digits_run, tmp_path):
+  where = ["--metadata", digits_run["metadata"], "--run", digits_run["run_id"]]
+  same = _requests(digits_run, tmp_path / "same.tfrecord")
+  code, out, err = debug_cli("skew", *where, "--examples", same)
+  assert code == 0, out + err[-2000:]
+  lines = out.strip().splitlines()
+  assert lines[0] == f"skew: 323 served examples in {same} against train's statistics " \
+                     f"(run {digits_run['run_id']})", lines[0]
+  assert lines[-1] == "no feature skewed beyond its threshold", out
+  # Two standard deviations of ink (0.05 in the training split), and renamed categories.
+  moved = _requests(digits_run, tmp_path / "moved.tfrecord", shift_ink=0.1, rename=True)
+  code, out, err = debug_cli("skew", *where, "--examples", moved)
+  assert code == 1, out + err[-2000:]
+  lines = out.strip().splitlines()
+  assert lines[-1] == "skewed: ink, shape", out
+  assert any(x.startswith("  feature 'ink': Jensen-Shannon divergence ") and
+             x.endswith(" above its threshold 0.1") for x in lines), out
+  assert any(x.startswith("  feature 'brightness': ") and "within" in x for x in lines), out
+  (tmp_path / "log.txt").write_text("not TFRecords")
+  code, out, err = debug_cli("skew", *where, "--examples", str(tmp_path / "log.txt"))
+  assert code == 2 and err.startswith(f"error: {tmp_path / 'log.txt'}: expected TFRecords of "
+                                      "tf.train.Example, found a broken record"), err
 
 
 def test_convert_then_run_needs_no_hand_editing(tmp_path):

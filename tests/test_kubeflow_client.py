@@ -217,13 +217,25 @@ def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, ca
   from kubeflow import step_status
   spec_path = compile_digits_spec(tmp_path / "c", "--pipeline-root", str(tmp_path / "root"))
   url, state = server
-  for _ in range(3):
+  submitted = []
+  for _ in range(4):
+    before = set(state.runs)
     assert run("submit", "--spec", spec_path, "--host", url) == 0
-  pushed, failed, running = sorted(state.runs)
-  state.runs[pushed]["state"] = "SUCCEEDED"
-  state.runs[failed]["state"] = "FAILED"
-  state.runs[running]["state"] = "RUNNING"
+    submitted += list(set(state.runs) - before)
+  pushed, failed, running, refused = submitted
+  for run_id, run_state in ((pushed, "SUCCEEDED"), (failed, "FAILED"),
+                            (running, "RUNNING"), (refused, "SUCCEEDED")):
+    state.runs[run_id]["state"] = run_state
   root = tmp_path / "root" / "digits"
+  step_status.write(str(root / refused), "Evaluator", step_status.COMPLETE,
+                    outputs={"blessing": {"metadata": {"blessed": 1}}})
+  step_status.write(str(root / refused), "ServingCheck", step_status.COMPLETE,
+                    outputs={"infra_blessing": {"metadata": {
+                        "blessed": 0, "checked": 1,
+                        "reason": "finite: probabilities: NaN or infinity for 3 of 256 "
+                                  "examples"}}})
+  step_status.write(str(root / refused), "Pusher", step_status.COMPLETE,
+                    outputs={"pushed_model": {"metadata": {"pushed": 0}}})
   step_status.write(str(root / pushed), "Pusher", step_status.COMPLETE,
                     outputs={"pushed_model": {"metadata": {"pushed": 1,
                                                            "pushed_version": "1764000000"}}})
@@ -232,11 +244,14 @@ def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, ca
   capsys.readouterr()
   assert run("runs", "--spec", spec_path, "--host", url) == 0
   lines = capsys.readouterr().out.strip().splitlines()
-  assert len(lines) == 3, lines
+  assert len(lines) == 4, lines
   by_id = {line.split("\t")[3]: line for line in lines}
   assert "\tSUCCEEDED\t" in by_id[pushed] and by_id[pushed].endswith(
       "pushed version 1764000000"), by_id[pushed]
   assert by_id[failed].endswith("failed at Trainer: ValueError: labels out of range; "
                                 "nothing pushed"), by_id[failed]
   assert by_id[running].split("\t")[1] == "RUNNING", by_id[running]
-  assert lines[0] == by_id[running], "expected the newest run first"
+  assert by_id[refused].endswith(
+      "the serving check failed (finite: probabilities: NaN or infinity for 3 of 256 "
+      "examples): nothing pushed"), by_id[refused]
+  assert lines[0] == by_id[refused], "expected the newest run first"

@@ -13,7 +13,7 @@ Stand-ins, since no cluster and no cloud bucket can be had here:
 
 The digits are one span. `submit` starts a run; its first step, SpanWindow,
 lists the spans on s3:// and passes the window on as output parameters; the
-backend runs the eleven steps, and the pushed model serves the eval digits.
+backend runs the other steps, and the pushed model serves the eval digits.
 A second run with nothing new runs SpanWindow again, which passes the same
 values, and the backend's cache serves every step after it. Then a second
 span lands: the third run reads spans 1-2, and Transform analyses only the

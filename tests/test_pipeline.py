@@ -37,7 +37,7 @@ def test_curated_schema_is_imported_and_used_by_statistics():
   assert set(nodes) == {
       "ImportExampleGen", "StatisticsGen", "CuratedSchema", "ExampleValidator",
       "AnomaliesGate", "Transform", "Trainer", "BaselineModel",
-      "Evaluator", "Pusher"}
+      "Evaluator", "ServingCheck", "Pusher"}
   with open(DIGITS_SCHEMA) as f:
     assert nodes["CuratedSchema"].exec_properties["schema_text"] == f.read()
   assert "schema" in nodes["StatisticsGen"].inputs

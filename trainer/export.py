@@ -27,6 +27,22 @@ def prediction_key(decl: Declaration) -> str:
   return VALUE_KEY if decl.label.kind == "regression" else OUTPUT_KEY
 
 
+def serving_contract(decl: Declaration) -> dict:
+  """What `serving_default` promises, as JSON for the serving check
+  (serving/check.py): each output's dtype and shape (None: the batch), the
+  output that holds class probabilities, if any, and the label, which a
+  request never carries."""
+  if decl.label.kind == "regression":
+    outputs = {VALUE_KEY: {"dtype": "float32", "shape": [None, 1]}}
+  else:
+    outputs = {OUTPUT_KEY: {"dtype": "float32", "shape": [None, decl.label.num_classes]}}
+    if decl.label.classes:
+      outputs[CLASSES_KEY] = {"dtype": "string", "shape": [None, decl.label.num_classes]}
+  return {"signature": SIGNATURE, "input": "examples", "outputs": outputs,
+          "probabilities": None if decl.label.kind == "regression" else OUTPUT_KEY,
+          "label": decl.label.name}
+
+
 def make_serving_fn(model: tf.keras.Model, tft_output: tft.TFTransformOutput,
                     decl: Declaration):
   """The `serving_default` function: serialized raw Examples -> predictions."""

@@ -7,7 +7,8 @@ duration), `statistics` (train and eval side by side, and images by decoded
 size and format), `drift` (the newest span against the one before it),
 `anomalies`, `training` (curves from the Trainer's
 TensorBoard logs), `evaluation` (overall and per class, the blessing and its
-thresholds, the baseline) and `pushed`. Everything is read from ML Metadata
+thresholds, the baseline), `serving` (the serving check: each check and
+the latency) and `pushed`. Everything is read from ML Metadata
 and the artifacts it points to, so `python -m debug report` can write the
 report of any earlier run again.
 """
@@ -18,9 +19,8 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
-from dataset.declaration import Declaration
 from debug import store as st
-from debug.report import dag, data, drift, evaluation, training
+from debug.report import dag, data, drift, evaluation, serving, training
 from debug.report.html import Raw, esc, page, png, section, table
 
 
@@ -69,7 +69,8 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
   def splits(node, key):
     return st.split_uris(store, st.output(store, run, node, key))
 
-  decl = _declaration(store, run)
+  decl = st.declaration(store, run)
+  checked = serving.load(store, run)
   sections = [
       section("dag", "Components", [dag.svg(
           upstream, {n: r.state for n, r in run.nodes.items()},
@@ -85,7 +86,8 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
           ran="ExampleValidator" in run.nodes)),
       section("training", "Training", _training(uri("Trainer", "model_run"))),
       section("evaluation", "Evaluation", _evaluation(store, run, uri)),
-      section("pushed", "Pushed model", _pushed(store, run)),
+      section("serving", "Serving check", serving.section_parts(checked)),
+      section("pushed", "Pushed model", _pushed(store, run, checked)),
   ]
   subtitle = (f"pipeline {pipeline_name} · run {run.id} · started "
               f"{run.started:%Y-%m-%d %H:%M:%S} · {run.state}"
@@ -182,28 +184,20 @@ def _number(metric: str, value) -> str:
   return f"{value:.0f}" if "count" in metric else f"{value:.4f}"
 
 
-def _pushed(store, run: st.Run) -> List[str]:
+def _pushed(store, run: st.Run, checked: Optional[dict]) -> List[str]:
   pushed = st.output(store, run, "Pusher", "pushed_model")
   if pushed is None:
     return ['<p class="note">The Pusher did not run in this run.</p>']
   props = pushed.custom_properties
   if not props["pushed"].int_value:
-    return ['<p class="bad">Nothing was pushed: the model was not blessed.</p>']
+    why = ("the serving check failed" if checked and checked["checked"]
+           else "the model was not blessed")
+    return [f'<p class="bad">Nothing was pushed: {why}.</p>']
   where = props["pushed_destination"].string_value
   cached = run.nodes["Pusher"].state == "CACHED"
   return [table(["pushed to", "version", "this run"],
                 [[Raw(f"<code>{esc(where)}</code>"), os.path.basename(where),
                   "already pushed by an earlier run (cached)" if cached else "pushed now"]])]
-
-
-def _declaration(store, run: st.Run) -> Optional[Declaration]:
-  """The dataset declaration, as the Transform or the Trainer ran with it."""
-  for node in ("Transform", "Trainer"):
-    if node in run.nodes:
-      config = st.exec_property(run.nodes[node].execution, "custom_config")
-      if config:
-        return Declaration.from_dict(json.loads(config)["declaration"])
-  return None
 
 
 def _upstream_from_store(store, run: st.Run) -> Dict[str, List[str]]:
