@@ -13,9 +13,6 @@ import argparse
 import os
 import sys
 
-from convert.arrays import Arrays
-from convert.images import ImageFolder
-from convert.tables import Table
 from convert.writer import ConvertError, Output, convert
 from dataset import declare
 from dataset.declaration import DeclarationError
@@ -84,11 +81,16 @@ def add_parser(commands) -> None:
 
 
 def _source(args):
+  # Each source's libraries (Pillow; pandas and Arrow's CSV and Parquet
+  # readers; NumPy's loaders) load only when it is the one converting.
   if args.source == "images":
+    from convert.images import ImageFolder  # noqa: PLC0415
     return ImageFolder(args.folder, args.resize, args.encode), args.folder
   if args.source == "table":
+    from convert.tables import Table  # noqa: PLC0415
     return Table(args.file, args.label, args.image_column, args.key, args.resize,
                  args.encode, args.skip_bad, args.strict), args.file
+  from convert.arrays import Arrays  # noqa: PLC0415
   return Arrays(args.files, args.images_key, args.label_key, args.labels), \
       ", ".join(args.files)
 

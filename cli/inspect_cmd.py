@@ -1,6 +1,7 @@
 """`tfrecords inspect`: record counts, the inferred feature spec, a few examples."""
 
 import glob
+import os
 import sys
 
 from records import format as tfrecord
@@ -10,17 +11,25 @@ from records.inspect import describe_value, inspect_files
 def add_parser(commands) -> None:
   p = commands.add_parser("inspect", help="count records, infer the feature spec, show examples",
                           description=__doc__)
-  p.add_argument("paths", nargs="+", help="TFRecord files or globs (plain or GZIP)")
+  p.add_argument("paths", nargs="+", help="TFRecord files, globs or folders (plain or GZIP)")
   p.add_argument("--examples", type=int, default=3, help="examples to print (default 3)")
   p.add_argument("--limit", type=int, help="read at most this many records per file")
   p.set_defaults(run=run)
 
 
 def expand(patterns) -> list:
-  """Files matching the patterns, in order; a pattern matching nothing is an error."""
+  """Files matching the patterns, in order; a folder stands for the TFRecord
+  files under it (`*.tfrecord*`, as `convert` names them, at any depth). A
+  pattern matching nothing is an error."""
   files = []
   for pattern in patterns:
-    matched = sorted(glob.glob(pattern))
+    if os.path.isdir(pattern):
+      matched = sorted(glob.glob(os.path.join(pattern, "**", "*.tfrecord*"), recursive=True))
+      if not matched:
+        raise FileNotFoundError(f"{pattern}: a folder with no TFRecord files "
+                                f"(*.tfrecord*) under it")
+    else:
+      matched = sorted(glob.glob(pattern))
     if not matched:
       raise FileNotFoundError(f"{pattern}: no such file")
     files += matched

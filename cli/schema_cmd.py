@@ -3,9 +3,7 @@
 import os
 import sys
 
-from google.protobuf import text_format
-
-from dataset import check, declaration, schema
+from dataset import declaration
 
 HEADER = """# Schema of dataset '{name}', written from {path}
 # by `tfrecords schema`. Curate it: add value domains (float_domain,
@@ -25,6 +23,10 @@ def add_parser(commands) -> None:
 
 
 def run(args) -> int:
+  # TensorFlow and the metadata protos load here: the other commands need neither.
+  from google.protobuf import text_format  # noqa: PLC0415
+
+  from dataset import check, schema  # noqa: PLC0415
   try:
     decl = declaration.load(args.declaration)
   except declaration.DeclarationError as e:

@@ -13,7 +13,7 @@ from records.verify import verify_file
 def add_parser(commands) -> None:
   p = commands.add_parser("verify", help="check every record's CRCs; exit 1 on any bad file",
                           description=__doc__)
-  p.add_argument("paths", nargs="+", help="TFRecord files or globs (plain or GZIP)")
+  p.add_argument("paths", nargs="+", help="TFRecord files, globs or folders (plain or GZIP)")
   p.set_defaults(run=run)
 
 

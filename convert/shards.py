@@ -2,13 +2,23 @@
 
 Each worker writes only its own files, named `<split>-<worker>-<n>`, so
 workers never share a file handle; `convert.writer` renames them at the end.
+
+GZIP shards are compressed by ISA-L's igzip (the `isal` package), at its
+level 3: the same GZIP format that TensorFlow and `gzip` read, written about
+ten times faster than zlib's default level 6, which took over half of a
+table convert's time. The price, measured on 25 random float columns: files
+13% larger (0.364 of the raw records, against zlib's 0.321).
+`bench.convert_bench` prints both sides' sizes.
 """
 
-import gzip
 import os
 from typing import Dict, List, Tuple
 
+from isal import igzip
+
 from records import format as tfrecord
+
+GZIP_LEVEL = 3  # igzip's highest
 
 
 class _Shard:
@@ -17,7 +27,7 @@ class _Shard:
   def __init__(self, path: str, compression: str):
     self.path, self.records, self.bytes = path, 0, 0
     self.raw = open(path, "wb")
-    self.stream = (gzip.GzipFile(fileobj=self.raw, mode="wb", compresslevel=6)
+    self.stream = (igzip.IGzipFile(fileobj=self.raw, mode="wb", compresslevel=GZIP_LEVEL)
                    if compression == "GZIP" else self.raw)
 
   def write(self, records: List[bytes]) -> None:

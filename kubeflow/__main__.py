@@ -8,7 +8,7 @@ from pipeline import logs
 logs.configure(verbose=bool({"-v", "--verbose"} & set(sys.argv[1:])))
 
 # isort: split
-import components  # noqa: E402, F401  (the Keras choice, before TF loads Keras)
+import components  # noqa: E402, F401  (the Keras choice, before TF loads Keras; light)
 
 # isort: split
 import storage  # noqa: E402

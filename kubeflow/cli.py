@@ -20,12 +20,10 @@ import sys
 import traceback
 from typing import List, Optional
 
-import kfp_server_api
-
 import storage
 from dataset import declaration
-from kubeflow import client, compile_command, cron, run_commands
-from kubeflow.compile import CompileError
+from kubeflow import compile_command, cron, run_commands
+from kubeflow.errors import CompileError, KubeflowError
 from pipeline.config import ConfigError
 
 BAD_INPUT = (declaration.DeclarationError, ConfigError, CompileError,
@@ -52,9 +50,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     return args.func(args)
   except BAD_INPUT as e:
     status, message = 2, str(e)
-  except client.KubeflowError as e:
+  except KubeflowError as e:
     status, message = 1, str(e)
-  except kfp_server_api.ApiException as e:  # any other call Kubeflow refused
+  except Exception as e:  # noqa: BLE001  (any other call Kubeflow refused, below)
+    # kfp's API client is loaded only by a command that talked to Kubeflow.
+    api = sys.modules.get("kfp_server_api")
+    if api is None or not isinstance(e, api.ApiException):
+      raise
+    from kubeflow import client  # noqa: PLC0415
     status, message = 1, f"Kubeflow refused the request: {client.describe(e)}"
   if args.verbose:
     traceback.print_exc()

@@ -15,12 +15,9 @@ import kfp_server_api
 import requests
 
 from kubeflow import cron
+from kubeflow.errors import KubeflowError
 
 HEALTHZ = "/apis/v2beta1/healthz"
-
-
-class KubeflowError(RuntimeError):
-  """What went wrong talking to Kubeflow, in one line."""
 
 
 def describe(e: Exception) -> str:

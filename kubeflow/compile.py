@@ -43,6 +43,7 @@ from tfx.dsl.io import fileio
 
 from dataset import spans
 from kubeflow import container, exit_step, platform, step_status
+from kubeflow.errors import CompileError
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
@@ -55,10 +56,6 @@ NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
 WINDOW_STEP = "SpanWindow"
 # Names that hold credentials: they come from a Kubernetes secret instead.
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
-
-
-class CompileError(ValueError):
-  """The configuration cannot be compiled for Kubeflow; says why."""
 
 
 def check_name(name: str) -> None:

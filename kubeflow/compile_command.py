@@ -6,9 +6,8 @@ import os
 import sys
 
 import storage
-from dataset import check
 from kubeflow import exit_step, platform
-from kubeflow.compile import CompileError, check_name, compile_pipeline
+from kubeflow.errors import CompileError
 from pipeline import flags
 from pipeline.config import Resources
 
@@ -69,6 +68,9 @@ def _check_locations(args, decl, serving_dir: str) -> None:
 def run(args) -> int:
   """Checks the declaration, the locations and (unless skipped) the first
   records, then compiles."""
+  # TensorFlow and TFX load here, once the flags have parsed.
+  from dataset import check  # noqa: PLC0415
+  from kubeflow.compile import check_name, compile_pipeline  # noqa: PLC0415
   decl = flags.load_declaration(args)
   name = flags.pipeline_name(args, decl)
   serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"

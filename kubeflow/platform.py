@@ -20,10 +20,6 @@ Flags, each repeatable:
 import argparse
 from typing import Dict, List, Sequence, Tuple
 
-from google.protobuf import json_format
-from kfp.kubernetes import kubernetes_executor_config_pb2 as k8s
-from kfp.pipeline_spec import pipeline_spec_pb2
-
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
@@ -89,9 +85,13 @@ def platform_spec(args, executor_of: Dict[str, str]) -> Dict:
   Raises:
     ArgumentTypeError: a flag names a component the pipeline does not have.
   """
+  # kfp's protos load here, at compile time, not for --help.
+  from google.protobuf import json_format  # noqa: PLC0415
+  from kfp.kubernetes import kubernetes_executor_config_pb2 as k8s  # noqa: PLC0415
+  from kfp.pipeline_spec import pipeline_spec_pb2  # noqa: PLC0415
   configs = {label: k8s.KubernetesExecutorConfig() for label in executor_of.values()}
 
-  def config_of(flag: str, node: str) -> k8s.KubernetesExecutorConfig:
+  def config_of(flag: str, node: str):
     if node not in executor_of:
       raise argparse.ArgumentTypeError(
           f"{flag}: expected a component ({', '.join(executor_of)}), found {node!r}")
@@ -115,11 +115,13 @@ def platform_spec(args, executor_of: Dict[str, str]) -> Dict:
   return json_format.MessageToDict(spec)
 
 
-def _secret_env(config: k8s.KubernetesExecutorConfig,
-                entries: Sequence[Tuple[str, str, str]]) -> None:
+def _secret_env(config, entries: Sequence[Tuple[str, str, str]]) -> None:
+  """Adds each secret's keys as environment variables to a
+  KubernetesExecutorConfig."""
   by_secret: Dict[str, List[Tuple[str, str]]] = {}
   for secret, key, var in entries:
     by_secret.setdefault(secret, []).append((key, var))
   for secret, pairs in by_secret.items():
-    config.secret_as_env.add(secret_name=secret, key_to_env=[
-        k8s.SecretAsEnv.SecretKeyToEnvMap(secret_key=key, env_var=var) for key, var in pairs])
+    entry = config.secret_as_env.add(secret_name=secret)
+    for key, var in pairs:
+      entry.key_to_env.add(secret_key=key, env_var=var)

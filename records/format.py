@@ -53,12 +53,14 @@ class BadRecord(Exception):
   Attributes:
     offset: byte offset of the record's start, in the uncompressed stream.
     reason: what is wrong.
+    path: the file, when the reader knows it.
   """
 
-  def __init__(self, offset: int, reason: str):
-    super().__init__(f"byte offset {offset}: {reason}")
+  def __init__(self, offset: int, reason: str, path: str = ""):
+    super().__init__(f"{path + ': ' if path else ''}byte offset {offset}: {reason}")
     self.offset = offset
     self.reason = reason
+    self.path = path
 
 
 def iter_records(f: BinaryIO, check_crc: bool = True

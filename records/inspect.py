@@ -101,12 +101,15 @@ def inspect_files(paths: Iterable[str], examples: int = 3, limit=None) -> dict:
   for path in paths:
     counts[path] = 0
     pending: List[bytes] = []
-    for record in tfrecord.read_records(path, limit):
-      pending.append(record)
-      if len(pending) == BATCH:
-        total += _flush(decoder, pending, stats, shown, examples)
-        counts[path] += len(pending)
-        pending = []
+    try:
+      for record in tfrecord.read_records(path, limit):
+        pending.append(record)
+        if len(pending) == BATCH:
+          total += _flush(decoder, pending, stats, shown, examples)
+          counts[path] += len(pending)
+          pending = []
+    except tfrecord.BadRecord as e:  # say which file
+      raise tfrecord.BadRecord(e.offset, e.reason, path) from None
     if pending:
       total += _flush(decoder, pending, stats, shown, examples)
       counts[path] += len(pending)

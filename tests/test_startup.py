@@ -1,0 +1,81 @@
+"""Every command answers `--help` and a bad flag before it loads TensorFlow,
+TFX, Beam or kfp: each entry point runs, as a user starts it, in a fresh
+process, and that process's `sys.modules` is read after each call. How fast
+that is, is bench.convert_bench's business; this says what is loaded."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+HEAVY = ("tensorflow", "tfx", "apache_beam", "kfp", "kfp_server_api")
+
+# entry point -> (how runpy starts it, the subcommands whose --help is asked)
+ENTRY_POINTS = {
+    "local_runner.py": ("path", []),
+    "kubeflow": ("module", ["compile", "submit", "schedule", "schedules", "runs"]),
+    "debug": ("module", ["runs", "artifacts", "lineage", "report", "skew", "versions",
+                         "rollback"]),
+    "cli": ("module", ["convert", "convert table", "convert images", "convert arrays",
+                       "inspect", "verify", "schema"]),  # the `tfrecords` command
+    "bench.convert_bench": ("module", []),
+}
+
+PROBE = """
+import json, runpy, sys
+kind, target, calls = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+heavy = {heavy}
+for argv in calls:
+  sys.argv = [target] + argv
+  try:
+    if kind == "path":
+      runpy.run_path(target, run_name="__main__")
+    else:
+      runpy.run_module(target, run_name="__main__", alter_sys=True)
+  except SystemExit:
+    pass
+  loaded = sorted({{m.split(".")[0] for m in sys.modules}} & set(heavy))
+  print("PROBE " + json.dumps([argv, loaded]), flush=True)
+"""
+
+
+def probe(kind: str, entry: str, calls: list) -> subprocess.CompletedProcess:
+  """Runs each call of `entry` in one fresh process; fails naming the first
+  call after which a heavy library was loaded."""
+  proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), kind, entry,
+                         json.dumps(calls)], cwd=REPO, capture_output=True, text=True,
+                        timeout=600)
+  probes = [json.loads(line[len("PROBE "):]) for line in proc.stdout.splitlines()
+            if line.startswith("PROBE ")]
+  assert [argv for argv, _ in probes] == calls, proc.stdout[-2000:] + proc.stderr[-2000:]
+  for argv, loaded in probes:
+    assert loaded == [], f"{entry} {' '.join(argv)}: expected none of {HEAVY} loaded, " \
+                         f"found {loaded}"
+  return proc
+
+
+@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+def test_help_and_a_bad_flag_load_no_heavy_library(entry):
+  kind, subcommands = ENTRY_POINTS[entry]
+  calls = [["--help"], ["--no-such-flag"]] + [c.split() + ["--help"] for c in subcommands]
+  if subcommands:
+    calls.append(subcommands[0].split() + ["--no-such-flag"])
+  proc = probe(kind, entry, calls)
+  # Answered: usage on --help, argparse's error line on a bad flag.
+  assert "usage:" in proc.stdout and "error: " in proc.stderr, proc.stderr[-2000:]
+  assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+
+
+def test_tfrecords_convert_inspect_and_verify_run_without_tensorflow(tmp_path):
+  table = tmp_path / "rows.csv"
+  table.write_text("x,kind,label\n" + "".join(f"{i / 7},{'ab'[i % 2]},{i % 3}\n"
+                                               for i in range(50)))
+  out = tmp_path / "records"
+  proc = probe("module", "cli", [
+      ["convert", "table", str(table), "--label", "label", "--output", str(out)],
+      ["inspect", str(out)], ["verify", str(out)]])
+  assert (out / "dataset.yaml").is_file(), proc.stderr[-2000:]
+  assert "50 examples" in proc.stdout and "0 bad" in proc.stdout, proc.stdout[-2000:]
