@@ -42,17 +42,17 @@ for argv in calls:
 """
 
 
-def probe(kind: str, entry: str, calls: list) -> subprocess.CompletedProcess:
+def probe(kind: str, entry: str, calls: list, heavy=HEAVY) -> subprocess.CompletedProcess:
   """Runs each call of `entry` in one fresh process; fails naming the first
-  call after which a heavy library was loaded."""
-  proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=HEAVY), kind, entry,
+  call after which one of `heavy` was loaded."""
+  proc = subprocess.run([sys.executable, "-c", PROBE.format(heavy=heavy), kind, entry,
                          json.dumps(calls)], cwd=REPO, capture_output=True, text=True,
                         timeout=600)
   probes = [json.loads(line[len("PROBE "):]) for line in proc.stdout.splitlines()
             if line.startswith("PROBE ")]
   assert [argv for argv, _ in probes] == calls, proc.stdout[-2000:] + proc.stderr[-2000:]
   for argv, loaded in probes:
-    assert loaded == [], f"{entry} {' '.join(argv)}: expected none of {HEAVY} loaded, " \
+    assert loaded == [], f"{entry} {' '.join(argv)}: expected none of {heavy} loaded, " \
                          f"found {loaded}"
   return proc
 
@@ -79,3 +79,18 @@ def test_tfrecords_convert_inspect_and_verify_run_without_tensorflow(tmp_path):
       ["inspect", str(out)], ["verify", str(out)]])
   assert (out / "dataset.yaml").is_file(), proc.stderr[-2000:]
   assert "50 examples" in proc.stdout and "0 bad" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_talking_to_kubeflow_loads_kfp_but_not_tfx(tmp_path):
+  """submit, schedules and runs need kfp's client, never TFX (only compile
+  does): here against an endpoint where nothing listens."""
+  spec = tmp_path / "pipeline.yaml"
+  spec.write_text("pipelineInfo: {name: digits}\nroot: {}\n")
+  host = "http://127.0.0.1:9"  # the discard port: nothing answers
+  proc = probe("module", "kubeflow", [
+      ["submit", "--spec", str(spec), "--host", host],
+      ["schedules", "list", "--experiment", "digits", "--host", host],
+      ["runs", "--spec", str(spec), "--host", host]],
+      heavy=("tensorflow", "tfx", "apache_beam"))
+  lines = [x for x in proc.stderr.splitlines() if x.startswith("error: ")]
+  assert len(lines) == 3 and all("127.0.0.1:9" in x for x in lines), proc.stderr[-3000:]
