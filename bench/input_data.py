@@ -75,7 +75,7 @@ def _jpegs(n, rng) -> list:
 
 def _column(f: Feature, n: int, rng):
   """n random values of feature f, as an Arrow list column."""
-  if f.image.encoding == "raw":
+  if f.kind == "image" and f.image.encoding == "raw":
     pixels = rng.integers(0, 256, (n, f.image.raw_num_bytes), dtype=np.uint8)
     return arrow.bytes_column([p.tobytes() for p in pixels])
   if f.kind == "image":

@@ -23,6 +23,7 @@ from components.curated_schema import curated_schema
 from components.drift import rules_json
 from components.drift_gate import DriftGate
 from components.evaluator import Evaluator
+from components.import_examples import ImportExampleGen
 from components.pusher import Pusher
 from components.serving_check import ServingCheck
 from components.transform import Transform
@@ -109,8 +110,9 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
   gate that stops the run on anomalies."""
   decl = config.declaration
   # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
-  # each span of the window into splits of its own.
-  example_gen = tfx.components.ImportExampleGen(
+  # each span of the window into splits of its own; pre-split files are
+  # copied whole, not re-written (components/import_examples.py).
+  example_gen = ImportExampleGen(
       input_base=_runtime(config, "data_root", decl.data.root),
       input_config=by_window["input_config"], output_config=_output_config(config))
   if decl.schema:

@@ -1,0 +1,99 @@
+"""ImportExampleGen, with pre-split TFRecords copied instead of re-written.
+
+TFX's executor reads every record through Beam, reshuffles the records and
+writes them again as GZIP (`example_gen/write_split.py`). For data that is
+already split TFRecords of `tf.train.Example`, that is the same records at
+a few thousand rows a second (issue 20 measured 2.8k rows/s). When the
+output keeps the input's splits (no hash split) and the payload is
+tf.Example, this executor copies each split's files, whole, into the
+artifact's split folder instead, named as TFX names them
+(`data_tfrecord-NNNNN-of-NNNNN`, with `.gz` for GZIP files: TFXIO and the
+Trainer's tf.data tell the compression by that suffix,
+tfx_bsl/tfxio/dataset_util.py). Span, version and the input fingerprint are
+set by TFX's driver, as before, so caching is unchanged.
+
+Only GZIP files are copied: the artifact says `tfrecords_gzip`, and the
+Trainer's input pipeline reads ExampleGen's output as GZIP. What changes:
+the records keep their files' order (TFX's reshuffle was for the writers'
+sake; every consumer shuffles or aggregates), and a record broken in the
+middle of a file is found by StatisticsGen, which reads every record,
+instead of here. Hash-split data needs the examples; plain (uncompressed)
+files, mixed ones, or a split with no file take TFX's own path, which
+compresses, or says what is wrong.
+"""
+
+import os
+
+import tensorflow as tf
+from absl import logging
+from tfx import v1 as tfx
+from tfx.components.example_gen import utils
+from tfx.components.example_gen.import_example_gen import executor as tfx_executor
+from tfx.components.example_gen.write_split import DEFAULT_FILE_NAME
+from tfx.components.util import examples_utils
+from tfx.dsl.components.base import executor_spec
+from tfx.proto import example_gen_pb2
+from tfx.types import artifact_utils, standard_component_specs
+from tfx.utils import proto_utils
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _compressed(path: str) -> bool:
+  with tf.io.gfile.GFile(path, "rb") as f:
+    return f.read(2) == GZIP_MAGIC
+
+
+def split_files(input_base: str, input_config) -> dict:
+  """split -> its files, sorted; or None when a split cannot simply be
+  copied (no file, or one that is not GZIP)."""
+  found = {}
+  for split in input_config.splits:
+    files = sorted(tf.io.gfile.glob(os.path.join(input_base, split.pattern)))
+    if not files or not all(_compressed(f) for f in files):
+      return None
+    found[split.name] = files
+  return found
+
+
+class Executor(tfx_executor.Executor):
+  """Copies pre-split tf.Example TFRecords; anything else as TFX does."""
+
+  def Do(self, input_dict, output_dict, exec_properties):
+    input_config = example_gen_pb2.Input()
+    proto_utils.json_to_proto(exec_properties[standard_component_specs.INPUT_CONFIG_KEY],
+                              input_config)
+    output_config = example_gen_pb2.Output()
+    proto_utils.json_to_proto(exec_properties[standard_component_specs.OUTPUT_CONFIG_KEY],
+                              output_config)
+    payload = exec_properties.get(standard_component_specs.OUTPUT_DATA_FORMAT_KEY)
+    file_format = exec_properties.get(standard_component_specs.OUTPUT_FILE_FORMAT_KEY)
+    files = None
+    if (not output_config.split_config.splits
+        and payload == example_gen_pb2.PayloadFormat.FORMAT_TF_EXAMPLE
+        and file_format in (None, example_gen_pb2.FILE_FORMAT_UNSPECIFIED,
+                            example_gen_pb2.FORMAT_TFRECORDS_GZIP)):
+      files = split_files(exec_properties[standard_component_specs.INPUT_BASE_KEY],
+                          input_config)
+    if files is None:
+      super().Do(input_dict, output_dict, exec_properties)
+      return
+    examples = artifact_utils.get_single_instance(
+        output_dict[standard_component_specs.EXAMPLES_KEY])
+    examples.split_names = artifact_utils.encode_split_names(
+        utils.generate_output_split_names(input_config, output_config))
+    for split, paths in files.items():
+      folder = artifact_utils.get_split_uri([examples], split)
+      tf.io.gfile.makedirs(folder)
+      for i, path in enumerate(paths):
+        name = f"{DEFAULT_FILE_NAME}-{i:05d}-of-{len(paths):05d}.gz"
+        tf.io.gfile.copy(path, os.path.join(folder, name), overwrite=True)
+      logging.info("Copied %d file(s) of split %s into %s.", len(paths), split, folder)
+    # What TFX's executor records on the artifact besides the files.
+    examples_utils.set_payload_format(examples, payload)
+    examples_utils.set_file_format(examples, "tfrecords_gzip")
+
+
+class ImportExampleGen(tfx.components.ImportExampleGen):
+  """TFX's ImportExampleGen, running the executor above."""
+  EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
