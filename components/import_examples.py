@@ -36,12 +36,7 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _compressed(path: str) -> bool:
-  with tf.io.gfile.GFile(path, "rb") as f:
-    return f.read(2) == GZIP_MAGIC
+from records.format import compression_of
 
 
 def split_files(input_base: str, input_config) -> dict:
@@ -50,7 +45,7 @@ def split_files(input_base: str, input_config) -> dict:
   found = {}
   for split in input_config.splits:
     files = sorted(tf.io.gfile.glob(os.path.join(input_base, split.pattern)))
-    if not files or not all(_compressed(f) for f in files):
+    if not files or not all(compression_of(f, tf.io.gfile.GFile) == "GZIP" for f in files):
       return None
     found[split.name] = files
   return found

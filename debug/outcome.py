@@ -13,6 +13,7 @@ import tensorflow as tf
 from dataset import metrics
 from debug import store as st
 from debug.report import evaluation as results
+from debug.report import serving as serving_report
 from serving import check as serving_check
 from trainer import warm_start
 
@@ -112,10 +113,9 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
           outcome.drift = json.loads(f.read())
   if node_id == "ServingCheck":
     for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-      path = f"{artifact.uri}/{serving_check.RESULT_FILE}"
-      if artifact.custom_properties["checked"].int_value and tf.io.gfile.exists(path):
-        with tf.io.gfile.GFile(path) as f:
-          outcome.serving = json.loads(f.read())
+      result = serving_report.read_result(artifact)
+      if result and result["checked"]:
+        outcome.serving = result
   if node_id not in ("Evaluator", "Pusher"):
     return
   key = None

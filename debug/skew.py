@@ -32,12 +32,10 @@ def _requests(path: str, folder: str) -> Tuple[str, int]:
   folder; and how many there are."""
   if not tf.io.gfile.exists(path):
     raise st.StoreError(f"--examples: no file at {path}")
-  with tf.io.gfile.GFile(path, "rb") as f:
-    compression = "GZIP" if f.read(2) == b"\x1f\x8b" else "NONE"
   copy, count = os.path.join(folder, "requests.tfrecord"), 0
   try:
     with tf.io.TFRecordWriter(copy) as writer:
-      for record in read_records(path, compression=compression, opener=tf.io.gfile.GFile):
+      for record in read_records(path, opener=tf.io.gfile.GFile):
         tf.train.Example.FromString(record)
         writer.write(record)
         count += 1

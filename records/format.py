@@ -41,9 +41,10 @@ def open_file(path: str, mode: str, compression: str) -> BinaryIO:
   return open(path, mode)
 
 
-def compression_of(path: str) -> str:
-  """GZIP if the file starts with the GZIP magic bytes, else NONE."""
-  with open(path, "rb") as f:
+def compression_of(path: str, opener: Callable[[str, str], BinaryIO] = open) -> str:
+  """GZIP if the file starts with the GZIP magic bytes, else NONE. `opener`
+  as in `read_records`."""
+  with opener(path, "rb") as f:
     return "GZIP" if f.read(2) == b"\x1f\x8b" else "NONE"
 
 
@@ -101,7 +102,7 @@ def read_records(path: str, limit: Optional[int] = None,
   `opener` opens the file ('rb'): `tf.io.gfile.GFile` reads gs:// and other
   URIs, while this module itself needs no TensorFlow.
   """
-  compression = compression or compression_of(path)
+  compression = compression or compression_of(path, opener)
   with opener(path, "rb") as raw:
     f = gzip.GzipFile(fileobj=raw) if compression == "GZIP" else raw
     for i, (_, data) in enumerate(iter_records(f)):

@@ -13,7 +13,12 @@ from serving.check import RESULT_FILE
 
 def load(store, run: st.Run) -> Optional[dict]:
   """ServingCheck's result in this run, or None when it did not run."""
-  artifact = st.output(store, run, "ServingCheck", "infra_blessing")
+  return read_result(st.output(store, run, "ServingCheck", "infra_blessing"))
+
+
+def read_result(artifact) -> Optional[dict]:
+  """The result a ServingCheck output (its InfraBlessing) holds, with
+  whether it checked at all; None for no artifact or no result file."""
   if artifact is None:
     return None
   path = f"{artifact.uri}/{RESULT_FILE}"
