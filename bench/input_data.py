@@ -1,6 +1,7 @@
 """The input benchmark's datasets, generated once into a folder and reused.
 
-  T  26 scalar features (20 float, 5 int64, the int64 label): a table
+  T  26 scalar features (20 float, 5 int64, the int64 label, which 4 of
+     them predict): a table
   R  raw uint8 32x32x3 pixels, 2 floats and a label: small images as bytes
   J  224x224 JPEG images and a label: photos
 
@@ -24,6 +25,7 @@ from dataset.declaration import Data, Declaration, Feature, Image, Label
 from records.format import frame, open_file
 
 SHARDS = 8
+LABELS = 2  # how labels are made: a stamp of another version is rewritten
 
 
 @dataclasses.dataclass
@@ -73,16 +75,34 @@ def _jpegs(n, rng) -> list:
   return encoded
 
 
-def _column(f: Feature, n: int, rng):
-  """n random values of feature f, as an Arrow list column."""
+def _values(f: Feature, n: int, rng):
+  """n random values of feature f."""
   if f.kind == "image" and f.image.encoding == "raw":
     pixels = rng.integers(0, 256, (n, f.image.raw_num_bytes), dtype=np.uint8)
-    return arrow.bytes_column([p.tobytes() for p in pixels])
+    return [p.tobytes() for p in pixels]
   if f.kind == "image":
-    return arrow.bytes_column(_jpegs(n, rng))
+    return _jpegs(n, rng)
   if f.dtype == "int":
-    return arrow.list_column(rng.integers(0, 100, n))
-  return arrow.list_column(rng.normal(size=n).astype(np.float32))
+    return rng.integers(0, 100, n)
+  return rng.normal(size=n).astype(np.float32)
+
+
+def _column(f: Feature, values):
+  if f.kind == "image":
+    return arrow.bytes_column(values)
+  return arrow.list_column(values)
+
+
+def _label(name: str, values, rng):
+  """T's label is learnable (a noisy linear score cut into 10 equal
+  classes), so that the end-to-end benchmark's accuracy means something;
+  the others' labels are random."""
+  n = len(next(iter(values.values())))
+  if name != "T":
+    return rng.integers(0, 10, n)
+  score = (values["f00"] + 0.8 * values["f01"] - 0.6 * values["f02"]
+           + (values["i0"] - 50) / 50 + rng.normal(scale=0.3, size=n))
+  return np.searchsorted(np.quantile(score, np.linspace(0.1, 0.9, 9)), score)
 
 
 def _suffix(compression: str) -> str:
@@ -102,10 +122,11 @@ def generate(folder: str, name: str, count: int,
   if os.path.exists(stamp):
     with open(stamp) as f:
       written = json.load(f)
-  if written != {"count": count}:
+  if written != {"count": count, "labels": LABELS}:
     rng = np.random.default_rng(0)
-    columns = {f.name: _column(f, count, rng) for f in FEATURES[name]}
-    columns["label"] = arrow.list_column(rng.integers(0, 10, count))
+    values = {f.name: _values(f, count, rng) for f in FEATURES[name]}
+    columns = {f.name: _column(f, values[f.name]) for f in FEATURES[name]}
+    columns["label"] = arrow.list_column(_label(name, values, rng))
     records = arrow.encode(arrow.record_batch(columns))
     os.makedirs(out, exist_ok=True)
     for shard in range(SHARDS):
@@ -113,9 +134,31 @@ def generate(folder: str, name: str, count: int,
                      "wb", compression) as f:
         f.write(b"".join(frame(r) for r in records[shard::SHARDS]))
     with open(stamp, "w") as f:
-      json.dump({"count": count}, f)
+      json.dump({"count": count, "labels": LABELS}, f)
   decl = _declaration(name, FEATURES[name])
   files = sorted(os.path.join(out, f) for f in os.listdir(out)
                  if f.endswith(_suffix(compression)))
   return BenchData(name, files, decl, _spec(decl), count, BATCH_SIZES[name],
                    compression)
+
+
+def declaration_file(data: BenchData, path: str) -> str:
+  """Writes the YAML declaration of `data` for the pipeline to `path`:
+  every file under one pattern, split 4:1 by hash as ImportExampleGen splits."""
+  import yaml
+  features = {}
+  for f in data.decl.features:
+    if f.kind == "image":
+      features[f.name] = {"kind": "image", "encoding": f.image.encoding,
+                          "height": f.image.height, "width": f.image.width,
+                          "channels": f.image.channels}
+    else:
+      features[f.name] = {"kind": "numeric", "dtype": f.dtype}
+  doc = {"name": f"bench-{data.name.lower()}",
+         "data": {"root": os.path.abspath(os.path.dirname(data.files[0])),
+                  "compression": "GZIP",
+                  "pattern": "*.gz", "hash_buckets": {"train": 4, "eval": 1}},
+         "label": {"name": "label", "num_classes": 10}, "features": features}
+  with open(path, "w") as f:
+    yaml.safe_dump(doc, f)
+  return path

@@ -25,25 +25,6 @@ from bench import input_data
 MODES = {"materialize": "--materialize", "graph only": "--no-materialize"}
 
 
-def _declaration(data: input_data.BenchData, path: str) -> str:
-  features = {}
-  for f in data.decl.features:
-    if f.kind == "image":
-      features[f.name] = {"kind": "image", "encoding": f.image.encoding,
-                          "height": f.image.height, "width": f.image.width,
-                          "channels": f.image.channels}
-    else:
-      features[f.name] = {"kind": "numeric", "dtype": f.dtype}
-  doc = {"name": f"bench-{data.name.lower()}",
-         "data": {"root": os.path.abspath(os.path.dirname(data.files[0])),
-                  "compression": "GZIP",
-                  "pattern": "*.gz", "hash_buckets": {"train": 4, "eval": 1}},
-         "label": {"name": "label", "num_classes": 10}, "features": features}
-  with open(path, "w") as f:
-    yaml.safe_dump(doc, f)
-  return path
-
-
 def _bytes_under(folder: str) -> int:
   return sum(os.path.getsize(os.path.join(root, name))
              for root, _, names in os.walk(folder) for name in names)
@@ -84,7 +65,7 @@ def main(argv=None) -> int:
            (input_data.generate(os.path.join(args.out, "data"), "J", args.jpeg_examples), 30)]
   results = {}
   for data, steps in cases:
-    decl_path = _declaration(data, os.path.join(args.out, f"{data.name}.yaml"))
+    decl_path = input_data.declaration_file(data, os.path.join(args.out, f"{data.name}.yaml"))
     for mode, flag in MODES.items():
       out = os.path.join(args.out, "runs", data.name, mode.replace(" ", "-"))
       print(f"{data.name} ({data.count} examples), {mode}: running to the Trainer",

@@ -15,9 +15,13 @@ from trainer.config import check as _check
 __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 
 
-# Beam's DirectRunner in this process: the data components' default, locally
-# and inside each Kubeflow container.
-DEFAULT_BEAM_ARGS = ("--direct_running_mode=in_memory", "--direct_num_workers=1")
+# None: Beam's DirectRunner in this process, in memory, one worker, locally
+# and inside each Kubeflow container. Not spelled out as options: any option
+# makes TFX build an sdist of itself for Beam's workers, in every data
+# component (`dependency_utils.make_beam_dependency_flags`), which
+# DirectRunner never uses: 1-2 s a component (bench/e2e_bench.py). Two
+# in-memory workers, or multi_processing, measured slower on 2 cores.
+DEFAULT_BEAM_ARGS: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -42,7 +42,7 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
   parser.add_argument("--beam-args", default=shlex.join(DEFAULT_BEAM_ARGS),
                       help="Apache Beam options for the data components, as "
                            "one string; write --beam-args=\"...\" (default: "
-                           "%(default)r)")
+                           "none: DirectRunner, in memory, one worker)")
   parser.add_argument("--train", action="append", default=[], metavar="FIELD=VALUE",
                       help="a training setting (repeatable), e.g. loop=custom, "
                            "batch_size=128, flip_left_right=true: any field of "

@@ -155,10 +155,12 @@ def _model_components(config: PipelineConfig, by_window: Dict,
   # unless the Trainer's input pipeline is to (materialize=False). Its
   # analyzer cache skips spans analysed by earlier runs. No statistics:
   # StatisticsGen has them, and computing them would read every span again.
+  # Only spans share analysis across runs (components/transform.py).
   transform = Transform(
       examples=examples, schema=schema, materialize=config.materialize,
       preprocessing_fn=PREPROCESSING_FN, splits_config=by_window["splits_config"],
-      disable_statistics=True, custom_config=transform_config(config))
+      disable_statistics=True, custom_config=transform_config(config),
+      disable_analyzer_cache="drift_baseline" not in by_window)
   transform.add_upstream_node(gate)
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.

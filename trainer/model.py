@@ -33,6 +33,23 @@ from trainer.images import pixel_dtype
 keras = tf.keras
 
 
+def _skip_autograph_for_tf_keras() -> None:
+  """AutoGraph leaves the `keras` package alone (its DoNotConvert rules) but
+  not `tf_keras`, the same code renamed: the first `fit` in a process then
+  spends about 10 s converting tf-keras's own train step, loss and metric
+  code to graph code it never needed (measured: 10.3 s, against 1.8 s for
+  the same first fit with this rule; bench/e2e_bench.py). tf-keras's code is
+  written for tf.function without conversion, as Keras 2's always ran."""
+  from tensorflow.python.autograph.core import config
+  rule = config.DoNotConvert("tf_keras")
+  if not any(isinstance(r, config.DoNotConvert) and r.matches("tf_keras.src")
+             for r in config.CONVERSION_RULES):
+    config.CONVERSION_RULES = (rule,) + tuple(config.CONVERSION_RULES)
+
+
+_skip_autograph_for_tf_keras()
+
+
 def _check_keras() -> None:
   # trainer/__init__.py chooses tf-keras; a TF that loaded Keras 3 before
   # that ran would mix two Keras versions in one model and fail far from here.
@@ -190,16 +207,18 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
     outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
                                  dtype="float32", name="probabilities")(x)
   model = keras.Model(inputs=inputs, outputs=outputs)
-  compile_model(model, decl, config.learning_rate)
+  compile_model(model, decl, config.learning_rate, config.steps_per_execution)
   return model
 
 
-def compile_model(model: keras.Model, decl: Declaration, learning_rate: float) -> None:
+def compile_model(model: keras.Model, decl: Declaration, learning_rate: float,
+                  steps_per_execution: int = 1) -> None:
   """Compiles with a fresh Adam optimizer: once built, and again for each
   phase of transfer learning (freezing a backbone needs a recompile)."""
   loss = "mse" if decl.label.kind == "regression" else "sparse_categorical_crossentropy"
   model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss=loss,
-                metrics=training_metrics(decl.label.kind))
+                metrics=training_metrics(decl.label.kind),
+                steps_per_execution=steps_per_execution)
 
 
 def training_metrics(label_kind: str) -> List[keras.metrics.Metric]:

@@ -1,0 +1,197 @@
+"""Benchmark: the whole pipeline against a stock TFX pipeline, on the same data.
+
+    .venv/bin/python -m bench.e2e_bench [--rows N] [--json FILE] [--plot FILE.png]
+
+Generates dataset T (bench/input_data.py: 25 scalar features and a label,
+GZIP, 8 shards) with --rows rows, then runs, one after the other, each in a
+fresh process (bench/e2e_run.py), with LocalDagRunner, caching off:
+
+  stock    TFX's own components with their default settings, as TFX's
+           penguin example builds them (bench/stock/): ImportExampleGen,
+           StatisticsGen, SchemaGen, ExampleValidator, Transform
+           materializing, the Trainer on `tf_dataset_factory`, Evaluator,
+           Pusher
+  project  this project's pipeline through `local_runner.py`, as a user
+           runs it (plus its AnomaliesGate, BaselineModel and ServingCheck)
+
+Both split T 4:1 by hash, train the same model for 800 steps of 64 and bless
+it (threshold 0). Printed per component: seconds, rows/s (all rows for the
+data components, the eval split's for the Evaluator, the rows trained for
+the Trainer) and peak memory; then both totals, their ratio, the eval
+accuracies, and the issue's goals met or not.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from bench import input_data
+
+PIPELINES = ("stock", "project")
+SHOWN = ("ImportExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
+         "Transform", "Trainer", "Evaluator", "ServingCheck", "Pusher")
+EVAL_FRACTION = 1 / 5  # hash buckets 4:1
+TRAINED_ROWS = 800 * 64
+GOAL_RATIO = {200_000: 0.5, 1_000_000: 1 / 3}  # project / stock, at most
+MAX_ACCURACY_CHANGE = 0.01
+
+
+def run_pipeline(pipeline: str, data: input_data.BenchData, decl_path: str,
+                 out: str) -> dict:
+  """Runs `pipeline` in a fresh process; what it measured (bench/e2e_run.py)."""
+  result = os.path.join(out, f"{pipeline}.json")
+  log = os.path.join(out, f"{pipeline}.log")
+  target = os.path.dirname(data.files[0]) if pipeline == "stock" else decl_path
+  cmd = [sys.executable, "-m", "bench.e2e_run", pipeline, "--data", target,
+         "--out", os.path.join(out, pipeline), "--result", result]
+  with open(log, "w") as f:
+    done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
+  if done.returncode != 0:
+    with open(log) as f:
+      tail = f.read()[-3000:]
+    raise SystemExit(f"the {pipeline} pipeline failed (exit {done.returncode}); "
+                     f"its log is {log}:\n{tail}")
+  with open(result) as f:
+    measured = json.load(f)
+  return {"total_s": measured["total_s"], "peak_mb": measured["peak_mb"],
+          "eval_accuracy": measured["eval_accuracy"],
+          "components": {k: v["seconds"] for k, v in measured["components"].items()},
+          "peak_mb_by_component": {k: v["peak_mb"]
+                                   for k, v in measured["components"].items()}}
+
+
+def rows_of(component: str, rows: int):
+  if component in ("ImportExampleGen", "StatisticsGen", "Transform"):
+    return rows
+  if component == "Evaluator":
+    return int(rows * EVAL_FRACTION)
+  if component == "Trainer":
+    return TRAINED_ROWS
+  return None
+
+
+def table(results: dict) -> str:
+  rows = results["rows"]
+  lines = [f"{'component':18s} {'stock s':>8s} {'rows/s':>8s} {'MB':>6s}   "
+           f"{'project s':>9s} {'rows/s':>8s} {'MB':>6s}   {'speed-up':>8s}"]
+  for component in SHOWN:
+    cells = []
+    for pipeline in PIPELINES:
+      r = results[pipeline]
+      seconds = r["components"].get(component)
+      if seconds is None:
+        cells.append(f"{'-':>8s} {'':8s} {'':6s}")
+        continue
+      n = rows_of(component, rows)
+      rate = f"{n / seconds / 1000:7.1f}k" if n and seconds > 0 else ""
+      cells.append(f"{seconds:8.1f} {rate:>8s} {r['peak_mb_by_component'][component]:6.0f}")
+    stock, project = (results[p]["components"].get(component) for p in PIPELINES)
+    ratio = f"{stock / project:7.1f}x" if stock and project else ""
+    lines.append(f"{component:18s} {cells[0]}   {cells[1]:>26s}   {ratio:>8s}")
+  s, p = results["stock"], results["project"]
+  lines.append(f"{'total (wall)':18s} {s['total_s']:8.1f} {'':8s} {s['peak_mb']:6.0f}   "
+               f"{p['total_s']:9.1f} {'':8s} {p['peak_mb']:6.0f}   "
+               f"{s['total_s'] / p['total_s']:7.1f}x")
+  lines.append(f"eval accuracy: stock {s['eval_accuracy']:.4f}, "
+               f"project {p['eval_accuracy']:.4f}")
+  return "\n".join(lines)
+
+
+def goal_lines(results: dict, earlier: dict = None) -> list:
+  """The issue's goals, met or not, from this run (and, for memory, the
+  200k-row run of the same JSON folder, when given)."""
+  rows = results["rows"]
+  ratio = results["project"]["total_s"] / results["stock"]["total_s"]
+  goal = GOAL_RATIO.get(rows, 0.5)
+  lines = [f"{'met' if ratio <= goal else 'NOT met'}: project/stock time {ratio:.2f} "
+           f"(goal at most {goal:.2f} at {rows:,} rows)"]
+  change = abs(results["project"]["eval_accuracy"] - results["stock"]["eval_accuracy"])
+  lines.append(f"{'met' if change <= MAX_ACCURACY_CHANGE else 'NOT met'}: eval accuracy "
+               f"differs by {change:.4f} (goal at most {MAX_ACCURACY_CHANGE})")
+  if earlier and earlier["rows"] < rows:
+    growth = results["project"]["peak_mb"] / earlier["project"]["peak_mb"]
+    lines.append(f"{'met' if growth <= 1.3 else 'NOT met'}: project peak memory at "
+                 f"{rows:,} rows is {growth:.2f}x that at {earlier['rows']:,} "
+                 f"(goal at most 1.3x)")
+  return lines
+
+
+def plot(results: dict, path: str) -> None:
+  import matplotlib
+  matplotlib.use("Agg")
+  import matplotlib.pyplot as plt
+  components = [c for c in SHOWN
+                if any(c in results[p]["components"] for p in PIPELINES)]
+  fig, ax = plt.subplots(figsize=(8, 3.6))
+  left = {p: 0.0 for p in PIPELINES}
+  colors = plt.get_cmap("tab10")
+  for i, component in enumerate(components):
+    widths = [results[p]["components"].get(component, 0.0) for p in PIPELINES]
+    ax.barh(list(PIPELINES), widths, left=[left[p] for p in PIPELINES],
+            color=colors(i % 10), label=component)
+    for p, w in zip(PIPELINES, widths):
+      left[p] += w
+  for y, p in enumerate(PIPELINES):
+    ax.text(left[p], y, f" {results[p]['total_s']:.0f} s wall", va="center", fontsize=8)
+  ax.set_xlabel("seconds (per component, from ML Metadata)")
+  ax.set_xlim(0, max(left.values()) * 1.2)
+  ax.legend(fontsize=7, ncol=3, loc="upper right")
+  ax.set_title(f"Whole pipeline on T, {results['rows']:,} rows, one run on this machine")
+  fig.tight_layout()
+  fig.savefig(path, dpi=110)
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="python -m bench.e2e_bench",
+                                   description=__doc__.split("\n\n")[0])
+  parser.add_argument("--rows", type=int, default=200_000)
+  parser.add_argument("--out", default="runs/bench/e2e",
+                      help="data (reused), runs and logs go here")
+  parser.add_argument("--only", choices=PIPELINES,
+                      help="run one pipeline (no ratio; for profiling)")
+  parser.add_argument("--earlier", help="the JSON of a run at fewer rows, for the "
+                      "memory goal")
+  parser.add_argument("--json", help="write the results as JSON here")
+  parser.add_argument("--plot", help="write a PNG chart here")
+  return parser
+
+
+def main(argv=None) -> int:
+  args = build_parser().parse_args(argv)
+  out = os.path.abspath(os.path.join(args.out, str(args.rows)))
+  print(f"generating T, {args.rows:,} rows, in {args.out}/data (once)", flush=True)
+  data = input_data.generate(os.path.join(os.path.abspath(args.out), "data"), "T",
+                             args.rows)
+  os.makedirs(out, exist_ok=True)
+  decl_path = input_data.declaration_file(data, os.path.join(out, "T.yaml"))
+  results = {"rows": args.rows}
+  for pipeline in ([args.only] if args.only else PIPELINES):
+    print(f"running the {pipeline} pipeline (log: {out}/{pipeline}.log)", flush=True)
+    results[pipeline] = run_pipeline(pipeline, data, decl_path, out)
+    print(f"  {results[pipeline]['total_s']:.1f} s, peak "
+          f"{results[pipeline]['peak_mb']:.0f} MB", flush=True)
+  if args.only:
+    print(json.dumps(results[args.only]["components"], indent=1))
+    return 0
+  print()
+  print(table(results))
+  earlier = None
+  if args.earlier:
+    with open(args.earlier) as f:
+      earlier = json.load(f)
+  print()
+  print("\n".join(goal_lines(results, earlier)))
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump(results, f, indent=1)
+    print(f"json: {args.json}")
+  if args.plot:
+    plot(results, args.plot)
+    print(f"plot: {args.plot}")
+  return 0
+
+
+if __name__ == "__main__":
+  raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""One pipeline run of the end-to-end benchmark, measured from inside.
+
+    python -m bench.e2e_run {stock,project} --data DIR --out DIR --result FILE
+
+bench/e2e_bench.py starts this once per pipeline, so each runs in a fresh
+process (no TensorFlow, Beam or ML Metadata state carried over), and the
+memory measured is that pipeline's alone. Both run with LocalDagRunner, every
+component in this process; the project's ServingCheck starts one process of
+its own, which the memory sampler counts.
+
+What it writes to --result (JSON):
+  components  id -> {"seconds", "peak_mb"}: seconds from ML Metadata (the
+              execution's creation to its last update), peak_mb the most
+              memory (RSS of this process and its children, sampled every
+              0.2 s) while that component ran
+  total_s     wall seconds of the whole run, start to finish
+  peak_mb     the most memory during the whole run
+  eval_accuracy  the Evaluator's accuracy on the eval split
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import threading
+import time
+
+import psutil
+
+import trainer  # noqa: F401  (the project's Keras choice, tf-keras, for both)
+
+SAMPLE_S = 0.2
+TRAIN_STEPS = 800
+EVAL_STEPS = 20
+
+
+class MemorySampler(threading.Thread):
+  """RSS of this process and its children, every SAMPLE_S seconds."""
+
+  def __init__(self):
+    super().__init__(daemon=True)
+    self.samples = []  # (epoch ms, bytes)
+    self._done = threading.Event()
+
+  def run(self):
+    me = psutil.Process()
+    while not self._done.is_set():
+      rss = me.memory_info().rss
+      for child in me.children(recursive=True):
+        try:
+          rss += child.memory_info().rss
+        except psutil.Error:  # it ended in between
+          pass
+      self.samples.append((time.time() * 1000, rss))
+      self._done.wait(SAMPLE_S)
+
+  def stop(self):
+    self._done.set()
+    self.join()
+
+  def peak_mb(self, start_ms=0.0, end_ms=float("inf")) -> float:
+    inside = [rss for t, rss in self.samples if start_ms <= t <= end_ms]
+    return max(inside, default=0) / 2**20
+
+
+def run_stock(data: str, out: str) -> tuple:
+  """Runs the stock pipeline; (its metadata file, its name, accuracy metric)."""
+  from tfx import v1 as tfx
+
+  from bench.stock import pipeline
+  tfx.orchestration.LocalDagRunner().run(
+      pipeline.create_pipeline(data, out, TRAIN_STEPS, EVAL_STEPS))
+  return os.path.join(out, "metadata.sqlite"), "stock", "sparse_categorical_accuracy"
+
+
+def run_project(decl_path: str, out: str) -> tuple:
+  """Runs this project's pipeline as a user does, through local_runner.py."""
+  import yaml
+
+  import local_runner
+  # Threshold 0: the model is blessed, so the serving check and the push
+  # run, as in the stock pipeline.
+  code = local_runner.main(["--dataset", decl_path, "--output-dir", out, "--no-cache",
+                            "--threshold", "0", "--train-steps", str(TRAIN_STEPS)])
+  if code != 0:
+    raise SystemExit(f"the project's pipeline ended with exit status {code}")
+  name = yaml.safe_load(open(decl_path))["name"]
+  return os.path.join(out, name, "metadata.sqlite"), name, "sparse_categorical_accuracy"
+
+
+def measure(store_path: str, pipeline: str, metric: str, sampler: MemorySampler) -> dict:
+  from debug import store as mlmd_store
+  from debug.report import evaluation
+  store = mlmd_store.open_store(store_path)
+  run = mlmd_store.find_run(store, pipeline, None)
+  components = {}
+  for node, node_run in run.nodes.items():
+    e = node_run.execution
+    components[node] = {"seconds": node_run.seconds, "peak_mb": sampler.peak_mb(
+        e.create_time_since_epoch, e.last_update_time_since_epoch + SAMPLE_S * 1000)}
+  evaluated = mlmd_store.output(store, run, "Evaluator", "evaluation")
+  accuracy = evaluation.load(evaluated.uri)[()]["candidate"][metric]
+  return {"components": components, "eval_accuracy": accuracy}
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="python -m bench.e2e_run",
+                                   description=__doc__.split("\n\n")[0])
+  parser.add_argument("pipeline", choices=("stock", "project"))
+  parser.add_argument("--data", required=True, help="the data folder (stock) or "
+                      "its declaration (project)")
+  parser.add_argument("--out", required=True)
+  parser.add_argument("--result", required=True)
+  return parser
+
+
+def main(argv=None) -> int:
+  args = build_parser().parse_args(argv)
+  sampler = MemorySampler()
+  sampler.start()
+  started = time.time()
+  if args.pipeline == "stock":
+    found = run_stock(args.data, args.out)
+  else:
+    found = run_project(args.data, args.out)
+  total = time.time() - started
+  sampler.stop()
+  result = measure(*found, sampler)
+  # ru_maxrss (KB) catches a peak between two samples in this process.
+  result["peak_mb"] = max(sampler.peak_mb(),
+                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+  result["total_s"] = total
+  with open(args.result, "w") as f:
+    json.dump(result, f, indent=1)
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
