@@ -14,8 +14,8 @@ fresh process (bench/e2e_run.py), with LocalDagRunner, caching off:
   project  this project's pipeline through `local_runner.py`, as a user
            runs it (plus its AnomaliesGate, BaselineModel and ServingCheck)
 
-Both split T 4:1 by hash, train the same model for 800 steps of 64 and bless
-it (threshold 0). Printed per component: seconds, rows/s (all rows for the
+Both split T 4:1 by hash, train the same model for --train-steps steps of 64
+(800) and bless it (threshold 0). Printed per component: seconds, rows/s (all rows for the
 data components, the eval split's for the Evaluator, the rows trained for
 the Trainer) and peak memory; then both totals, their ratio, the eval
 accuracies, and the issue's goals met or not.
@@ -27,25 +27,26 @@ import os
 import subprocess
 import sys
 
-from bench import input_data
+from bench import input_data, output
 
 PIPELINES = ("stock", "project")
 SHOWN = ("ImportExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
          "Transform", "Trainer", "Evaluator", "ServingCheck", "Pusher")
 EVAL_FRACTION = 1 / 5  # hash buckets 4:1
-TRAINED_ROWS = 800 * 64
+BATCH_SIZE = 64
 GOAL_RATIO = {200_000: 0.5, 1_000_000: 1 / 3}  # project / stock, at most
 MAX_ACCURACY_CHANGE = 0.01
 
 
 def run_pipeline(pipeline: str, data: input_data.BenchData, decl_path: str,
-                 out: str) -> dict:
+                 out: str, train_steps: int) -> dict:
   """Runs `pipeline` in a fresh process; what it measured (bench/e2e_run.py)."""
   result = os.path.join(out, f"{pipeline}.json")
   log = os.path.join(out, f"{pipeline}.log")
   target = os.path.dirname(data.files[0]) if pipeline == "stock" else decl_path
   cmd = [sys.executable, "-m", "bench.e2e_run", pipeline, "--data", target,
-         "--out", os.path.join(out, pipeline), "--result", result]
+         "--out", os.path.join(out, pipeline), "--result", result,
+         "--train-steps", str(train_steps)]
   with open(log, "w") as f:
     done = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT)
   if done.returncode != 0:
@@ -62,13 +63,13 @@ def run_pipeline(pipeline: str, data: input_data.BenchData, decl_path: str,
                                    for k, v in measured["components"].items()}}
 
 
-def rows_of(component: str, rows: int):
+def rows_of(component: str, rows: int, train_steps: int):
   if component in ("ImportExampleGen", "StatisticsGen", "Transform"):
     return rows
   if component == "Evaluator":
     return int(rows * EVAL_FRACTION)
   if component == "Trainer":
-    return TRAINED_ROWS
+    return train_steps * BATCH_SIZE
   return None
 
 
@@ -84,7 +85,7 @@ def table(results: dict) -> str:
       if seconds is None:
         cells.append(f"{'-':>8s} {'':8s} {'':6s}")
         continue
-      n = rows_of(component, rows)
+      n = rows_of(component, rows, results["train_steps"])
       rate = f"{n / seconds / 1000:7.1f}k" if n and seconds > 0 else ""
       cells.append(f"{seconds:8.1f} {rate:>8s} {r['peak_mb_by_component'][component]:6.0f}")
     stock, project = (results[p]["components"].get(component) for p in PIPELINES)
@@ -147,6 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m bench.e2e_bench",
                                    description=__doc__.split("\n\n")[0])
   parser.add_argument("--rows", type=int, default=200_000)
+  parser.add_argument("--train-steps", type=int, default=800,
+                      help="both Trainers' steps of 64 (fewer for a smoke test)")
   parser.add_argument("--out", default="runs/bench/e2e",
                       help="data (reused), runs and logs go here")
   parser.add_argument("--only", choices=PIPELINES,
@@ -166,10 +169,10 @@ def main(argv=None) -> int:
                              args.rows)
   os.makedirs(out, exist_ok=True)
   decl_path = input_data.declaration_file(data, os.path.join(out, "T.yaml"))
-  results = {"rows": args.rows}
+  results = {"rows": args.rows, "train_steps": args.train_steps}
   for pipeline in ([args.only] if args.only else PIPELINES):
     print(f"running the {pipeline} pipeline (log: {out}/{pipeline}.log)", flush=True)
-    results[pipeline] = run_pipeline(pipeline, data, decl_path, out)
+    results[pipeline] = run_pipeline(pipeline, data, decl_path, out, args.train_steps)
     print(f"  {results[pipeline]['total_s']:.1f} s, peak "
           f"{results[pipeline]['peak_mb']:.0f} MB", flush=True)
   if args.only:
@@ -183,13 +186,7 @@ def main(argv=None) -> int:
       earlier = json.load(f)
   print()
   print("\n".join(goal_lines(results, earlier)))
-  if args.json:
-    with open(args.json, "w") as f:
-      json.dump(results, f, indent=1)
-    print(f"json: {args.json}")
-  if args.plot:
-    plot(results, args.plot)
-    print(f"plot: {args.plot}")
+  output.save(results, args.json, args.plot, plot)
   return 0
 
 

@@ -21,7 +21,6 @@ What it writes to --result (JSON):
 import argparse
 import json
 import os
-import resource
 import sys
 import threading
 import time
@@ -31,12 +30,21 @@ import psutil
 import trainer  # noqa: F401  (the project's Keras choice, tf-keras, for both)
 
 SAMPLE_S = 0.2
-TRAIN_STEPS = 800
 EVAL_STEPS = 20
 
 
+def _memory(process: psutil.Process) -> int:
+  """The process's proportional set size: its private memory plus its share
+  of pages it shares, so that forked workers (ImportExampleGen's split) are
+  not counted as full copies of their parent, as RSS would count them."""
+  try:
+    return process.memory_full_info().pss
+  except psutil.AccessDenied:
+    return process.memory_info().rss
+
+
 class MemorySampler(threading.Thread):
-  """RSS of this process and its children, every SAMPLE_S seconds."""
+  """Memory (PSS) of this process and its children, every SAMPLE_S seconds."""
 
   def __init__(self):
     super().__init__(daemon=True)
@@ -46,13 +54,13 @@ class MemorySampler(threading.Thread):
   def run(self):
     me = psutil.Process()
     while not self._done.is_set():
-      rss = me.memory_info().rss
+      used = _memory(me)
       for child in me.children(recursive=True):
         try:
-          rss += child.memory_info().rss
+          used += _memory(child)
         except psutil.Error:  # it ended in between
           pass
-      self.samples.append((time.time() * 1000, rss))
+      self.samples.append((time.time() * 1000, used))
       self._done.wait(SAMPLE_S)
 
   def stop(self):
@@ -64,17 +72,17 @@ class MemorySampler(threading.Thread):
     return max(inside, default=0) / 2**20
 
 
-def run_stock(data: str, out: str) -> tuple:
+def run_stock(data: str, out: str, train_steps: int) -> tuple:
   """Runs the stock pipeline; (its metadata file, its name, accuracy metric)."""
   from tfx import v1 as tfx
 
   from bench.stock import pipeline
   tfx.orchestration.LocalDagRunner().run(
-      pipeline.create_pipeline(data, out, TRAIN_STEPS, EVAL_STEPS))
+      pipeline.create_pipeline(data, out, train_steps, EVAL_STEPS))
   return os.path.join(out, "metadata.sqlite"), "stock", "sparse_categorical_accuracy"
 
 
-def run_project(decl_path: str, out: str) -> tuple:
+def run_project(decl_path: str, out: str, train_steps: int) -> tuple:
   """Runs this project's pipeline as a user does, through local_runner.py."""
   import yaml
 
@@ -82,7 +90,7 @@ def run_project(decl_path: str, out: str) -> tuple:
   # Threshold 0: the model is blessed, so the serving check and the push
   # run, as in the stock pipeline.
   code = local_runner.main(["--dataset", decl_path, "--output-dir", out, "--no-cache",
-                            "--threshold", "0", "--train-steps", str(TRAIN_STEPS)])
+                            "--threshold", "0", "--train-steps", str(train_steps)])
   if code != 0:
     raise SystemExit(f"the project's pipeline ended with exit status {code}")
   name = yaml.safe_load(open(decl_path))["name"]
@@ -97,8 +105,11 @@ def measure(store_path: str, pipeline: str, metric: str, sampler: MemorySampler)
   components = {}
   for node, node_run in run.nodes.items():
     e = node_run.execution
+    # One sample period either side: a component shorter than that still
+    # has a sample.
     components[node] = {"seconds": node_run.seconds, "peak_mb": sampler.peak_mb(
-        e.create_time_since_epoch, e.last_update_time_since_epoch + SAMPLE_S * 1000)}
+        e.create_time_since_epoch - SAMPLE_S * 1000,
+        e.last_update_time_since_epoch + SAMPLE_S * 1000)}
   evaluated = mlmd_store.output(store, run, "Evaluator", "evaluation")
   accuracy = evaluation.load(evaluated.uri)[()]["candidate"][metric]
   return {"components": components, "eval_accuracy": accuracy}
@@ -112,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "its declaration (project)")
   parser.add_argument("--out", required=True)
   parser.add_argument("--result", required=True)
+  parser.add_argument("--train-steps", type=int, default=800)
   return parser
 
 
@@ -121,15 +133,13 @@ def main(argv=None) -> int:
   sampler.start()
   started = time.time()
   if args.pipeline == "stock":
-    found = run_stock(args.data, args.out)
+    found = run_stock(args.data, args.out, args.train_steps)
   else:
-    found = run_project(args.data, args.out)
+    found = run_project(args.data, args.out, args.train_steps)
   total = time.time() - started
   sampler.stop()
   result = measure(*found, sampler)
-  # ru_maxrss (KB) catches a peak between two samples in this process.
-  result["peak_mb"] = max(sampler.peak_mb(),
-                          resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+  result["peak_mb"] = sampler.peak_mb()
   result["total_s"] = total
   with open(args.result, "w") as f:
     json.dump(result, f, indent=1)

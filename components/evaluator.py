@@ -12,11 +12,12 @@ from tfx.dsl.components.base import executor_spec
 from tfx.types import standard_component_specs
 
 from components.baseline import has_model
+from components.local_beam import NoPrism
 
 _BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 
 
-class Executor(executor.Executor):
+class Executor(NoPrism, executor.Executor):
   """Evaluates the candidate; against the baseline only if there is one."""
 
   def Do(self, input_dict, output_dict, exec_properties):

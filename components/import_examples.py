@@ -43,6 +43,7 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 from components import hash_split
+from components.local_beam import NoPrism, direct_runner
 from records.format import compression_of
 
 
@@ -58,14 +59,7 @@ def split_files(input_base: str, input_config) -> dict:
   return found
 
 
-def _direct_runner(beam_args) -> bool:
-  """True when Beam would run on this machine (DirectRunner, the default)."""
-  from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions
-  runner = PipelineOptions(list(beam_args or [])).view_as(StandardOptions).runner
-  return runner in (None, "DirectRunner", "direct")
-
-
-class Executor(tfx_executor.Executor):
+class Executor(NoPrism, tfx_executor.Executor):
   """Copies pre-split tf.Example TFRecords, hash-splits them in one pass on
   this machine; anything else as TFX does."""
 
@@ -88,7 +82,7 @@ class Executor(tfx_executor.Executor):
     if plain and not splits.splits:
       done = self._copy(examples, input_base, input_config, output_config)
     elif (plain and not splits.HasField("partition_feature_name")
-          and len(input_config.splits) == 1 and _direct_runner(self._beam_pipeline_args)):
+          and len(input_config.splits) == 1 and direct_runner(self._beam_pipeline_args)):
       # On Dataflow, Flink or Spark, Beam's own path spreads the work.
       done = self._split(examples, input_base, input_config, output_config)
     else:

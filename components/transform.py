@@ -32,6 +32,7 @@ from tfx.dsl.io import fileio
 from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import io_utils
 
+from components.local_beam import NoPrism
 from dataset import spans
 
 CACHE_CONFIG_KEY = "analyzer_cache"
@@ -88,7 +89,7 @@ class SpanKeyedProcessor(executor.TransformProcessor):
     return datasets
 
 
-class Executor(executor.Executor):
+class Executor(NoPrism, executor.Executor):
   """TFX's Transform executor, with span keys and a shared cache folder."""
 
   def Do(self, input_dict, output_dict, exec_properties):

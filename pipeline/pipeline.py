@@ -26,6 +26,7 @@ from components.evaluator import Evaluator
 from components.import_examples import ImportExampleGen
 from components.pusher import Pusher
 from components.serving_check import ServingCheck
+from components.statistics import StatisticsGen
 from components.transform import Transform
 from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
@@ -118,12 +119,12 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
   if decl.schema:
     # A curated schema from schemas/ is the contract; statistics use it too.
     schema_gen = curated_schema(decl.schema)
-    statistics_gen = tfx.components.StatisticsGen(
+    statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"],
         schema=schema_gen.outputs["schema"])
   else:
     # Without one, infer it from the training split's statistics.
-    statistics_gen = tfx.components.StatisticsGen(
+    statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"])
     schema_gen = tfx.components.SchemaGen(
         statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True)

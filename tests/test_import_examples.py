@@ -13,7 +13,8 @@ from tfx.proto import example_gen_pb2
 from tfx.types import artifact_utils, standard_artifacts
 
 from components import hash_split
-from components.import_examples import Executor, _direct_runner
+from components.import_examples import Executor
+from components.local_beam import direct_runner
 from convert.rows import write_rows
 from tests.conftest import digit_rows
 
@@ -127,7 +128,7 @@ def test_hash_split_names_the_file_and_record_that_is_not_an_example(tmp_path):
 
 
 def test_a_distributed_beam_runner_keeps_tfxs_split():
-  assert _direct_runner([]) and _direct_runner(["--direct_num_workers=1"])
-  assert _direct_runner(["--runner=DirectRunner"])
-  assert not _direct_runner(["--runner=DataflowRunner", "--project=p"])
-  assert not _direct_runner(["--runner", "FlinkRunner"])
+  assert direct_runner([]) and direct_runner(["--direct_num_workers=1"])
+  assert direct_runner(["--runner=DirectRunner"])
+  assert not direct_runner(["--runner=DataflowRunner", "--project=p"])
+  assert not direct_runner(["--runner", "FlinkRunner"])

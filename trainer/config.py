@@ -51,8 +51,8 @@ class TrainingConfig:
       factor in [1 - delta, 1 + delta]; 0 turns it off.
     steps_per_execution: optimizer steps per call into TensorFlow's graph
       (Keras's `steps_per_execution`): one Python round trip per this many
-      steps instead of one per step, which for a small model is most of a
-      step's time (bench/e2e_bench.py). Callbacks see a batch every this many
+      steps instead of one per step (T's 700 steps after the first epoch:
+      2.0 s against 2.8 s at 1). Callbacks see a batch every this many
       steps; 1 is Keras's default. `fit` only: the custom loop steps one at
       a time.
     gpus: the GPUs this Trainer was given; it stops, naming what could not be

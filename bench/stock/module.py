@@ -69,7 +69,8 @@ def run_fn(fn_args: tfx.components.FnArgs):
   evaluate = _input_fn(fn_args.eval_files, fn_args.data_accessor, transform_output,
                        BATCH_SIZE)
   model = _model(names)
-  model.fit(train, steps_per_epoch=fn_args.train_steps // 8, epochs=8,
+  epochs = min(8, fn_args.train_steps)  # as the project's TrainingConfig
+  model.fit(train, steps_per_epoch=fn_args.train_steps // epochs, epochs=epochs,
             validation_data=evaluate, validation_steps=fn_args.eval_steps)
   tf.saved_model.save(model, fn_args.serving_model_dir,
                       signatures=_serving_signature(model, transform_output))
