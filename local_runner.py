@@ -31,6 +31,7 @@ The data root, --pipeline-root and --serving-dir may be gs:// or s3:// URIs
 """
 
 import argparse
+import dataclasses
 import os
 import sys
 import traceback
@@ -114,7 +115,27 @@ def prepare(args: argparse.Namespace):
   for note in inputs.window.notes:
     print(f"note: {note}")
   check.check_records(decl, inputs.window)
+  if args.beam_args is None:
+    config = _choose_beam_args(config, decl, inputs.window)
   return config, inputs, home
+
+
+def _choose_beam_args(config, decl, window):
+  """The config with Beam's local mode chosen by the input's size
+  (components/local_beam.py), said in a note when it is not the default."""
+  import tensorflow as tf
+
+  from components.local_beam import local_beam_args
+  from dataset.check import data_files
+  newest = sum(tf.io.gfile.stat(f).length
+               for files in data_files(decl, window).values() for f in files)
+  input_mb = newest * max(1, len(window.spans)) / 2**20
+  beam_args = local_beam_args(input_mb)
+  if beam_args:
+    print(f"note: {input_mb:.0f} MB of records: Beam runs the data components in "
+          f"{beam_args[-1].split('=')[1]} worker processes ({' '.join(beam_args)}; "
+          f"--beam-args to choose)")
+  return dataclasses.replace(config, beam_args=beam_args)
 
 
 def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:

@@ -17,9 +17,19 @@ itself in every data component for remote workers
 (`dependency_utils.make_beam_dependency_flags`), which DirectRunner never
 uses. A distributed runner (Dataflow, Flink, Spark) gets the arguments as
 given.
+
+How many processes: a local run that was given no --beam-args chooses by
+the size of its input (`local_beam_args`). Beam's multi_processing mode
+starts one worker process per core, each importing TFX and TensorFlow
+again: on 2 cores, T at 200k rows (27 MB) ran 10% slower that way, and at
+1M rows (133 MB) 23% faster (193 s against 149 s), so the two cross near
+50 MB.
 """
 
+import os
 from typing import List, Optional
+
+MULTI_PROCESS_MB = 50
 
 
 def direct_runner(beam_args: Optional[List[str]]) -> bool:
@@ -39,3 +49,13 @@ class NoPrism:
     import apache_beam as beam
     return beam.Pipeline(argv=list(self._beam_pipeline_args) + [
         f"--update_compatibility_version={beam.__version__}"])
+
+
+def local_beam_args(input_mb: float, cores: Optional[int] = None) -> List[str]:
+  """The Beam arguments for a local run over `input_mb` MB of records:
+  none (in memory, one worker) below MULTI_PROCESS_MB or on one core, one
+  worker process per core above."""
+  cores = cores or len(os.sched_getaffinity(0))
+  if cores < 2 or input_mb < MULTI_PROCESS_MB:
+    return []
+  return ["--direct_running_mode=multi_processing", f"--direct_num_workers={cores}"]

@@ -39,10 +39,12 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                       help="once a model is served, bless a new one only if its "
                            "metric is at most this much worse than the served "
                            "one's; default: the declaration's, else 0.01")
-  parser.add_argument("--beam-args", default=shlex.join(DEFAULT_BEAM_ARGS),
+  parser.add_argument("--beam-args",
                       help="Apache Beam options for the data components, as "
                            "one string; write --beam-args=\"...\" (default: "
-                           "none: DirectRunner, in memory, one worker)")
+                           "DirectRunner, in memory; a local run over 50 MB or "
+                           "more of records on 2+ cores: one worker process "
+                           "per core)")
   parser.add_argument("--train", action="append", default=[], metavar="FIELD=VALUE",
                       help="a training setting (repeatable), e.g. loop=custom, "
                            "batch_size=128, flip_left_right=true: any field of "
@@ -85,7 +87,9 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       training=training_config(args.train).with_train_steps(args.train_steps),
       materialize=args.materialize,
       threshold=args.threshold, max_change=args.max_change,
-      enable_cache=not args.no_cache, beam_args=shlex.split(args.beam_args),
+      enable_cache=not args.no_cache,
+      beam_args=(list(DEFAULT_BEAM_ARGS) if args.beam_args is None
+                 else shlex.split(args.beam_args)),
       **overrides)
 
 

@@ -14,7 +14,6 @@ from tfx.types import artifact_utils, standard_artifacts
 
 from components import hash_split
 from components.import_examples import Executor
-from components.local_beam import direct_runner
 from convert.rows import write_rows
 from tests.conftest import digit_rows
 
@@ -125,10 +124,3 @@ def test_hash_split_names_the_file_and_record_that_is_not_an_example(tmp_path):
     assert "zz-bad.tfrecord: record 0: expected a serialized tf.train.Example" in str(e)
   else:
     raise AssertionError("a record that is not a tf.train.Example was split without error")
-
-
-def test_a_distributed_beam_runner_keeps_tfxs_split():
-  assert direct_runner([]) and direct_runner(["--direct_num_workers=1"])
-  assert direct_runner(["--runner=DirectRunner"])
-  assert not direct_runner(["--runner=DataflowRunner", "--project=p"])
-  assert not direct_runner(["--runner", "FlinkRunner"])
