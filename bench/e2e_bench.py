@@ -24,6 +24,7 @@ accuracies, and the issue's goals met or not.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -44,6 +45,9 @@ def run_pipeline(pipeline: str, data: input_data.BenchData, decl_path: str,
   result = os.path.join(out, f"{pipeline}.json")
   log = os.path.join(out, f"{pipeline}.log")
   target = os.path.dirname(data.files[0]) if pipeline == "stock" else decl_path
+  # A fresh start: an earlier run's pushed model would be this one's
+  # baseline (evaluated too) and its warm start.
+  shutil.rmtree(os.path.join(out, pipeline), ignore_errors=True)
   cmd = [sys.executable, "-m", "bench.e2e_run", pipeline, "--data", target,
          "--out", os.path.join(out, pipeline), "--result", result,
          "--train-steps", str(train_steps)]
