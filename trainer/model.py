@@ -207,18 +207,16 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
     outputs = keras.layers.Dense(decl.label.num_classes, activation="softmax",
                                  dtype="float32", name="probabilities")(x)
   model = keras.Model(inputs=inputs, outputs=outputs)
-  compile_model(model, decl, config.learning_rate, config.steps_per_execution)
+  compile_model(model, decl, config.learning_rate)
   return model
 
 
-def compile_model(model: keras.Model, decl: Declaration, learning_rate: float,
-                  steps_per_execution: int = 1) -> None:
+def compile_model(model: keras.Model, decl: Declaration, learning_rate: float) -> None:
   """Compiles with a fresh Adam optimizer: once built, and again for each
   phase of transfer learning (freezing a backbone needs a recompile)."""
   loss = "mse" if decl.label.kind == "regression" else "sparse_categorical_crossentropy"
   model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss=loss,
-                metrics=training_metrics(decl.label.kind),
-                steps_per_execution=steps_per_execution)
+                metrics=training_metrics(decl.label.kind))
 
 
 def training_metrics(label_kind: str) -> List[keras.metrics.Metric]:

@@ -112,8 +112,7 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
         for backbone in model.backbones(keras_model):
           backbone.trainable = trainable
         model.compile_model(keras_model, decl,
-                            fine_tune_rate if trainable else config.learning_rate,
-                            config.steps_per_execution)
+                            fine_tune_rate if trainable else config.learning_rate)
     keras_model.fit(train_data, initial_epoch=start, epochs=end,
                     steps_per_epoch=config.steps_per_epoch,
                     validation_data=eval_data, validation_steps=config.eval_steps,
