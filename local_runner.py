@@ -114,21 +114,21 @@ def prepare(args: argparse.Namespace):
   inputs = resolve_inputs(config, os.path.join(home, "metadata.sqlite"))
   for note in inputs.window.notes:
     print(f"note: {note}")
-  check.check_records(decl, inputs.window)
+  files = check.data_files(decl, inputs.window)  # listed once, for both
+  check.check_records(decl, inputs.window, files=files)
   if args.beam_args is None:
-    config = _choose_beam_args(config, decl, inputs.window)
+    config = _choose_beam_args(config, files, inputs.window)
   return config, inputs, home
 
 
-def _choose_beam_args(config, decl, window):
-  """The config with Beam's local mode chosen by the input's size
+def _choose_beam_args(config, files, window):
+  """The config with Beam's local mode chosen by the size of the newest
+  span's `files` (split -> paths) times the spans in the window
   (components/local_beam.py), said in a note when it is not the default."""
   import tensorflow as tf
 
   from components.local_beam import local_beam_args
-  from dataset.check import data_files
-  newest = sum(tf.io.gfile.stat(f).length
-               for files in data_files(decl, window).values() for f in files)
+  newest = sum(tf.io.gfile.stat(f).length for paths in files.values() for f in paths)
   input_mb = newest * max(1, len(window.spans)) / 2**20
   beam_args = local_beam_args(input_mb)
   if beam_args:

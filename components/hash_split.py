@@ -17,17 +17,16 @@ split owning its buckets in the order they are declared.
 
 import bisect
 import hashlib
+import itertools
 import multiprocessing
 import os
 from typing import Callable, Dict, List
 
 import tensorflow as tf
 from google.protobuf.message import DecodeError
-from isal import igzip
 
-from records.format import frame, read_records
+from records.format import fast_gzip_writer, frame, read_records
 
-GZIP_LEVEL = 3  # ISA-L's highest; as convert/shards.py writes
 FLUSH = 4096  # records per split held before a write
 
 
@@ -37,11 +36,7 @@ class NotAnExample(ValueError):
 
 def bucket_bounds(hash_buckets: List[int]) -> List[int]:
   """The cumulative bucket counts TFX bisects: [4, 1] -> [4, 5]."""
-  bounds, total = [], 0
-  for n in hash_buckets:
-    total += n
-    bounds.append(total)
-  return bounds
+  return list(itertools.accumulate(hash_buckets))
 
 
 def split_of(record: bytes, bounds: List[int]) -> int:
@@ -63,8 +58,7 @@ def split_file(path: str, outputs: List[str], bounds: List[int],
   counts = [0] * len(outputs)
   pending: List[List[bytes]] = [[] for _ in outputs]
   raws = [opener(out, "wb") for out in outputs]
-  streams = [igzip.IGzipFile(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL)
-             for raw in raws]
+  streams = [fast_gzip_writer(raw) for raw in raws]
   try:
     for i, record in enumerate(read_records(path, opener=opener)):
       try:

@@ -150,7 +150,8 @@ def _check_name(decl: Declaration, path: str) -> None:
 
 
 def check_records(decl: Declaration, window: Optional[spans.Window] = None,
-                  records_per_file: int = 20, max_files: int = 4) -> int:
+                  records_per_file: int = 20, max_files: int = 4,
+                  files: Optional[Dict[str, List[str]]] = None) -> int:
   """Checks the first records of the first files of each split of the newest span.
 
   Args:
@@ -158,6 +159,7 @@ def check_records(decl: Declaration, window: Optional[spans.Window] = None,
     window: the run's spans, if already listed (`data_files`).
     records_per_file: how many records to read from each file.
     max_files: how many files to read from each split.
+    files: `data_files(decl, window)`, if already listed.
 
   Returns:
     How many records were checked.
@@ -167,10 +169,10 @@ def check_records(decl: Declaration, window: Optional[spans.Window] = None,
       expected and what was found.
   """
   checked = 0
-  for files in data_files(decl, window).values():
-    for path in files:
+  for split_files in (files or data_files(decl, window)).values():
+    for path in split_files:
       _check_name(decl, path)
-    for path in files[:max_files]:
+    for path in split_files[:max_files]:
       try:
         for i, record in enumerate(tfrecord.read_records(
             path, records_per_file, decl.data.compression, opener=tf.io.gfile.GFile)):

@@ -19,8 +19,9 @@ __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 # and inside each Kubeflow container. Not spelled out as options: any option
 # makes TFX build an sdist of itself for Beam's workers, in every data
 # component (`dependency_utils.make_beam_dependency_flags`), which
-# DirectRunner never uses: 1-2 s a component (bench/e2e_bench.py). Two
-# in-memory workers, or multi_processing, measured slower on 2 cores.
+# DirectRunner never uses: 1-2 s a component (bench/e2e_bench.py). A local
+# run over large inputs gets worker processes instead
+# (components/local_beam.py `local_beam_args`).
 DEFAULT_BEAM_ARGS: tuple = ()
 
 

@@ -49,7 +49,7 @@ def test_worker_processes_only_for_large_inputs_on_several_cores():
 
 def test_a_local_run_chooses_by_the_size_of_its_records(tmp_path, capsys):
   import local_runner
-  from dataset import spans
+  from dataset import check, spans
   from pipeline import flags
   data = tmp_path / "data"
   data.mkdir()
@@ -63,7 +63,8 @@ def test_a_local_run_chooses_by_the_size_of_its_records(tmp_path, capsys):
   args = local_runner.parse_args(["--dataset", str(decl_path)])
   config = flags.pipeline_config(args, decl, str(tmp_path / "root"), str(tmp_path / "s"))
   assert config.beam_args == []
-  chosen = local_runner._choose_beam_args(config, decl, spans.resolve(decl.data, decl.path))
+  window = spans.resolve(decl.data, decl.path)
+  chosen = local_runner._choose_beam_args(config, check.data_files(decl, window), window)
   cores = len(os.sched_getaffinity(0))
   if cores >= 2:
     assert chosen.beam_args == ["--direct_running_mode=multi_processing",
