@@ -162,3 +162,12 @@ def test_a_missing_sequence_gives_finite_probabilities():
   probs = m(x, training=False).numpy()
   assert np.isfinite(probs).all(), probs
   np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_autograph_leaves_tf_keras_own_code_alone():
+  """AutoGraph skips `keras` but not `tf_keras`; converting tf-keras's train
+  step cost every process's first fit about 10 s (trainer/model.py)."""
+  from tensorflow.python.autograph.impl import conversion
+  from tf_keras.src.engine import training
+  assert conversion.is_allowlisted(training.Model.train_step), \
+      "AutoGraph would convert tf-keras's Model.train_step"

@@ -286,3 +286,13 @@ def test_components_get_the_dataset_contract_without_paths():
   assert custom["declaration"]["path"] == "" and custom["declaration"]["data"] == {"root": ""}
   decl = declaration.Declaration.from_dict(custom["declaration"])
   assert decl.features == declaration.load(DIGITS_YAML).features
+
+
+def test_without_spans_transform_keeps_no_cache_and_the_evaluator_only_its_metrics():
+  """Data without spans has no analysis to share across runs; the Evaluator
+  computes the judged metrics, not the model's compiled ones again."""
+  nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
+  assert "updated_analyzer_cache" not in nodes["Transform"].outputs, \
+      sorted(nodes["Transform"].outputs)
+  eval_config = json.loads(nodes["Evaluator"].exec_properties["eval_config"])
+  assert eval_config["options"]["include_default_metrics"] is False, eval_config["options"]
