@@ -114,11 +114,24 @@ def prepare(args: argparse.Namespace):
   inputs = resolve_inputs(config, os.path.join(home, "metadata.sqlite"))
   for note in inputs.window.notes:
     print(f"note: {note}")
+  if decl.tuning:
+    print(f"note: tuning: {tuning_note(config, inputs)}")
   files = check.data_files(decl, inputs.window)  # listed once, for both
   check.check_records(decl, inputs.window, files=files)
   if args.beam_args is None:
     config = _choose_beam_args(config, files, inputs.window)
   return config, inputs, home
+
+
+def tuning_note(config, inputs) -> str:
+  """Whether the Tuner reuses a search, and which, or searches, and why."""
+  from tuner import record
+  if config.tune:
+    return "a new search (--tune)"
+  choice = inputs.tuning_search
+  if choice.startswith(record.REUSE):
+    return f"reusing {record.describe(record.find(config.serving_dir, choice[len(record.REUSE):]))}"
+  return f"a new search: {choice[len(record.NEW):]}"
 
 
 def _choose_beam_args(config, files, window):
@@ -204,7 +217,8 @@ def run(args: argparse.Namespace) -> int:
   try:
     config, inputs, home = prepare(args)
   except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
-    print(f"error: {e}", file=sys.stderr)
+    for line in str(e).splitlines():  # one per bad entry
+      print(f"error: {line}", file=sys.stderr)
     return 2
   metadata_path = os.path.join(home, "metadata.sqlite")
   pipeline = create_pipeline(

@@ -17,6 +17,7 @@ import yaml
 
 from dataset import metrics
 from dataset.fields import MISSING, DeclarationError, FieldReader
+from dataset.tuning import parse_tuning
 from dataset.types import (
   BACKBONES,
   COMPRESSIONS,
@@ -179,7 +180,7 @@ def parse(raw: Any, path: str) -> Declaration:
   r = FieldReader(path)
   base = os.path.dirname(os.path.abspath(path))
   raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features", "evaluation",
-                            "drift", "serving"))
+                            "drift", "serving", "tuning"))
   name = r.get(raw, "", "name", str)
   if not name.replace("-", "").replace("_", "").isalnum():
     raise r.fail("name", "letters, digits, '-' and '_' only", name)
@@ -198,12 +199,15 @@ def parse(raw: Any, path: str) -> Declaration:
     schema = os.path.normpath(os.path.join(base, schema))
     if not os.path.isfile(schema):
       raise r.fail("schema", "an existing schema file", schema)
+  evaluation = _evaluation(r, raw.get("evaluation", {}), label)
   return Declaration(name=name, path=os.path.abspath(path),
                      data=_data(r, raw.get("data"), base), label=label,
-                     features=features, schema=schema,
-                     evaluation=_evaluation(r, raw.get("evaluation", {}), label),
+                     features=features, schema=schema, evaluation=evaluation,
                      drift=_drift(r, raw.get("drift", {}), features),
-                     serving=_serving(r, raw.get("serving", {})))
+                     serving=_serving(r, raw.get("serving", {})),
+                     tuning=parse_tuning(r, raw.get("tuning"), label, evaluation.metric,
+                                         any(f.image.backbone for f in features
+                                             if f.kind == "image")))
 
 
 def _label(r: FieldReader, node: Any) -> Label:

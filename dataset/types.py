@@ -11,6 +11,7 @@ import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from dataset import metrics
+from dataset.tuning import Tuning
 from records.images import RAW_DTYPES
 
 KINDS = ("image", "numeric", "categorical", "sequence")
@@ -236,6 +237,7 @@ class Declaration:
   evaluation: Evaluation = Evaluation()
   drift: Drift = Drift()
   serving: Serving = Serving()
+  tuning: Optional[Tuning] = None  # dataset/tuning.py
 
   def of_kind(self, kind: str) -> List[Feature]:
     return [f for f in self.features if f.kind == kind]
@@ -272,7 +274,8 @@ class Declaration:
         features=tuple(Feature.from_dict(f) for f in d["features"]),
         evaluation=Evaluation(**d.get("evaluation", {})),
         drift=drift_from_dict(d.get("drift")),
-        serving=Serving(tuple(tuple(p) for p in (d.get("serving") or {}).get("p99_ms", ()))))
+        serving=Serving(tuple(tuple(p) for p in (d.get("serving") or {}).get("p99_ms", ()))),
+        tuning=Tuning.from_dict(d.get("tuning")))
 
 
 def drift_from_dict(d: Optional[Mapping[str, Any]]) -> Drift:

@@ -79,6 +79,10 @@ class PipelineConfig:
       root, train steps, push destination) runtime parameters, with this
       configuration's values as defaults; Kubeflow only, since
       LocalDagRunner needs every value when the pipeline is built.
+    tune: non-empty asks the Tuner for a new search (`--tune`; a new token
+      each time, so the step is not served from the cache); "" reuses the
+      latest search when there is one (components/tuner.py).
+    tune_workers: trial workers of a search (tuner/search.py).
   """
   pipeline_name: str
   pipeline_root: str
@@ -93,6 +97,8 @@ class PipelineConfig:
       default_factory=lambda: list(DEFAULT_BEAM_ARGS))
   resources: Mapping[str, Resources] = dataclasses.field(default_factory=dict)
   runtime_parameters: bool = False
+  tune: str = ""
+  tune_workers: int = 1
 
   def __post_init__(self):
     _check("pipeline_name", self.pipeline_name,
@@ -104,6 +110,8 @@ class PipelineConfig:
              f"a number in [0, 1] ({evaluation.metric})")
     _check("max_change", evaluation.max_change, evaluation.max_change >= 0,
            "a number >= 0")
+    _check("tune_workers", self.tune_workers,
+           isinstance(self.tune_workers, int) and self.tune_workers >= 1, "an integer >= 1")
     backbones = [f.name for f in self.declaration.of_kind("image") if f.image.backbone]
     _check("training.loop", self.training.loop,
            not backbones or self.training.loop == "fit",

@@ -10,6 +10,7 @@ import argparse
 import dataclasses
 import os
 import shlex
+import time
 from typing import List
 
 from dataset import declaration
@@ -55,6 +56,13 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                            "Trainer (--materialize), or only its graph, which "
                            "the Trainer's input pipeline applies "
                            "(--no-materialize)")
+  parser.add_argument("--tune", action="store_true",
+                      help="with tuning: in the declaration, run a new "
+                           "hyperparameter search instead of reusing the "
+                           "latest one (Kubeflow: the runtime parameter tune)")
+  parser.add_argument("--tune-workers", type=int, default=PipelineConfig.tune_workers,
+                      metavar="N", help="trial workers of a search, beside one "
+                                        "oracle on 127.0.0.1 (default 1)")
   parser.add_argument("--no-cache", action="store_true",
                       help="re-run every component even if its inputs are "
                            "unchanged")
@@ -88,6 +96,9 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       materialize=args.materialize,
       threshold=args.threshold, max_change=args.max_change,
       enable_cache=not args.no_cache,
+      # A new token for each --tune, so the Tuner is never a cache hit.
+      tune=f"asked {time.time():.0f}" if args.tune else "",
+      tune_workers=args.tune_workers,
       beam_args=(list(DEFAULT_BEAM_ARGS) if args.beam_args is None
                  else shlex.split(args.beam_args)),
       **overrides)

@@ -8,12 +8,14 @@ first step of a compiled Kubeflow pipeline over spans
 
 import dataclasses
 import json
+from typing import Optional
 
 from tfx import v1 as tfx
 
 import serving
 from dataset import spans
 from dataset.declaration import Data
+from dataset.tuning import Tuning
 from pipeline import previous_statistics
 from pipeline.config import PipelineConfig
 from pipeline.keys import trainer_config, training_key
@@ -35,10 +37,13 @@ class RunInputs:
   served_version: str
   protos: dict = dataclasses.field(default_factory=dict)
   drift_baseline: str = "{}"  # what the drift check compares with (`drift_baseline`)
+  # With tuning: reuse a search or run one (tuner/record.py), and why.
+  tuning_search: str = ""
 
 
 def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
-            materialize: bool, train_steps: int, eval_steps: int) -> RunInputs:
+            materialize: bool, train_steps: int, eval_steps: int,
+            tuning: Optional[Tuning] = None) -> RunInputs:
   """Lists the data root's spans and the serving dir, now: the one place a
   run's inputs are resolved, for local runs (`resolve_inputs`) and for the
   SpanWindow step on Kubeflow (pipeline/window_step.py).
@@ -50,7 +55,17 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
   protos = window_protos(window, materialize, train_steps, eval_steps)
   key = training_key(data.root, window, trainer_settings, protos)
   return RunInputs(window, key, serving.baseline_version(serving_dir, key), protos,
-                   drift_baseline(window, data))
+                   drift_baseline(window, data), tuning_choice(tuning, serving_dir, window))
+
+
+def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Window) -> str:
+  """`reuse:<id>`, or `search:<why>`, or "" without tuning (tuner/record.py)."""
+  if tuning is None:
+    return ""
+  from tuner import record
+  choice, why = record.decide(tuning, record.latest(serving_dir),
+                              window.spans[-1][0] if window.spans else None)
+  return choice if choice.startswith(record.REUSE) else record.NEW + why
 
 
 def drift_baseline(window: spans.Window, data: Data, statistics: str = "") -> str:
@@ -79,7 +94,7 @@ def resolve_inputs(config: PipelineConfig, metadata_path: str = "") -> RunInputs
   decl = config.declaration
   inputs = resolve(decl.data, decl.path, config.serving_dir, trainer_config(config),
                    config.materialize, config.training.train_steps,
-                   config.training.eval_steps)
+                   config.training.eval_steps, decl.tuning)
   baseline = json.loads(inputs.drift_baseline)
   if metadata_path and baseline and not baseline["previous_split"]:
     span, version = inputs.window.previous

@@ -14,8 +14,7 @@ import json
 import os
 from typing import List
 
-from google.protobuf import json_format
-from tfx import v1 as tfx
+from google.protobuf import json_format, message
 
 import dataset
 import trainer
@@ -59,8 +58,9 @@ def code_fingerprint(paths: List[str]) -> str:
 
 def to_json(value):
   """A proto as a JSON string, which is how TFX passes protos to executors;
-  strings and runtime parameters as they are."""
-  if isinstance(value, (str, tfx.dsl.experimental.RuntimeParameter)):
+  strings, runtime parameters and placeholders (a SpanWindow output) as they
+  are."""
+  if not isinstance(value, message.Message):
     return value
   return json_format.MessageToJson(value, sort_keys=True, indent=None)
 

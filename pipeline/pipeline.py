@@ -28,6 +28,7 @@ from components.pusher import Pusher
 from components.serving_check import ServingCheck
 from components.statistics import StatisticsGen
 from components.transform import Transform
+from components.tuner import Tuner, tuner_config
 from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
@@ -95,6 +96,8 @@ def _window(config: PipelineConfig, inputs: RunInputs):
             "training_key": inputs.training_key}
   if spans.unresolved(config.declaration.data).unresolved:  # data with spans
     values["drift_baseline"] = inputs.drift_baseline
+  if config.declaration.tuning:
+    values["tuning_search"] = inputs.tuning_search
   if not inputs.window.unresolved:
     return None, {name: _runtime(config, name, value) for name, value in values.items()}
   step = SpanWindow(
@@ -171,14 +174,17 @@ def _model_components(config: PipelineConfig, by_window: Dict,
   baseline = BaselineModel(
       push_destination=to_json(destination),
       served_version=by_window["served_version"], training_key=by_window["training_key"])
+  training_examples = (transform.outputs["transformed_examples"] if config.materialize
+                       else examples)
+  tuner = _tuner(config, by_window, training_examples, transform, destination)
   # Trains the Keras model on the transformed examples, or on the examples
-  # with the transform graph applied as they are read.
+  # with the transform graph applied as they are read; with tuning, with the
+  # Tuner's best settings over its own.
   trainer_node = tfx.components.Trainer(
-      run_fn=RUN_FN,
-      examples=(transform.outputs["transformed_examples"] if config.materialize
-                else examples),
+      run_fn=RUN_FN, examples=training_examples,
       transform_graph=transform.outputs["transform_graph"], schema=schema,
       base_model=baseline.outputs["model"],
+      hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
       train_args=by_window["train_args"], eval_args=by_window["eval_args"],
       custom_config=trainer_config(config))
   # Blesses the model only if it clears the thresholds, on this window's
@@ -204,7 +210,21 @@ def _model_components(config: PipelineConfig, by_window: Dict,
                   model_blessing=evaluator.outputs["blessing"],
                   infra_blessing=serving_check.outputs["infra_blessing"],
                   push_destination=destination)
-  return [transform, baseline, trainer_node, evaluator, serving_check, pusher]
+  return [transform, baseline, *([tuner] if tuner else []), trainer_node, evaluator,
+          serving_check, pusher]
+
+
+def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destination):
+  """The Tuner, when the declaration has `tuning:`: it reuses the latest
+  search or runs one (components/tuner.py), on the Trainer's data."""
+  if not config.declaration.tuning:
+    return None
+  return Tuner(
+      examples=examples, transform_graph=transform.outputs["transform_graph"],
+      config=tuner_config(config.declaration, config.training, config.materialize),
+      push_destination=to_json(destination), train_args=to_json(by_window["train_args"]),
+      eval_args=to_json(by_window["eval_args"]), search=by_window["tuning_search"],
+      tune=_runtime(config, "tune", config.tune), workers=config.tune_workers)
 
 
 def _check_resources(config: PipelineConfig, ids: List[str]) -> None:

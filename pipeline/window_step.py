@@ -9,7 +9,8 @@ chooses the baseline and the training key as the local runner does
 (pipeline/inputs.py). It hands them to the steps that need them as output
 parameters (`taskOutputParameter` in the spec): ImportExampleGen's input
 splits, Transform's splits, the Trainer's and the Evaluator's, and
-BaselineModel's version and key.
+BaselineModel's version and key, and the Tuner's choice: reuse a search or
+run one (components/tuner.py).
 
 Kubeflow never serves this step from its cache (kubeflow/compile.py). Every
 step after it is keyed on the values it passes: a run that finds the same
@@ -30,12 +31,13 @@ from tfx.types.standard_artifacts import String
 
 from components.baseline import serving_directory
 from dataset.declaration import Data
+from dataset.tuning import Tuning
 from pipeline.config import PipelineConfig
 from pipeline.inputs import RunInputs, resolve
 from pipeline.keys import to_json, trainer_config
 
 OUTPUTS = ("input_config", "splits_config", "train_args", "eval_args", "example_splits",
-           "served_version", "training_key", "drift_baseline")
+           "served_version", "training_key", "drift_baseline", "tuning_search")
 Out = tfx.dsl.components.OutputArtifact[String]
 Param = tfx.dsl.components.Parameter[str]
 
@@ -50,6 +52,7 @@ def window_spec(config: PipelineConfig) -> str:
                "pattern": data.pattern, "hash_buckets": dict(data.hash_buckets),
                "window": data.window},
       "settings": trainer_config(config), "materialize": config.materialize,
+      "tuning": config.declaration.tuning and config.declaration.tuning.to_dict(),
       "eval_steps": config.training.eval_steps}, sort_keys=True)
 
 
@@ -68,10 +71,11 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
                      f"integer, found {train_steps!r}") from None
   inputs = resolve(Data(root=data_root, **spec["data"]), "SpanWindow",
                    serving_directory(push_destination), spec["settings"],
-                   spec["materialize"], steps, spec["eval_steps"])
+                   spec["materialize"], steps, spec["eval_steps"],
+                   Tuning.from_dict(spec.get("tuning")))
   values = {name: to_json(value) for name, value in inputs.protos.items()}
   values.update(served_version=inputs.served_version, training_key=inputs.training_key,
-                drift_baseline=inputs.drift_baseline)
+                drift_baseline=inputs.drift_baseline, tuning_search=inputs.tuning_search)
   return inputs, values
 
 
@@ -79,7 +83,8 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
 def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
                window_spec: Param, input_config: Out, splits_config: Out,
                train_args: Out, eval_args: Out, example_splits: Out,
-               served_version: Out, training_key: Out, drift_baseline: Out) -> None:
+               served_version: Out, training_key: Out, drift_baseline: Out,
+               tuning_search: Out) -> None:
   """Lists the spans, applies the window, chooses the baseline; passes them on."""
   inputs, values = resolve_window(window_spec, data_root, push_destination, train_steps)
   logging.info("SpanWindow: %s under %s; baseline: %s", inputs.window.describe(),
@@ -89,6 +94,7 @@ def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
   outputs = {"input_config": input_config, "splits_config": splits_config,
              "train_args": train_args, "eval_args": eval_args,
              "example_splits": example_splits, "served_version": served_version,
-             "training_key": training_key, "drift_baseline": drift_baseline}
+             "training_key": training_key, "drift_baseline": drift_baseline,
+             "tuning_search": tuning_search}
   for name, artifact in outputs.items():
     artifact.value = values[name]

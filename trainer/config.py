@@ -33,6 +33,10 @@ class TrainingConfig:
     batch_size: examples per step on each replica (GPU); the global batch is
       this times the number of replicas.
     learning_rate: Adam's learning rate.
+    width: units of the dense layer that joins the feature towers.
+    dropout: the dropout rate after that layer.
+    fine_tune_learning_rate: the learning rate once a backbone is unfrozen;
+      0 takes the declaration's (`backbone.fine_tune_learning_rate`).
     shuffle_buffer: examples held for shuffling the training data.
     loop: `fit` (Keras) or `custom` (a GradientTape loop under the same
       distribution strategy, for users who need their own step).
@@ -58,6 +62,9 @@ class TrainingConfig:
   epochs: int = 8
   batch_size: int = 64
   learning_rate: float = 2e-3
+  width: int = 128
+  dropout: float = 0.2
+  fine_tune_learning_rate: float = 0.0
   shuffle_buffer: int = 2048
   loop: str = "fit"
   precision: str = "auto"
@@ -71,7 +78,7 @@ class TrainingConfig:
 
   def __post_init__(self):
     for name in ("train_steps", "eval_steps", "epochs", "batch_size",
-                 "shuffle_buffer"):
+                 "shuffle_buffer", "width"):
       value = getattr(self, name)
       check(name, value, isinstance(value, int) and value >= 1,
             "an integer >= 1")
@@ -79,6 +86,8 @@ class TrainingConfig:
           f"at most train_steps ({self.train_steps})")
     check("learning_rate", self.learning_rate,
           0 < self.learning_rate < 1, "a number in (0, 1)")
+    check("fine_tune_learning_rate", self.fine_tune_learning_rate,
+          0 <= self.fine_tune_learning_rate < 1, "a number in [0, 1) (0: the declaration's)")
     check("loop", self.loop, self.loop in LOOPS, f"one of {LOOPS}")
     check("precision", self.precision, self.precision in PRECISIONS,
           f"one of {PRECISIONS}")
@@ -87,7 +96,7 @@ class TrainingConfig:
     check("cache_mb", self.cache_mb,
           isinstance(self.cache_mb, int) and self.cache_mb >= 0,
           "an integer >= 0")
-    for name in ("max_crop_fraction", "max_brightness_delta",
+    for name in ("dropout", "max_crop_fraction", "max_brightness_delta",
                  "max_contrast_delta"):
       value = getattr(self, name)
       check(name, value, 0 <= value < 1, "a number in [0, 1)")
@@ -97,6 +106,17 @@ class TrainingConfig:
     on Kubeflow); fewer steps than epochs means one step per epoch."""
     return dataclasses.replace(self, train_steps=train_steps,
                                epochs=min(self.epochs, train_steps))
+
+  def with_values(self, values: Mapping[str, Any]) -> "TrainingConfig":
+    """This configuration with `values` (field -> value) applied over it:
+    a search's best hyperparameters (tuner/). Integers stay integers."""
+    fields = {f.name: f.type for f in dataclasses.fields(self)}
+    unknown = sorted(set(values) - set(fields))
+    check("hyperparameters", unknown, not unknown, "only TrainingConfig fields")
+    # JSON and keras-tuner may hand back 64.0 for an integer field.
+    typed = {name: fields[name](value) if fields[name] in (int, float, bool) else value
+             for name, value in values.items()}
+    return dataclasses.replace(self, **typed)
 
   @property
   def steps_per_epoch(self) -> int:

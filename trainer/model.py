@@ -175,7 +175,8 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
     decl: the dataset declaration.
     vocab_sizes: categorical feature name -> number of ids, OOV buckets
       included (from the Transform output).
-    config: the learning rate and the image augmentations.
+    config: the learning rate, the head's width and dropout, and the image
+      augmentations.
 
   Returns:
     A compiled model that maps transformed inputs (images decoded to pixels)
@@ -199,8 +200,8 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
              for f in decl.of_kind("categorical")]
   towers += [sequence_tower(inputs[f.name], f) for f in decl.of_kind("sequence")]
   x = towers[0] if len(towers) == 1 else keras.layers.Concatenate()(towers)
-  x = keras.layers.Dense(128, activation="relu")(x)
-  x = keras.layers.Dropout(0.2)(x)
+  x = keras.layers.Dense(config.width, activation="relu")(x)
+  x = keras.layers.Dropout(config.dropout)(x)
   if decl.label.kind == "regression":
     outputs = keras.layers.Dense(1, dtype="float32", name="value")(x)
   else:

@@ -24,14 +24,19 @@ def vocab_sizes(tft_output: tft.TFTransformOutput, decl: Declaration) -> dict:
           for f in decl.of_kind("categorical")}
 
 
+def input_spec(tft_output: tft.TFTransformOutput, materialized: bool):
+  """(the feature spec the files are read with, the Transform layer the
+  input pipeline applies, or None when Transform materialized)."""
+  if materialized:
+    return tft_output.transformed_feature_spec(), None
+  return tft_output.raw_feature_spec(), tft_output.transform_features_layer()
+
+
 def _datasets(train_files: List[str], eval_files: List[str],
               tft_output: tft.TFTransformOutput, decl: Declaration, config: TrainingConfig,
               strategy: tf.distribute.Strategy, materialized: bool):
   """The distributed train and eval datasets, both repeating."""
-  if materialized:
-    spec, transform = tft_output.transformed_feature_spec(), None
-  else:
-    spec, transform = tft_output.raw_feature_spec(), tft_output.transform_features_layer()
+  spec, transform = input_spec(tft_output, materialized)
 
   def dataset(files, training):
     def make(ctx):
@@ -49,7 +54,7 @@ def train(train_files: List[str], eval_files: List[str],
           tft_output: tft.TFTransformOutput, decl: Declaration,
           config: TrainingConfig, strategy: tf.distribute.Strategy,
           materialized: bool = True, log_dir: Optional[str] = None,
-          base_model: Optional[str] = None) -> tf.keras.Model:
+          base_model: Optional[str] = None, notes: Sequence[str] = ()) -> tf.keras.Model:
   """Builds the input pipelines and the model, and trains it.
 
   Args:
@@ -63,6 +68,7 @@ def train(train_files: List[str], eval_files: List[str],
       input pipeline applies the Transform graph.
     log_dir: where the curves and the Trainer's notes go.
     base_model: the served model's SavedModel folder, to warm-start from.
+    notes: what the caller decided, for the run's last lines.
 
   Returns:
     The trained model.
@@ -70,7 +76,7 @@ def train(train_files: List[str], eval_files: List[str],
   distribute.set_precision(config.precision)
   train_data, eval_data = _datasets(train_files, eval_files, tft_output, decl, config,
                                     strategy, materialized)
-  notes = []
+  notes = list(notes)
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(tft_output, decl), config)
     notes.append(warm_start.warm_start(keras_model, base_model))
@@ -101,7 +107,8 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
   frozen = max((b.frozen_epochs for _, b in _backbones(decl)), default=0)
   phases = [(0, config.epochs, None)]
   if frozen and model.backbones(keras_model):
-    fine_tune_rate = min(b.fine_tune_learning_rate for _, b in _backbones(decl))
+    fine_tune_rate = (config.fine_tune_learning_rate
+                      or min(b.fine_tune_learning_rate for _, b in _backbones(decl)))
     phases = [(0, min(frozen, config.epochs), False),
               (min(frozen, config.epochs), config.epochs, True)]
   for start, end, trainable in phases:
@@ -141,10 +148,18 @@ def run_fn(fn_args: FnArgs) -> None:
 
   `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),
   `training` (a `TrainingConfig.to_dict()`) and `materialized` (whether
-  Transform wrote transformed examples).
+  Transform wrote transformed examples); `fn_args.hyperparameters`, with
+  tuning, the Tuner's best values, which override `training`.
   """
   decl = Declaration.from_dict(fn_args.custom_config["declaration"])
   config = TrainingConfig.from_dict(fn_args.custom_config["training"])
+  notes = []
+  if fn_args.hyperparameters:  # the Tuner's best settings (keras-tuner's config)
+    values = fn_args.hyperparameters["values"]
+    config = config.with_values(values)
+    notes.append("tuned settings: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float)
+                                                 else f"{k}={v}"
+                                                 for k, v in sorted(values.items())))
   # train_args carries the steps: on Kubeflow a run-time parameter.
   config = config.with_train_steps(fn_args.train_steps or config.train_steps)
   distribute.require_gpus(config.gpus)
@@ -154,6 +169,7 @@ def run_fn(fn_args: FnArgs) -> None:
   keras_model = train(fn_args.train_files, fn_args.eval_files, tft_output, decl,
                       config, strategy,
                       fn_args.custom_config.get("materialized", True),
-                      log_dir=fn_args.model_run_dir, base_model=fn_args.base_model)
+                      log_dir=fn_args.model_run_dir, base_model=fn_args.base_model,
+                      notes=notes)
   export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir,
                split_names(fn_args.train_files), warm_start.key_for(fn_args.base_model))

@@ -1,0 +1,131 @@
+"""Tuner: searches the declaration's `tuning:` space, or reuses the latest
+search, and hands the best settings to the Trainer.
+
+TFX's own Tuner does not fit: its in-process executor refuses `TuneArgs`
+(no parallel trials), its Hyperband path crashes writing results
+(tensorflow/tfx#7778), and its `tuner_fn` builds keras-tuner's Keras
+tuners, which import Keras 3 where this pipeline trains tf-keras. This one
+drives keras-tuner's oracle with the Trainer's own code (tuner/), and writes
+TFX's artifacts: HyperParameters (`best_hyperparameters.txt`, which TFX's
+Trainer reads into `fn_args.hyperparameters`) and TunerResults
+(`trials.json`, which the run report shows).
+
+Searching is the exception: a run reuses the latest search recorded in the
+serving dir (tuner/record.py) unless `tune` asks for a new one, none exists,
+the declaration's `tuning:` changed, or `tuning.every` spans have passed.
+`search` is that choice when the run already made it (pipeline/inputs.py:
+locally, and by SpanWindow on Kubeflow), or "" to make it here.
+"""
+
+import json
+import os
+import re
+import time
+
+from google.protobuf import json_format
+from tfx import v1 as tfx
+from tfx.dsl.io import fileio
+from tfx.proto import trainer_pb2
+from tfx.types import artifact_utils
+
+from components.baseline import serving_directory
+from dataset.declaration import Declaration
+from dataset.tuning import Tuning
+from trainer.config import TrainingConfig
+from tuner import record, space
+from tuner import search as tuner_search
+from tuner.trial import TrialData
+
+TRIALS = "trials.json"
+Param = tfx.dsl.components.Parameter
+
+
+def tuner_config(decl: Declaration, training: TrainingConfig, materialized: bool) -> str:
+  """The Tuner's `config` parameter: what a search needs, as JSON."""
+  return json.dumps({"declaration": decl.contract(), "tuning": decl.tuning.to_dict(),
+                     "training": training.to_dict(), "materialized": materialized},
+                    sort_keys=True)
+
+
+def newest_span(splits) -> int:
+  """The newest span among split names (`train_span4`), or None without spans."""
+  found = [int(m.group(1)) for s in splits for m in [re.search(r"_span(\d+)", s)] if m]
+  return max(found) if found else None
+
+
+def _patterns(examples, splits):
+  return [os.path.join(artifact_utils.get_split_uri([examples], split), "*")
+          for split in splits]
+
+
+def choose(tuning: Tuning, serving_dir: str, search: str, tune: str, span):
+  """(the search to reuse, or None to search; why)."""
+  why = ""
+  if tune:
+    return None, "a new search was asked for (--tune)"
+  if not search:
+    search, why = record.decide(tuning, record.latest(serving_dir), span)
+  if search.startswith(record.REUSE):
+    found = record.find(serving_dir, search[len(record.REUSE):])
+    return found, f"reusing {record.describe(found)}"
+  return None, search[len(record.NEW):] or why
+
+
+@tfx.dsl.components.component
+def Tuner(
+    examples: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Examples],
+    transform_graph: tfx.dsl.components.InputArtifact[
+        tfx.types.standard_artifacts.TransformGraph],
+    config: Param[str], push_destination: Param[str], train_args: Param[str],
+    eval_args: Param[str], search: Param[str], tune: Param[str], workers: Param[int],
+    best_hyperparameters: tfx.dsl.components.OutputArtifact[
+        tfx.types.standard_artifacts.HyperParameters],
+    tuner_results: tfx.dsl.components.OutputArtifact[
+        tfx.types.standard_artifacts.TunerResults]) -> None:
+  """Reuses or runs a search; writes the best settings and the trials."""
+  spec = json.loads(config)
+  tuning = Tuning.from_dict(spec["tuning"])
+  serving_dir = serving_directory(push_destination)
+  train = json_format.Parse(train_args, trainer_pb2.TrainArgs()).splits
+  span = newest_span(train)
+  found, why = choose(tuning, serving_dir, search, tune, span)
+  print(f"Tuner: {why}", flush=True)
+  if found is None:
+    data = TrialData(_patterns(examples, train),
+                     _patterns(examples, json_format.Parse(eval_args,
+                                                           trainer_pb2.EvalArgs()).splits),
+                     transform_graph.uri, Declaration.from_dict(spec["declaration"]),
+                     TrainingConfig.from_dict(spec["training"]), spec["materialized"])
+    found = _search(tuning, data, workers, serving_dir, span)
+  with fileio.open(os.path.join(found["folder"], record.BEST)) as f:
+    best = f.read()
+  fileio.makedirs(best_hyperparameters.uri)
+  # Alone in its folder: TFX's Trainer reads the folder's only file.
+  with fileio.open(os.path.join(best_hyperparameters.uri, record.BEST), "w") as f:
+    f.write(best)
+  fileio.makedirs(tuner_results.uri)
+  with fileio.open(os.path.join(tuner_results.uri, TRIALS), "w") as f:
+    f.write(json.dumps({**found, "why": why}, sort_keys=True, indent=1))
+  for artifact in (best_hyperparameters, tuner_results):
+    artifact.set_string_custom_property("search", found["id"])
+    artifact.set_string_custom_property("why", why)
+    artifact.set_float_custom_property("best_score", found["best_score"])
+
+
+def _search(tuning: Tuning, data: TrialData, workers: int, serving_dir: str, span) -> dict:
+  """Runs a search and records it in the serving dir; returns its record."""
+  start = time.time()
+  trials = tuner_search.search(tuning, data, workers,
+                               lambda line: print(f"Tuner: {line}", flush=True))
+  if not trials or trials[0]["score"] is None:
+    raise RuntimeError(f"Tuner: no trial of {len(trials)} completed; their errors are "
+                       "in the log above")
+  hp = space.hyperparameters(tuning)
+  best = {**hp.get_config(), "values": trials[0]["values"]}
+  search = {"id": record.new_id(), "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC",
+                                                              time.gmtime()),
+            "span": span, "objective": tuning.objective, "best_score": trials[0]["score"],
+            "best_values": trials[0]["values"], "algorithm": tuning.algorithm,
+            "workers": workers, "seconds": round(time.time() - start, 1),
+            "tuning": record.searched(tuning), "trials": trials}
+  return {**search, "folder": record.save(serving_dir, search, best)}

@@ -1,0 +1,73 @@
+"""The declaration's search as keras-tuner's HyperParameters and oracle.
+
+Only keras-tuner's oracles and HyperParameters are used, never its Keras
+tuners: keras-tuner imports Keras 3 (keras-team/keras-tuner#1039), and the
+models here are tf-keras (trainer/__init__.py). The oracle proposes values;
+tuner/trial.py trains with them through the Trainer's own code. So
+keras_tuner is imported inside these functions, never by the Trainer.
+"""
+
+import math
+import tempfile
+
+from dataset import metrics
+from dataset.tuning import Tuning
+
+# Hyperband's budget unit: a trial with `tuner/epochs` e trains
+# e / HYPERBAND_EPOCHS of tuning.steps (the longest trials: all of them).
+HYPERBAND_EPOCHS = 9
+
+
+def hyperparameters(tuning: Tuning):
+  """The search space as a keras_tuner.HyperParameters."""
+  import keras_tuner as kt
+  hp = kt.HyperParameters()
+  for d in tuning.space:
+    low, high = d.values[0], d.values[-1]
+    if d.distribution == "choice":
+      hp.Choice(d.field, list(d.values))
+    elif d.distribution == "int":
+      hp.Int(d.field, low, high)
+    else:
+      hp.Float(d.field, float(low), float(high),
+               sampling="log" if d.distribution == "log_uniform" else "linear")
+  return hp
+
+
+def objective(tuning: Tuning):
+  import keras_tuner as kt
+  metric = metrics.named(tuning.objective)
+  return kt.Objective(metric.name, "max" if metric.higher_is_better else "min")
+
+
+def make_oracle(tuning: Tuning, seed: int = 0):
+  """The chief's oracle for `tuning`, keeping its state in a temporary folder
+  (the results that matter go into the Tuner's artifacts)."""
+  from keras_tuner import oracles
+  common = dict(objective=objective(tuning), hyperparameters=hyperparameters(tuning),
+                seed=seed, max_consecutive_failed_trials=3)
+  if tuning.algorithm == "bayesian":
+    oracle = oracles.BayesianOptimizationOracle(max_trials=tuning.max_trials, **common)
+  elif tuning.algorithm == "random":
+    oracle = oracles.RandomSearchOracle(max_trials=tuning.max_trials, **common)
+  else:
+    # Hyperband has no max_trials of its own; create_trial honours the
+    # attribute, so the search stops there too.
+    oracle = oracles.HyperbandOracle(max_epochs=HYPERBAND_EPOCHS, factor=3, **common)
+    oracle.max_trials = tuning.max_trials
+  oracle.verbose = 0  # tuner/search.py prints a line per trial
+  oracle._set_project_dir(tempfile.mkdtemp(prefix="oracle-"), "search")
+  return oracle
+
+
+def training_values(values: dict) -> dict:
+  """A trial's values for TrainingConfig: without Hyperband's `tuner/` keys."""
+  return {k: v for k, v in values.items() if not k.startswith("tuner/")}
+
+
+def trial_steps(tuning: Tuning, values: dict) -> int:
+  """Train steps for a trial: tuning.steps, or Hyperband's share of it."""
+  epochs = values.get("tuner/epochs")
+  if epochs is None:
+    return tuning.steps
+  return max(1, math.ceil(tuning.steps * epochs / HYPERBAND_EPOCHS))

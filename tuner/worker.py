@@ -1,0 +1,34 @@
+"""A trial worker of a distributed search: `python -m tuner.worker SPEC`.
+
+tuner/search.py starts it with keras-tuner's environment
+(KERASTUNER_ORACLE_IP, _PORT, KERASTUNER_TUNER_ID) and a JSON spec (the
+search and the data). It asks the chief's oracle for trials over gRPC, runs
+each with the Trainer's code, and reports the score, until told to stop.
+"""
+
+import json
+import os
+import sys
+
+import trainer  # noqa: F401  (tf-keras, chosen before TensorFlow loads)
+
+# isort: split
+from dataset.tuning import Tuning
+from tuner import search, space
+from tuner.trial import TrialData
+
+
+def main(argv) -> int:
+  from keras_tuner.src.distribute.oracle_client import OracleClient
+  with open(argv[1]) as f:
+    spec = json.load(f)
+  tuning = Tuning.from_dict(spec["tuning"])
+  # The local oracle only names the objective; every call goes to the chief.
+  client = OracleClient(space.make_oracle(tuning))
+  search.work(client, os.environ["KERASTUNER_TUNER_ID"], tuning,
+              TrialData.from_dict(spec["data"]), lambda line: print(line, flush=True))
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main(sys.argv))
