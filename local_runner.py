@@ -126,12 +126,9 @@ def prepare(args: argparse.Namespace):
 def tuning_note(config, inputs) -> str:
   """Whether the Tuner reuses a search, and which, or searches, and why."""
   from tuner import record
-  if config.tune:
-    return "a new search (--tune)"
-  choice = inputs.tuning_search
-  if choice.startswith(record.REUSE):
-    return f"reusing {record.describe(record.find(config.serving_dir, choice[len(record.REUSE):]))}"
-  return f"a new search: {choice[len(record.NEW):]}"
+  window = inputs.window
+  return record.plan(config.declaration.tuning, record.latest(config.serving_dir),
+                     window.spans[-1][0] if window.spans else None, config.tune)[1]
 
 
 def _choose_beam_args(config, files, window):

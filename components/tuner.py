@@ -13,8 +13,9 @@ Trainer reads into `fn_args.hyperparameters`) and TunerResults
 Searching is the exception: a run reuses the latest search recorded in the
 serving dir (tuner/record.py) unless `tune` asks for a new one, none exists,
 the declaration's `tuning:` changed, or `tuning.every` spans have passed.
-`search` is that choice when the run already made it (pipeline/inputs.py:
-locally, and by SpanWindow on Kubeflow), or "" to make it here.
+`search` is the id of the search to use, reused if it exists and run if
+not, when the run chose it as it started (pipeline/inputs.py: locally, and
+by SpanWindow on Kubeflow), or "" to choose it here.
 """
 
 import json
@@ -59,16 +60,16 @@ def _patterns(examples, splits):
 
 
 def choose(tuning: Tuning, serving_dir: str, search: str, tune: str, span):
-  """(the search to reuse, or None to search; why)."""
-  why = ""
-  if tune:
-    return None, "a new search was asked for (--tune)"
-  if not search:
-    search, why = record.decide(tuning, record.latest(serving_dir), span)
-  if search.startswith(record.REUSE):
-    found = record.find(serving_dir, search[len(record.REUSE):])
-    return found, f"reusing {record.describe(found)}"
-  return None, search[len(record.NEW):] or why
+  """(the search's id, its record when it exists and is to be reused, or
+  None to run it; why)."""
+  planned, why = record.plan(tuning, record.latest(serving_dir), span, tune)
+  if tune or not search:
+    search = planned
+  found = record.find(serving_dir, search)
+  if found and not tune:
+    return search, found, "reusing " + record.describe(found)
+  return search, None, why if search == planned else (
+      f"running search {search}, chosen when the run started")
 
 
 @tfx.dsl.components.component
@@ -88,7 +89,7 @@ def Tuner(
   serving_dir = serving_directory(push_destination)
   train = json_format.Parse(train_args, trainer_pb2.TrainArgs()).splits
   span = newest_span(train)
-  found, why = choose(tuning, serving_dir, search, tune, span)
+  search, found, why = choose(tuning, serving_dir, search, tune, span)
   print(f"Tuner: {why}", flush=True)
   if found is None:
     data = TrialData(_patterns(examples, train),
@@ -96,7 +97,7 @@ def Tuner(
                                                            trainer_pb2.EvalArgs()).splits),
                      transform_graph.uri, Declaration.from_dict(spec["declaration"]),
                      TrainingConfig.from_dict(spec["training"]), spec["materialized"])
-    found = _search(tuning, data, workers, serving_dir, span)
+    found = _search(search, tuning, data, workers, serving_dir, span)
   with fileio.open(os.path.join(found["folder"], record.BEST)) as f:
     best = f.read()
   fileio.makedirs(best_hyperparameters.uri)
@@ -112,18 +113,21 @@ def Tuner(
     artifact.set_float_custom_property("best_score", found["best_score"])
 
 
-def _search(tuning: Tuning, data: TrialData, workers: int, serving_dir: str, span) -> dict:
+def _search(search_id: str, tuning: Tuning, data: TrialData, workers: int,
+            serving_dir: str, span) -> dict:
   """Runs a search and records it in the serving dir; returns its record."""
   start = time.time()
+  # Seeded by the id: a forced new search does not replay the last one's trials.
   trials = tuner_search.search(tuning, data, workers,
-                               lambda line: print(f"Tuner: {line}", flush=True))
+                               lambda line: print(f"Tuner: {line}", flush=True),
+                               seed=int(search_id.rsplit("-", 1)[1], 16) % 2**31)
   if not trials or trials[0]["score"] is None:
     raise RuntimeError(f"Tuner: no trial of {len(trials)} completed; their errors are "
                        "in the log above")
   hp = space.hyperparameters(tuning)
   best = {**hp.get_config(), "values": trials[0]["values"]}
-  search = {"id": record.new_id(), "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC",
-                                                              time.gmtime()),
+  search = {"id": search_id, "finished_unix": time.time(),
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
             "span": span, "objective": tuning.objective, "best_score": trials[0]["score"],
             "best_values": trials[0]["values"], "algorithm": tuning.algorithm,
             "workers": workers, "seconds": round(time.time() - start, 1),

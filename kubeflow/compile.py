@@ -10,9 +10,9 @@ leaves out, so that the compiled files run as they are:
   spans: its cache key holds the data's location but not the files' content
   (TFX's driver that fingerprints them runs only on Vertex AI), so new files
   in the same place would otherwise go unseen. Spans never change, and the
-  window's values name them. Nor is BaselineModel cached without spans:
-  the model served when the run starts is not known when the pipeline is
-  compiled. With spans, SpanWindow, which lists them, is the step never
+  window's values name them. Nor are BaselineModel and the Tuner cached
+  without spans: the model served and the latest search when the run starts
+  are not known when the pipeline is compiled. With spans, SpanWindow, which lists them, is the step never
   cached (pipeline/window_step.py);
 - an output parameter read by a later step (`taskOutputParameter`) names its
   producer as TFX's compiler spells it, `<task>_task`, a task that does not
@@ -120,7 +120,9 @@ def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
   BaselineModel copies the version named by `served_version`."""
   if spans.unresolved(config.declaration.data).unresolved:
     return (WINDOW_STEP,)
-  return NEVER_CACHED
+  # Without spans, nothing chose the Tuner's search when the run started:
+  # the step looks for the latest one when it runs (components/tuner.py).
+  return NEVER_CACHED + (("Tuner",) if config.declaration.tuning else ())
 
 
 def runtime_defaults(pipeline) -> Dict:

@@ -37,13 +37,13 @@ class RunInputs:
   served_version: str
   protos: dict = dataclasses.field(default_factory=dict)
   drift_baseline: str = "{}"  # what the drift check compares with (`drift_baseline`)
-  # With tuning: reuse a search or run one (tuner/record.py), and why.
+  # With tuning: the search it uses, run if it does not exist (tuner/record.py).
   tuning_search: str = ""
 
 
 def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
             materialize: bool, train_steps: int, eval_steps: int,
-            tuning: Optional[Tuning] = None) -> RunInputs:
+            tuning: Optional[Tuning] = None, tune: str = "") -> RunInputs:
   """Lists the data root's spans and the serving dir, now: the one place a
   run's inputs are resolved, for local runs (`resolve_inputs`) and for the
   SpanWindow step on Kubeflow (pipeline/window_step.py).
@@ -53,19 +53,25 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
   """
   window = spans.resolve(data, source)
   protos = window_protos(window, materialize, train_steps, eval_steps)
-  key = training_key(data.root, window, trainer_settings, protos)
+  search = tuning_choice(tuning, serving_dir, window, tune)
+  # The search's settings are the Trainer's too: a model trained after a new
+  # search meets the served one as its baseline.
+  key = training_key(data.root, window,
+                     {**trainer_settings, "tuning_search": search} if search
+                     else trainer_settings, protos)
   return RunInputs(window, key, serving.baseline_version(serving_dir, key), protos,
-                   drift_baseline(window, data), tuning_choice(tuning, serving_dir, window))
+                   drift_baseline(window, data), search)
 
 
-def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Window) -> str:
-  """`reuse:<id>`, or `search:<why>`, or "" without tuning (tuner/record.py)."""
+def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Window,
+                  tune: str = "") -> str:
+  """The id of the search the run uses, or "" without tuning; `tune` asks
+  for a new one (tuner/record.py)."""
   if tuning is None:
     return ""
   from tuner import record
-  choice, why = record.decide(tuning, record.latest(serving_dir),
-                              window.spans[-1][0] if window.spans else None)
-  return choice if choice.startswith(record.REUSE) else record.NEW + why
+  return record.plan(tuning, record.latest(serving_dir),
+                     window.spans[-1][0] if window.spans else None, tune)[0]
 
 
 def drift_baseline(window: spans.Window, data: Data, statistics: str = "") -> str:
@@ -94,7 +100,7 @@ def resolve_inputs(config: PipelineConfig, metadata_path: str = "") -> RunInputs
   decl = config.declaration
   inputs = resolve(decl.data, decl.path, config.serving_dir, trainer_config(config),
                    config.materialize, config.training.train_steps,
-                   config.training.eval_steps, decl.tuning)
+                   config.training.eval_steps, decl.tuning, config.tune)
   baseline = json.loads(inputs.drift_baseline)
   if metadata_path and baseline and not baseline["previous_split"]:
     span, version = inputs.window.previous

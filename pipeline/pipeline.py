@@ -224,7 +224,10 @@ def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destina
       config=tuner_config(config.declaration, config.training, config.materialize),
       push_destination=to_json(destination), train_args=to_json(by_window["train_args"]),
       eval_args=to_json(by_window["eval_args"]), search=by_window["tuning_search"],
-      tune=_runtime(config, "tune", config.tune), workers=config.tune_workers)
+      # Locally a new search's request is in its id (pipeline/inputs.py); on
+      # Kubeflow, `tune` asks for one at run time.
+      tune=_runtime(config, "tune", config.tune) if config.runtime_parameters else "",
+      workers=config.tune_workers)
 
 
 def _check_resources(config: PipelineConfig, ids: List[str]) -> None:

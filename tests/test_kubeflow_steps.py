@@ -20,6 +20,10 @@ span lands: the third run reads spans 1-2, and Transform analyses only the
 new one, span 1 coming from its analyzer cache on s3://. Between them, a
 run over an empty data root fails at SpanWindow.
 
+The declaration has `tuning:` with `every: 1`: the first run searches (the
+Tuner step, as the backend runs it), the second reuses that search from the
+cache, and the third, one span later, searches again.
+
 The spec is compiled with `--notify`: its exit step posts each run's outcome
 to a webhook on 127.0.0.1 (the third run's webhook cannot be reached, and
 the run succeeds anyway), and `python -m kubeflow runs` lists the four runs.
@@ -146,6 +150,10 @@ def ran(tmp_path_factory):
     # digits below the served model (CI: "not blessed"), which the default
     # max_change of 0.01 refuses. test_e2e covers the refusal.
     raw["evaluation"] = {"max_change": 0.05}
+    # A small search, again with each new span (every: 1).
+    raw["tuning"] = {"algorithm": "random", "max_trials": 2, "steps": 30, "every": 1,
+                     "space": {"learning_rate": {"log_uniform": [2e-3, 1e-2]},
+                               "width": {"int": [64, 128]}}}
     (root / "digits.yaml").write_text(yaml.safe_dump(raw))
     assert kubeflow([
         "compile", "--dataset", str(root / "digits.yaml"),
@@ -175,6 +183,7 @@ def ran(tmp_path_factory):
                    f"notify_url=http://127.0.0.1:{free_port()}/hooks/T0")
     run3 = execute(backend, spec, third, state, str(root / "logs3"))
     cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
+    serving3 = download(client, "s3://serving/digits", root / "serving3")
     listed = subprocess.run(
         [sys.executable, "-m", "kubeflow", "runs", "--spec", spec, "--host", url],
         cwd=REPO, capture_output=True, text=True, env={**os.environ, **env(endpoint)},
@@ -184,7 +193,7 @@ def ran(tmp_path_factory):
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
     yield {"root": root, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "failed": failed, "cache": cache,
-           "cache3": cache3, "outputs": outputs, "serving": serving,
+           "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
            "messages": list(messages), "runs": listed,
            "ids": [r["id"] for r in (first, second, empty, third)]}
   stop()
@@ -316,3 +325,33 @@ def test_runs_lists_each_runs_state_and_what_it_pushed(ran):
   assert second.endswith("nothing new to train on (served from the cache)"), second
   assert "\tFAILED\t" in failed and "failed at SpanWindow: " in failed, failed
   assert "\tSUCCEEDED\t" in third and "pushed version" in third, third
+
+
+def _searches(serving: str) -> dict:
+  folder = os.path.join(serving, "tuning")
+  return {name: json.loads(open(os.path.join(folder, name, "search.json")).read())
+          for name in sorted(os.listdir(folder))}
+
+
+def test_the_tuner_searches_once_and_its_best_settings_reach_the_trainer(ran):
+  search = ran["run1"].parameters["SpanWindow"]["tuning_search"]
+  (recorded,) = _searches(ran["serving"]).values()
+  assert recorded["id"] == search and recorded["span"] == 1, (search, recorded)
+  assert len(recorded["trials"]) == 2 and recorded["trials"][0]["score"] > 0.5, recorded
+  tuner_log = (ran["root"] / "logs" / "Tuner.log").read_text()
+  assert "Tuner: no earlier search for this pipeline" in tuner_log, tuner_log[-3000:]
+  best = recorded["best_values"]
+  trainer_log = (ran["root"] / "logs" / "Trainer.log").read_text()
+  assert f"learning_rate={best['learning_rate']:.4g}" in trainer_log \
+      and f"width={best['width']}" in trainer_log, (best, trainer_log[-3000:])
+  # The second run, nothing new: the same search, from the cache.
+  assert ran["run2"].parameters["SpanWindow"]["tuning_search"] == search
+  assert ran["run2"].states["Tuner"] == "CACHED", ran["run2"].states
+
+
+def test_a_new_span_past_tuning_every_searches_again(ran):
+  searches = _searches(ran["serving3"])
+  assert sorted(s["span"] for s in searches.values()) == [1, 2], searches
+  assert ran["run3"].parameters["SpanWindow"]["tuning_search"].startswith("span2-")
+  log = (ran["root"] / "logs3" / "Tuner.log").read_text()
+  assert "span 2 is 1 spans past search span1-" in log, log[-3000:]

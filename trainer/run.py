@@ -5,6 +5,7 @@ backbone, or the custom loop) -> export. Each
 step is its own module, tested on its own.
 """
 
+import logging
 import os
 from typing import List, Optional, Sequence
 
@@ -160,6 +161,7 @@ def run_fn(fn_args: FnArgs) -> None:
     notes.append("tuned settings: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float)
                                                  else f"{k}={v}"
                                                  for k, v in sorted(values.items())))
+    logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
   # train_args carries the steps: on Kubeflow a run-time parameter.
   config = config.with_train_steps(fn_args.train_steps or config.train_steps)
   distribute.require_gpus(config.gpus)

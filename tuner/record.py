@@ -3,8 +3,8 @@
 Each finished search is a folder `<serving dir>/tuning/<id>/` holding
 `best_hyperparameters.txt` (keras-tuner's HyperParameters config, as TFX's
 own Tuner writes it) and `search.json` (when, on which span, the trials),
-written last: a folder without it is a search that did not finish. Ids sort
-by time, so the latest search is the greatest id.
+written last: a folder without it is a search that did not finish. The
+latest search is the one that finished last.
 
 The serving dir is the one place every run of a pipeline reads and writes
 on both runners: TF Serving loads only its numbered folders, and a Kubeflow
@@ -12,10 +12,9 @@ step reaches it through `push_destination`, so reuse needs no resolver
 (the open-source backend runs none).
 """
 
-import datetime
+import hashlib
 import json
 import os
-import uuid
 from typing import Optional, Tuple
 
 import tensorflow as tf
@@ -25,17 +24,21 @@ from dataset.tuning import Tuning
 FOLDER = "tuning"
 BEST = "best_hyperparameters.txt"
 SEARCH = "search.json"
-# Tuner.search values: the run chose, or decides when the step runs ("").
-REUSE, NEW = "reuse:", "search:"
 
 
 def searches_dir(serving_dir: str) -> str:
   return os.path.join(serving_dir, FOLDER)
 
 
-def new_id() -> str:
-  now = datetime.datetime.now(datetime.timezone.utc)
-  return f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+def search_id(tuning: Tuning, span: Optional[int], tune: str = "") -> str:
+  """The id a search gets, known before it runs: what it searches, the
+  newest span it sees, and the request that forced it. A run that plans a
+  search and the run after it, which reuses that search, then pass the
+  Tuner the same id: the same cache key, so a run with nothing new is
+  served from the cache (on Kubeflow too)."""
+  digest = hashlib.sha256(json.dumps([searched(tuning), span, tune],
+                                     sort_keys=True).encode()).hexdigest()[:10]
+  return f"{'all' if span is None else f'span{span}'}-{digest}"
 
 
 def latest(serving_dir: str) -> Optional[dict]:
@@ -43,30 +46,19 @@ def latest(serving_dir: str) -> Optional[dict]:
   base = searches_dir(serving_dir)
   if not tf.io.gfile.isdir(base):
     return None
-  for name in sorted((n.rstrip("/") for n in tf.io.gfile.listdir(base)), reverse=True):
-    path = os.path.join(base, name, SEARCH)
-    if tf.io.gfile.exists(path):
-      return {**read(path), "folder": os.path.join(base, name)}
-  return None
+  found = [find(serving_dir, name.rstrip("/")) for name in tf.io.gfile.listdir(base)
+           if tf.io.gfile.exists(os.path.join(base, name.rstrip("/"), SEARCH))]
+  return max(found, key=lambda f: f["finished_unix"], default=None)
 
 
-def find(serving_dir: str, search_id: str) -> dict:
-  """One search's record, by id.
-
-  Raises:
-    FileNotFoundError: naming the folder, when it is gone.
-  """
-  folder = os.path.join(searches_dir(serving_dir), search_id)
+def find(serving_dir: str, search: str) -> Optional[dict]:
+  """One finished search's record, with its `folder`, or None."""
+  folder = os.path.join(searches_dir(serving_dir), search)
   path = os.path.join(folder, SEARCH)
   if not tf.io.gfile.exists(path):
-    raise FileNotFoundError(f"search {search_id}: expected {path}, found nothing "
-                            f"(removed since the run started?)")
-  return {**read(path), "folder": folder}
-
-
-def read(path: str):
+    return None
   with tf.io.gfile.GFile(path) as f:
-    return json.loads(f.read())
+    return {**json.loads(f.read()), "folder": folder}
 
 
 def save(serving_dir: str, search: dict, best_hyperparameters: dict) -> str:
@@ -88,27 +80,29 @@ def searched(tuning: Tuning) -> dict:
   return d
 
 
-def decide(tuning: Tuning, found: Optional[dict], newest_span: Optional[int],
-           force: bool = False) -> Tuple[str, str]:
-  """(`REUSE + id` or `NEW`, why in words): search when asked, when there is
-  no search yet, when the declaration's `tuning:` changed since, or when the
-  newest span is `tuning.every` spans past the latest search's."""
-  if force:
-    return NEW, "a new search was asked for (--tune)"
+def plan(tuning: Tuning, found: Optional[dict], newest_span: Optional[int],
+         tune: str = "") -> Tuple[str, str]:
+  """(the search a run uses, why in words): a new one when asked (`tune`),
+  when there is none yet, when the declaration's `tuning:` changed since the
+  latest, or when the newest span is `tuning.every` spans past the latest's;
+  else the latest (`found`)."""
+  new = search_id(tuning, newest_span, tune)
+  if tune:
+    return new, "a new search was asked for (--tune)"
   if not found:
-    return NEW, "no earlier search for this pipeline"
+    return new, "no earlier search for this pipeline"
   if found.get("tuning") != searched(tuning):
-    return NEW, f"the declaration's tuning: changed since search {found['id']}"
+    return new, f"the declaration's tuning: changed since search {found['id']}"
   span = found.get("span")
   if tuning.every and newest_span is not None and span is not None \
       and newest_span - span >= tuning.every:
-    return NEW, (f"span {newest_span} is {newest_span - span} spans past search "
+    return new, (f"span {newest_span} is {newest_span - span} spans past search "
                  f"{found['id']} (span {span}); tuning.every is {tuning.every}")
-  return REUSE + found["id"], describe(found)
+  return found["id"], "reusing " + describe(found)
 
 
 def describe(found: dict) -> str:
-  """`search <id> of <when> (span N): best accuracy 0.97 after 10 trials`."""
+  """`search <id> (<when>, span N): best accuracy 0.97 after 10 trials`."""
   span = f", span {found['span']}" if found.get("span") is not None else ""
   return (f"search {found['id']} ({found['finished']}{span}): best "
           f"{found['objective']} {found['best_score']:.4f} after "

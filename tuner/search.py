@@ -114,9 +114,9 @@ def _run_workers(oracle, tuning: Tuning, data: TrialData, workers: int,
 
 
 def search(tuning: Tuning, data: TrialData, workers: int = 1,
-           say: Callable[[str], None] = print) -> List[Dict]:
+           say: Callable[[str], None] = print, seed: int = 0) -> List[Dict]:
   """Runs the search; returns its trials, best first (see `trials`)."""
-  oracle = space.make_oracle(tuning)
+  oracle = space.make_oracle(tuning, seed)
   if workers <= 1:
     work(oracle, "worker-0", tuning, data, say)
   else:
