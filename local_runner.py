@@ -207,6 +207,7 @@ def run(args: argparse.Namespace) -> int:
   # isort: split
   from tfx import v1 as tfx
 
+  from components.tuner import WORKERS_ENV
   from dataset import declaration
   from pipeline.config import ConfigError
   from pipeline.pipeline import create_pipeline
@@ -218,6 +219,7 @@ def run(args: argparse.Namespace) -> int:
       print(f"error: {line}", file=sys.stderr)
     return 2
   metadata_path = os.path.join(home, "metadata.sqlite")
+  os.environ[WORKERS_ENV] = str(config.tune_workers)  # not in the cache key
   pipeline = create_pipeline(
       config, inputs,
       tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))

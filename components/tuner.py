@@ -38,6 +38,12 @@ from tuner import search as tuner_search
 from tuner.trial import TrialData
 
 TRIALS = "trials.json"
+# How many trial workers: how a search runs, not what it finds, so it is
+# kept out of the step's cache key (an environment variable, not a
+# parameter): a run with another count still reuses the search from the
+# cache. The local runner sets it from --tune-workers; the compiled Kubeflow
+# spec sets it in the Tuner's container.
+WORKERS_ENV = "TUNER_WORKERS"
 Param = tfx.dsl.components.Parameter
 
 
@@ -46,6 +52,13 @@ def tuner_config(decl: Declaration, training: TrainingConfig, materialized: bool
   return json.dumps({"declaration": decl.contract(), "tuning": decl.tuning.to_dict(),
                      "training": training.to_dict(), "materialized": materialized},
                     sort_keys=True)
+
+
+def workers() -> int:
+  value = os.environ.get(WORKERS_ENV, "1")
+  if not value.isdigit() or int(value) < 1:
+    raise ValueError(f"{WORKERS_ENV}: expected an integer >= 1, found {value!r}")
+  return int(value)
 
 
 def newest_span(splits) -> int:
@@ -78,7 +91,7 @@ def Tuner(
     transform_graph: tfx.dsl.components.InputArtifact[
         tfx.types.standard_artifacts.TransformGraph],
     config: Param[str], push_destination: Param[str], train_args: Param[str],
-    eval_args: Param[str], search: Param[str], tune: Param[str], workers: Param[int],
+    eval_args: Param[str], search: Param[str], tune: Param[str],
     best_hyperparameters: tfx.dsl.components.OutputArtifact[
         tfx.types.standard_artifacts.HyperParameters],
     tuner_results: tfx.dsl.components.OutputArtifact[
@@ -97,7 +110,7 @@ def Tuner(
                                                            trainer_pb2.EvalArgs()).splits),
                      transform_graph.uri, Declaration.from_dict(spec["declaration"]),
                      TrainingConfig.from_dict(spec["training"]), spec["materialized"])
-    found = _search(search, tuning, data, workers, serving_dir, span)
+    found = _search(search, tuning, data, workers(), serving_dir, span)
   with fileio.open(os.path.join(found["folder"], record.BEST)) as f:
     best = f.read()
   fileio.makedirs(best_hyperparameters.uri)
@@ -111,6 +124,9 @@ def Tuner(
     artifact.set_string_custom_property("search", found["id"])
     artifact.set_string_custom_property("why", why)
     artifact.set_float_custom_property("best_score", found["best_score"])
+  # For `python -m debug artifacts` and the Kubeflow UI.
+  best_hyperparameters.set_string_custom_property(
+      "values", json.dumps(found["best_values"], sort_keys=True))
 
 
 def _search(search_id: str, tuning: Tuning, data: TrialData, workers: int,

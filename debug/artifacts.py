@@ -34,6 +34,10 @@ def details(artifact: metadata_store_pb2.Artifact) -> str:
   if "source_model" in custom:
     source = custom["source_model"].string_value
     parts.append(f"baseline {source}" if source else "no baseline yet")
+  if "search" in custom:  # the Tuner's outputs: which search, its best score
+    parts.append(f"search {custom['search'].string_value}, best "
+                 f"{custom['best_score'].double_value:.4f}"
+                 + (f": {custom['values'].string_value}" if "values" in custom else ""))
   return ", ".join(parts)
 
 

@@ -41,6 +41,7 @@ import yaml
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
 
+from components.tuner import WORKERS_ENV
 from dataset import spans
 from kubeflow import container, exit_step, platform, step_status
 from kubeflow.errors import CompileError
@@ -109,6 +110,8 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
   for node in tasks:
     named = {**env, step_status.PIPELINE_ENV: config.pipeline_name,
              step_status.TASK_ENV: node}
+    if node == "Tuner":  # outside the cache key (components/tuner.py)
+      named[WORKERS_ENV] = str(config.tune_workers)
     executors[spec["components"][node]["executorLabel"]]["container"]["env"] = [
         {"name": k, "value": v} for k, v in sorted(named.items())]
   spec["defaultPipelineRoot"] = config.pipeline_root

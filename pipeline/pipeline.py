@@ -226,8 +226,7 @@ def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destina
       eval_args=to_json(by_window["eval_args"]), search=by_window["tuning_search"],
       # Locally a new search's request is in its id (pipeline/inputs.py); on
       # Kubeflow, `tune` asks for one at run time.
-      tune=_runtime(config, "tune", config.tune) if config.runtime_parameters else "",
-      workers=config.tune_workers)
+      tune=_runtime(config, "tune", config.tune) if config.runtime_parameters else "")
 
 
 def _check_resources(config: PipelineConfig, ids: List[str]) -> None:

@@ -15,7 +15,15 @@ from kubeflow import exit_step
 from kubeflow.cli import main as kubeflow
 from kubeflow.compile import executor_labels
 from pipeline.config import PipelineConfig
-from tests.conftest import DIGITS_YAML, REPO, build_pipeline, span_declaration
+from tests.conftest import (
+  DIGITS_SCHEMA,
+  DIGITS_YAML,
+  REPO,
+  build_pipeline,
+  digits_raw,
+  span_declaration,
+  write_declaration,
+)
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
 RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination", "input_config",
@@ -422,3 +430,23 @@ def test_a_trainer_given_a_gpu_is_told_to_insist_on_it(compiled):
   custom = json.loads(compiled["spec"]["root"]["dag"]["tasks"]["Trainer"]["inputs"]
                       ["parameters"]["custom_config"]["runtimeValue"]["constant"])
   assert custom["training"]["gpus"] == 1
+
+
+def test_the_tuner_is_compiled_only_with_tuning_declared(compiled, tmp_path):
+  assert "Tuner" not in compiled["spec"]["root"]["dag"]["tasks"]
+  raw = digits_raw()
+  raw["schema"] = DIGITS_SCHEMA
+  raw["tuning"] = {"max_trials": 4, "space": {"learning_rate": {"log_uniform": [1e-4, 1e-2]}}}
+  path = write_declaration(tmp_path, raw)
+  spec, _ = compile_digits(tmp_path / "out", "--dataset", path, "--tune-workers", "3")
+  tasks = spec["root"]["dag"]["tasks"]
+  assert tasks["Trainer"]["inputs"]["artifacts"]["hyperparameters"] == {
+      "taskOutputArtifact": {"outputArtifactKey": "best_hyperparameters",
+                             "producerTask": "Tuner"}}, tasks["Trainer"]["inputs"]
+  params = spec["root"]["inputDefinitions"]["parameters"]
+  # `--param tune=yes` asks for a new search; without spans the step
+  # finds the latest search itself, so Kubeflow must not cache it.
+  assert params["tune"]["defaultValue"] == "" and "cachingOptions" not in tasks["Tuner"]
+  executor = spec["components"]["Tuner"]["executorLabel"]
+  env = spec["deploymentSpec"]["executors"][executor]["container"]["env"]
+  assert {"name": "TUNER_WORKERS", "value": "3"} in env, env

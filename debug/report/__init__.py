@@ -20,7 +20,7 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 
 from debug import store as st
-from debug.report import dag, data, drift, evaluation, serving, training
+from debug.report import dag, data, drift, evaluation, serving, training, tuning
 from debug.report.html import Raw, esc, page, png, section, table
 
 
@@ -84,6 +84,8 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
       section("anomalies", "Anomalies", data.anomalies_section(
           data.load_anomalies(splits("ExampleValidator", "anomalies")),
           ran="ExampleValidator" in run.nodes)),
+      *([section("tuning", "Hyperparameter search", tuning.section_parts(
+          tuning.load(uri("Tuner", "tuner_results"))))] if "Tuner" in run.nodes else []),
       section("training", "Training", _training(uri("Trainer", "model_run"))),
       section("evaluation", "Evaluation", _evaluation(store, run, uri)),
       section("serving", "Serving check", serving.section_parts(checked)),
