@@ -4,7 +4,8 @@ ImportExampleGen -> StatisticsGen -> SchemaGen (or CuratedSchema) ->
 ExampleValidator -> AnomaliesGate -> Transform -> Trainer -> Evaluator ->
 ServingCheck -> Pusher, with BaselineModel (the model in production) feeding
 the Evaluator; with spans, SpanWindow first and DriftGate before the
-ExampleValidator.
+ExampleValidator; with `tuning:` in the declaration, a Tuner before the
+Trainer.
 
 Every step is an ordinary component, so the same DAG compiles for Kubeflow
 Pipelines v2 and runs on its open-source backend (which runs no importer-free
@@ -151,8 +152,8 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
 
 def _model_components(config: PipelineConfig, by_window: Dict,
                       example_gen, schema_gen, gate) -> List:
-  """Transform, BaselineModel, the Trainer, the Evaluator, ServingCheck and
-  the Pusher."""
+  """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
+  Evaluator, ServingCheck and the Pusher."""
   examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
   destination = _runtime(config, "push_destination", push_destination(config.serving_dir))
   # Builds the preprocessing graph from the declaration, and applies it
@@ -174,19 +175,8 @@ def _model_components(config: PipelineConfig, by_window: Dict,
   baseline = BaselineModel(
       push_destination=to_json(destination),
       served_version=by_window["served_version"], training_key=by_window["training_key"])
-  training_examples = (transform.outputs["transformed_examples"] if config.materialize
-                       else examples)
-  tuner = _tuner(config, by_window, training_examples, transform, destination)
-  # Trains the Keras model on the transformed examples, or on the examples
-  # with the transform graph applied as they are read; with tuning, with the
-  # Tuner's best settings over its own.
-  trainer_node = tfx.components.Trainer(
-      run_fn=RUN_FN, examples=training_examples,
-      transform_graph=transform.outputs["transform_graph"], schema=schema,
-      base_model=baseline.outputs["model"],
-      hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
-      train_args=by_window["train_args"], eval_args=by_window["eval_args"],
-      custom_config=trainer_config(config))
+  tuner, trainer_node = _training(config, by_window, examples, schema, transform,
+                                  baseline, destination)
   # Blesses the model only if it clears the thresholds, on this window's
   # eval splits, and does no worse than the baseline there.
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
@@ -212,6 +202,25 @@ def _model_components(config: PipelineConfig, by_window: Dict,
                   push_destination=destination)
   return [transform, baseline, *([tuner] if tuner else []), trainer_node, evaluator,
           serving_check, pusher]
+
+
+def _training(config: PipelineConfig, by_window: Dict, examples, schema, transform,
+              baseline, destination):
+  """(the Tuner or None, the Trainer)."""
+  if config.materialize:
+    examples = transform.outputs["transformed_examples"]
+  tuner = _tuner(config, by_window, examples, transform, destination)
+  # Trains the Keras model on the transformed examples, or on the examples
+  # with the transform graph applied as they are read; with tuning, with the
+  # Tuner's best settings over its own.
+  trainer_node = tfx.components.Trainer(
+      run_fn=RUN_FN, examples=examples,
+      transform_graph=transform.outputs["transform_graph"], schema=schema,
+      base_model=baseline.outputs["model"],
+      hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
+      train_args=by_window["train_args"], eval_args=by_window["eval_args"],
+      custom_config=trainer_config(config))
+  return tuner, trainer_node
 
 
 def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destination):

@@ -196,3 +196,40 @@ def test_wrong_compression_and_missing_files_are_named(tmp_path):
       {**raw.to_dict(), "data": {**raw.to_dict()["data"], "pattern": "*.nothing"}})
   with pytest.raises(DeclarationError, match=r"expected TFRecord files matching .*\*\.nothing, found none"):
     check.check_records(empty)
+
+
+@pytest.mark.parametrize("field", sorted(__import__("dataset.tuning").tuning.TUNABLE))
+def test_tuning_accepts_exactly_the_values_training_config_accepts(field):
+  """dataset/ cannot import trainer/: its table of tunable fields must agree
+  with TrainingConfig's own checks, value by value."""
+  from dataset.tuning import TUNABLE
+  from trainer.config import ConfigError, TrainingConfig
+  accepts, _ = TUNABLE[field]
+  for value in (-1, 0, 1e-9, 0.5, 0.999, 1, 2, 64, 1.5, True, False):
+    try:
+      TrainingConfig().with_values({field: value})
+      config_ok = type(getattr(TrainingConfig(), field)) is type(value) or (
+          isinstance(value, int) and not isinstance(value, bool)
+          and isinstance(getattr(TrainingConfig(), field), float))
+    except (ConfigError, TypeError, ValueError):
+      config_ok = False
+    if field == "fine_tune_learning_rate" and value == 0:
+      config_ok = False  # 0 means "the declaration's": no value to search
+    assert accepts(value) == config_ok, (
+        f"{field}={value!r}: tuning accepts it {accepts(value)}, TrainingConfig {config_ok}")
+
+
+def test_a_tuning_section_reads_back_from_the_pipelines_json(tmp_path):
+  raw = digits_raw()
+  raw["schema"] = DIGITS_SCHEMA
+  raw["tuning"] = {"algorithm": "hyperband", "max_trials": 7, "steps": 60, "every": 3,
+                   "space": {"learning_rate": {"log_uniform": ["1e-4", 0.01]},
+                             "batch_size": {"choice": [32, 64]}}}
+  decl = declaration.load(write_declaration(tmp_path, raw))
+  tuning = decl.tuning
+  assert (tuning.algorithm, tuning.max_trials, tuning.steps, tuning.every,
+          tuning.objective) == ("hyperband", 7, 60, 3, "accuracy")
+  space = {d.field: d for d in tuning.space}
+  assert space["learning_rate"].values == (1e-4, 0.01), tuning.space
+  assert space["batch_size"].distribution == "choice", tuning.space
+  assert declaration.Declaration.from_dict(decl.to_dict()).tuning == tuning
