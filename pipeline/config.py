@@ -112,6 +112,11 @@ class PipelineConfig:
            "a number >= 0")
     _check("tune_workers", self.tune_workers,
            isinstance(self.tune_workers, int) and self.tune_workers >= 1, "an integer >= 1")
+    if self.declaration.tuning is None:
+      _check("tune (--tune, --tune-workers)",
+             f"{self.declaration.path}, which has no tuning: section",
+             not self.tune and self.tune_workers == 1,
+             "a declaration with a tuning: section to search")
     backbones = [f.name for f in self.declaration.of_kind("image") if f.image.backbone]
     _check("training.loop", self.training.loop,
            not backbones or self.training.loop == "fit",

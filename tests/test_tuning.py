@@ -164,6 +164,9 @@ def test_bad_tuning_entries_get_a_line_each_and_exit_2(tmp_path):
   for field in ("tuning.space.learning_rate", "tuning.space.batch_size"):
     assert "an empty range" in by_field[field], by_field[field]
   assert not (tmp_path / "out").exists(), "a bad declaration wrote something"
+  code, _, err = run_local("--tune", "--output-dir", str(tmp_path / "out"))
+  assert code == 2 and "expected a declaration with a tuning: section" in err \
+      and "digits.yaml, which has no tuning: section" in err, err
 
 
 def test_a_search_is_planned_again_when_asked_changed_or_spans_past_every(tmp_path):
