@@ -81,8 +81,10 @@ def choose(tuning: Tuning, serving_dir: str, search: str, tune: str, span):
   found = record.find(serving_dir, search)
   if found and not tune:
     return search, found, "reusing " + record.describe(found)
+  # A new search that this step's own plan would not start was asked for
+  # when the run started: the local runner's --tune is in the id.
   return search, None, why if search == planned else (
-      f"running search {search}, chosen when the run started")
+      f"a new search was asked for when the run started (--tune): {search}")
 
 
 @tfx.dsl.components.component

@@ -20,8 +20,9 @@ span lands: the third run reads spans 1-2, and Transform analyses only the
 new one, span 1 coming from its analyzer cache on s3://. Between them, a
 run over an empty data root fails at SpanWindow.
 
-The declaration has `tuning:` with `every: 1`: the first run searches (the
-Tuner step, as the backend runs it), the second reuses that search from the
+The declaration has `tuning:` with `every: 1`, compiled with two trial
+workers: the first run searches (the Tuner step, as the backend runs it,
+its workers processes in its pod), the second reuses that search from the
 cache, and the third, one span later, searches again.
 
 The spec is compiled with `--notify`: its exit step posts each run's outcome
@@ -160,6 +161,7 @@ def ran(tmp_path_factory):
         "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
         "--data-root", "s3://data/digits", "--serving-dir", "s3://serving/digits",
         "--skip-data-check", "--output-dir", str(root / "compiled"), "--notify", hook,
+        "--tune-workers", "2",
         *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
           for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
@@ -338,6 +340,8 @@ def test_the_tuner_searches_once_and_its_best_settings_reach_the_trainer(ran):
   (recorded,) = _searches(ran["serving"]).values()
   assert recorded["id"] == search and recorded["span"] == 1, (search, recorded)
   assert len(recorded["trials"]) == 2 and recorded["trials"][0]["score"] > 0.5, recorded
+  # Two worker processes in the Tuner's pod, beside the oracle on 127.0.0.1.
+  assert recorded["workers"] == 2, recorded
   tuner_log = (ran["root"] / "logs" / "Tuner.log").read_text()
   assert "Tuner: no earlier search for this pipeline" in tuner_log, tuner_log[-3000:]
   best = recorded["best_values"]

@@ -99,8 +99,10 @@ def test_the_report_and_debug_artifacts_show_the_search(tuned, tmp_path):
   with Page(report[len("report: "):]) as page:
     rows = page.evaluate("[...document.querySelectorAll('#tuning tbody tr')]"
                          ".map(r => [...r.cells].map(c => c.innerText))")
+    why = page.evaluate("document.querySelector('#tuning p').innerText")
     errors = page.errors
   assert errors == [], errors
+  assert why.startswith("a new search was asked for when the run started (--tune)"), why
   assert len(rows) == 6 and rows[0][0] == "best", rows
   best = tuned["search"]["trials"][0]
   assert rows[0][1] == best["trial"] and rows[0][3] == f"{best['score']:.4f}", rows[0]

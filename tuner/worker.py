@@ -13,6 +13,7 @@ import sys
 import trainer  # noqa: F401  (tf-keras, chosen before TensorFlow loads)
 
 # isort: split
+import storage
 from dataset.tuning import Tuning
 from tuner import search, space
 from tuner.trial import TrialData
@@ -21,7 +22,11 @@ from tuner.trial import TrialData
 def main(argv) -> int:
   from keras_tuner.src.distribute.oracle_client import OracleClient
   with open(argv[1]) as f:
-    spec = json.load(f)
+    text = f.read()
+  # The data and the Transform graph may be on s3://, which TensorFlow
+  # reads only once tensorflow-io is loaded (storage/).
+  storage.enable([text])
+  spec = json.loads(text)
   tuning = Tuning.from_dict(spec["tuning"])
   # The local oracle only names the objective; every call goes to the chief.
   client = OracleClient(space.make_oracle(tuning))
@@ -31,4 +36,4 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-  sys.exit(main(sys.argv))
+  storage.exit(main(sys.argv))  # after s3://, a plain exit aborts (storage/)
