@@ -114,21 +114,13 @@ def prepare(args: argparse.Namespace):
   inputs = resolve_inputs(config, os.path.join(home, "metadata.sqlite"))
   for note in inputs.window.notes:
     print(f"note: {note}")
-  if decl.tuning:
-    print(f"note: tuning: {tuning_note(config, inputs)}")
+  if inputs.tuning_why:
+    print(f"note: tuning: {inputs.tuning_why}")
   files = check.data_files(decl, inputs.window)  # listed once, for both
   check.check_records(decl, inputs.window, files=files)
   if args.beam_args is None:
     config = _choose_beam_args(config, files, inputs.window)
   return config, inputs, home
-
-
-def tuning_note(config, inputs) -> str:
-  """Whether the Tuner reuses a search, and which, or searches, and why."""
-  from tuner import record
-  window = inputs.window
-  return record.plan(config.declaration.tuning, record.latest(config.serving_dir),
-                     window.spans[-1][0] if window.spans else None, config.tune)[1]
 
 
 def _choose_beam_args(config, files, window):

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import time
+from typing import Optional
 
 from google.protobuf import json_format
 from tfx import v1 as tfx
@@ -37,7 +38,6 @@ from tuner import record, space
 from tuner import search as tuner_search
 from tuner.trial import TrialData
 
-TRIALS = "trials.json"
 # How many trial workers: how a search runs, not what it finds, so it is
 # kept out of the step's cache key (an environment variable, not a
 # parameter): a run with another count still reuses the search from the
@@ -61,7 +61,7 @@ def workers() -> int:
   return int(value)
 
 
-def newest_span(splits) -> int:
+def newest_span(splits) -> Optional[int]:
   """The newest span among split names (`train_span4`), or None without spans."""
   found = [int(m.group(1)) for s in splits for m in [re.search(r"_span(\d+)", s)] if m]
   return max(found) if found else None
@@ -75,10 +75,11 @@ def _patterns(examples, splits):
 def choose(tuning: Tuning, serving_dir: str, search: str, tune: str, span):
   """(the search's id, its record when it exists and is to be reused, or
   None to run it; why)."""
-  planned, why = record.plan(tuning, record.latest(serving_dir), span, tune)
+  latest = record.latest(serving_dir)
+  planned, why = record.plan(tuning, latest, span, tune)
   if tune or not search:
     search = planned
-  found = record.find(serving_dir, search)
+  found = latest if latest and latest["id"] == search else record.find(serving_dir, search)
   if found and not tune:
     return search, found, "reusing " + record.describe(found)
   # A new search that this step's own plan would not start was asked for
@@ -120,7 +121,7 @@ def Tuner(
   with fileio.open(os.path.join(best_hyperparameters.uri, record.BEST), "w") as f:
     f.write(best)
   fileio.makedirs(tuner_results.uri)
-  with fileio.open(os.path.join(tuner_results.uri, TRIALS), "w") as f:
+  with fileio.open(os.path.join(tuner_results.uri, record.TRIALS), "w") as f:
     f.write(json.dumps({**found, "why": why}, sort_keys=True, indent=1))
   for artifact in (best_hyperparameters, tuner_results):
     artifact.set_string_custom_property("search", found["id"])

@@ -8,7 +8,7 @@ first step of a compiled Kubeflow pipeline over spans
 
 import dataclasses
 import json
-from typing import Optional
+from typing import Optional, Tuple
 
 from tfx import v1 as tfx
 
@@ -37,8 +37,10 @@ class RunInputs:
   served_version: str
   protos: dict = dataclasses.field(default_factory=dict)
   drift_baseline: str = "{}"  # what the drift check compares with (`drift_baseline`)
-  # With tuning: the search it uses, run if it does not exist (tuner/record.py).
+  # With tuning: the search it uses, run if it does not exist, and why
+  # (tuner/record.py `plan`).
   tuning_search: str = ""
+  tuning_why: str = ""
 
 
 def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
@@ -53,25 +55,25 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
   """
   window = spans.resolve(data, source)
   protos = window_protos(window, materialize, train_steps, eval_steps)
-  search = tuning_choice(tuning, serving_dir, window, tune)
+  search, why = tuning_choice(tuning, serving_dir, window, tune)
   # The search's settings are the Trainer's too: a model trained after a new
   # search meets the served one as its baseline.
   key = training_key(data.root, window,
                      {**trainer_settings, "tuning_search": search} if search
                      else trainer_settings, protos)
   return RunInputs(window, key, serving.baseline_version(serving_dir, key), protos,
-                   drift_baseline(window, data), search)
+                   drift_baseline(window, data), search, why)
 
 
 def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Window,
-                  tune: str = "") -> str:
-  """The id of the search the run uses, or "" without tuning; `tune` asks
-  for a new one (tuner/record.py)."""
+                  tune: str = "") -> Tuple[str, str]:
+  """(the id of the search the run uses, why), or ("", "") without tuning;
+  `tune` asks for a new one (tuner/record.py)."""
   if tuning is None:
-    return ""
+    return "", ""
   from tuner import record
   return record.plan(tuning, record.latest(serving_dir),
-                     window.spans[-1][0] if window.spans else None, tune)[0]
+                     window.spans[-1][0] if window.spans else None, tune)
 
 
 def drift_baseline(window: spans.Window, data: Data, statistics: str = "") -> str:

@@ -91,8 +91,8 @@ def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
                data_root, inputs.served_version)
   print("\n".join([f"window: {inputs.window.describe()} under {data_root}",
                    *inputs.window.notes, f"baseline: {inputs.served_version}",
-                   *([f"tuning search: {inputs.tuning_search}"] if inputs.tuning_search
-                     else [])]), flush=True)
+                   *([f"tuning search: {inputs.tuning_search} ({inputs.tuning_why})"]
+                     if inputs.tuning_search else [])]), flush=True)
   outputs = {"input_config": input_config, "splits_config": splits_config,
              "train_args": train_args, "eval_args": eval_args,
              "example_splits": example_splits, "served_version": served_version,

@@ -24,6 +24,7 @@ from dataset.tuning import Tuning
 FOLDER = "tuning"
 BEST = "best_hyperparameters.txt"
 SEARCH = "search.json"
+TRIALS = "trials.json"  # the Tuner's TunerResults: the search and why it ran or was reused
 
 
 def searches_dir(serving_dir: str) -> str:
@@ -46,8 +47,8 @@ def latest(serving_dir: str) -> Optional[dict]:
   base = searches_dir(serving_dir)
   if not tf.io.gfile.isdir(base):
     return None
-  found = [find(serving_dir, name.rstrip("/")) for name in tf.io.gfile.listdir(base)
-           if tf.io.gfile.exists(os.path.join(base, name.rstrip("/"), SEARCH))]
+  found = [f for f in (find(serving_dir, name.rstrip("/"))
+                        for name in tf.io.gfile.listdir(base)) if f]
   return max(found, key=lambda f: f["finished_unix"], default=None)
 
 

@@ -8,8 +8,7 @@ from typing import List, Optional
 import tensorflow as tf
 
 from debug.report.html import Raw, esc, table
-
-TRIALS = "trials.json"  # components/tuner.py writes it into TunerResults
+from tuner.record import TRIALS
 
 
 def load(results_uri: Optional[str]) -> dict:
