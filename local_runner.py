@@ -16,8 +16,9 @@ before it take their inputs from the previous run.
 Exit status: 0 when a model was pushed (or a partial run without the Pusher
 finished), or when there was no new data (every component came from the
 cache: the output says `no new data`); 1 when the run stopped on data
-anomalies or the model was not blessed (the output says why, and the served
-model stays as it was); 2 when the declaration or the configuration is
+anomalies, the model was not blessed, another run pushed after this one
+judged its model, or another run of the pipeline is in progress in the same
+folder (the output says why, and the served model stays as it was); 2 when the declaration or the configuration is
 invalid (nothing was run or written).
 
 Outputs, under --output-dir (default `runs/`):
@@ -72,6 +73,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
+  args.command = " ".join(["local_runner.py", *(sys.argv[1:] if argv is None else argv)])
   logs.configure(args.verbose)
   # TFX's Beam executors parse sys.argv with absl, which would read our `-v`
   # as its own --verbosity and swallow the next argument: they get none.
@@ -98,10 +100,12 @@ def prepare(args: argparse.Namespace):
     DeclarationError, ConfigError, StorageError: bad input, one line each.
   """
   from dataset import check
+  from pipeline import run_lock
   from pipeline.inputs import resolve_inputs
 
   decl = flags.load_declaration(args)
   home = os.path.join(os.path.abspath(args.output_dir), flags.pipeline_name(args, decl))
+  run_lock.hold(home, flags.pipeline_name(args, decl), args.command)
   config = flags.pipeline_config(
       args, decl, pipeline_root=args.pipeline_root or os.path.join(home, "pipeline_root"),
       serving_dir=args.serving_dir or os.path.join(home, "serving"))
@@ -150,8 +154,8 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
 
   from components.anomalies_gate import AnomaliesFound
   from components.drift_gate import DriftFound
-  from debug import store as st
   from debug.report import write_report
+  from metadata import store as st
   name = pipeline.pipeline_info.pipeline_name
 
   def state_of(node: str) -> str:
@@ -201,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
 
   from components.tuner import WORKERS_ENV
   from dataset import declaration
+  from pipeline import partial_run, run_lock
   from pipeline.config import ConfigError
   from pipeline.pipeline import create_pipeline
 
@@ -210,75 +215,26 @@ def run(args: argparse.Namespace) -> int:
     for line in str(e).splitlines():  # one per bad entry
       print(f"error: {line}", file=sys.stderr)
     return 2
+  except run_lock.RunInProgress as e:
+    print(f"error: {e}", file=sys.stderr)
+    return 1
   metadata_path = os.path.join(home, "metadata.sqlite")
   os.environ[WORKERS_ENV] = str(config.tune_workers)  # not in the cache key
   pipeline = create_pipeline(
       config, inputs,
       tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
   try:
-    run_options = partial_run(pipeline, args.from_node, args.to_node, metadata_path)
-  except ValueError as e:
+    run_options, rerun = partial_run.plan(pipeline, args.from_node, args.to_node,
+                                          metadata_path)
+  except partial_run.PartialRunError as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
+  for node in rerun:
+    print(f"note: partial run: {node} runs again, its live state moved since it last ran")
   status = execute(pipeline, run_options, metadata_path)
   if status is not None:
     return status
   return verdict(config, inputs, metadata_path, partial=bool(run_options))
-
-
-def partial_run(pipeline, from_nodes, to_nodes, metadata_path: str):
-  """RunOptions for a partial run, or None for a whole one.
-
-  Raises:
-    ValueError: naming an unknown node and the pipeline's nodes, or the
-      components whose earlier outputs the partial run would reuse but no
-      earlier run produced.
-  """
-  from tfx.orchestration.pipeline import RunOptions
-  if not (from_nodes or to_nodes):
-    return None
-  ids = [c.id for c in pipeline.components]
-  for flag, nodes in (("--from-node", from_nodes), ("--to-node", to_nodes)):
-    for node in nodes or ():
-      if node not in ids:
-        raise ValueError(f"{flag}: expected one of {', '.join(ids)}, found {node!r}")
-  missing = [node for node in reused_nodes(pipeline, from_nodes, to_nodes)
-             if not _succeeded(metadata_path, pipeline.pipeline_info.pipeline_name, node)]
-  if missing:
-    raise ValueError(
-        f"partial run: expected an earlier successful run under "
-        f"{os.path.dirname(metadata_path)} to reuse the outputs of "
-        f"{', '.join(missing)}, found none. Run the whole pipeline once first.")
-  return RunOptions(from_nodes=from_nodes, to_nodes=to_nodes)
-
-
-def reused_nodes(pipeline, from_nodes, to_nodes) -> List[str]:
-  """The components a partial run does not run but takes outputs from: the
-  ancestors of the nodes it runs (those downstream of --from-node and
-  upstream of --to-node), as TFX's partial run computes them."""
-  upstream = {c.id: {u.id for u in c.upstream_nodes} for c in pipeline.components}
-  downstream = {node: {n for n, ups in upstream.items() if node in ups} for node in upstream}
-
-  def closure(start, edges):
-    seen, todo = set(start), list(start)
-    while todo:
-      for nxt in edges[todo.pop()] - seen:
-        seen.add(nxt)
-        todo.append(nxt)
-    return seen
-
-  to_run = (closure(from_nodes or list(upstream), downstream)
-            & closure(to_nodes or list(upstream), upstream))
-  return [n for n in upstream if n in closure(to_run, upstream) - to_run]
-
-
-def _succeeded(metadata_path: str, pipeline_name: str, node: str) -> bool:
-  from debug import store as st
-  if not os.path.isfile(metadata_path):
-    return False
-  execution = st.latest_execution(st.open_store(metadata_path), pipeline_name, node)
-  return execution is not None and execution.last_known_state in (
-      st.STATE.COMPLETE, st.STATE.CACHED)
 
 
 if __name__ == "__main__":

@@ -49,6 +49,9 @@ import serving
 from trainer import warm_start
 
 SOURCE = "source_model"
+# In the Evaluator's blessing folder: the served version it judged against
+# ("none" when nothing was served), which the Pusher checks at landing.
+JUDGED = "judged_against.txt"
 
 
 def serving_directory(push_destination: str) -> str:
@@ -94,3 +97,34 @@ def has_model(artifact) -> bool:
   """
   return fileio.exists(os.path.join(path_utils.serving_model_path(artifact.uri),
                                     "saved_model.pb"))
+
+
+def served_source(artifact) -> str:
+  """The served version a BaselineModel output copied, as its folder; ""
+  when it holds no model. Read from the file it wrote, not its custom
+  property (see `has_model`)."""
+  path = os.path.join(artifact.uri, warm_start.SOURCE)
+  if not has_model(artifact) or not fileio.exists(path):
+    return ""
+  with fileio.open(path) as f:
+    return f.read().strip()
+
+
+def record_judged(blessing_uri: str, baseline_artifacts) -> None:
+  """Writes into the Evaluator's blessing which served version it judged
+  the candidate against (`serving.NONE` when nothing was served)."""
+  sources = [served_source(a) for a in baseline_artifacts or ()]
+  judged = os.path.basename(sources[0]) if sources and sources[0] else serving.NONE
+  fileio.makedirs(blessing_uri)
+  with fileio.open(os.path.join(blessing_uri, JUDGED), "w") as f:
+    f.write(judged)
+
+
+def judged_against(blessing_uri: str):
+  """The served version a blessing was judged against (a version folder's
+  name, or `serving.NONE`), or None for a blessing that does not say."""
+  path = os.path.join(blessing_uri, JUDGED)
+  if not fileio.exists(path):
+    return None
+  with fileio.open(path) as f:
+    return f.read().strip()

@@ -8,7 +8,7 @@ statistics come from, in order (pipeline/inputs.py `drift_baseline` says
 which apply):
 1. this run's StatisticsGen, when the window holds the earlier span too;
 2. the statistics an earlier local run computed, found in ML Metadata by
-   the local runner (pipeline/previous_statistics.py);
+   the local runner (metadata/previous_statistics.py);
 3. the earlier span's files, read here with TFDV (a Kubeflow run with a
    window of one: its pod has no ML Metadata it may read).
 

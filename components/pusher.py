@@ -6,6 +6,15 @@ then copies the same model into a new version folder. TF Serving would reload
 it for nothing. This executor finds the identical SavedModel by its
 `fingerprint.pb` and records that version instead of copying. Earlier
 versions are never overwritten or deleted.
+
+A push is judged against the model served when it lands. Two runs may
+overlap (a manual run beside a scheduled one, kubeflow/pipelines#7261): if
+another push came in after this run's Evaluator judged the candidate
+against the version then served, the candidate was never compared with the
+model it would replace, and it is not pushed; the run says so in one line
+(`REFUSED`, read by debug/outcome.py) and the next run judges against the
+new version. What remains is the moment between this check and the copy,
+seconds long, that no object store lets a writer lock.
 """
 
 import os
@@ -19,6 +28,9 @@ from tfx.types import artifact_utils, standard_component_specs
 from tfx.utils import proto_utils
 
 import serving
+from components.baseline import judged_against
+
+REFUSED = "not_pushed_because"  # a custom property of the PushedModel
 
 
 class Executor(executor.Executor):
@@ -39,6 +51,12 @@ class Executor(executor.Executor):
     model_path = self.GetModelPath(input_dict)
     base = destination.filesystem.base_directory
     existing = serving.find_copy(model_path, base)
+    refused = None if existing else landing_check(input_dict, model_path, base)
+    if refused:
+      logging.warning("Not pushed: %s", refused)
+      self._MarkNotPushed(model_push)
+      model_push.set_string_custom_property(REFUSED, refused)
+      return
     if existing:
       logging.info("Model already pushed to %s; not copying it again.", existing)
       target = existing
@@ -47,6 +65,23 @@ class Executor(executor.Executor):
       logging.info("Model pushed to %s.", target)
     self._MarkPushed(model_push, pushed_destination=target,
                      pushed_version=os.path.basename(target))
+
+
+def landing_check(input_dict, model_path: str, base: str):
+  """Why the candidate must not land now (one line), or None: the version
+  it was judged against is no longer the one it would replace."""
+  [blessing] = input_dict[standard_component_specs.MODEL_BLESSING_KEY]
+  judged = judged_against(blessing.uri)
+  # The same choice as the run's baseline: versions trained with this
+  # candidate's own training key do not count (serving.baseline_version).
+  now = serving.baseline_version(base, serving.recorded_key(model_path))
+  if judged is None or judged == now:
+    return None
+  def named(version):
+    return "no served model" if version == serving.NONE else f"version {version}"
+  return (f"the served model changed after the Evaluator judged this candidate: judged "
+          f"against {named(judged)}, {named(now)} served now in {base} (another run pushed "
+          f"in between); run again to judge it against the model served now")
 
 
 class Pusher(pusher_component.Pusher):

@@ -6,7 +6,7 @@ from typing import List, Optional
 import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 
-from debug import store as st
+from metadata import store as st
 
 
 @dataclasses.dataclass

@@ -72,7 +72,7 @@ def _serving(args, path: str) -> int:
     else:
       store = None
       if os.path.isfile(path):
-        from debug import store as st
+        from metadata import store as st
         store = st.open_store(path)
       lines = versions.version_lines(serving_dir, store, args.pipeline)
   except (serving.ServingError, storage.StorageError) as e:
@@ -85,7 +85,7 @@ def _serving(args, path: str) -> int:
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
   logs.configure(verbose=False)
-  from debug import store as st
+  from metadata import store as st
   path = args.metadata or os.path.join(args.output_dir, args.pipeline, "metadata.sqlite")
   if args.command in ("versions", "rollback"):
     return _serving(args, path)
@@ -105,7 +105,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _runs(store, path, args) -> List[str]:
-  from debug import store as st
+  from metadata import store as st
   lines = []
   for run in st.runs(store, args.pipeline):
     reused = f"  (partial run, reusing {run.parent})" if run.parent else ""
@@ -117,8 +117,8 @@ def _runs(store, path, args) -> List[str]:
 
 
 def _artifacts(store, path, args) -> List[str]:
-  from debug import store as st
   from debug.artifacts import artifact_lines
+  from metadata import store as st
   run = st.find_run(store, args.pipeline, args.run)
   lines = [f"run {run.id}"]
   node = None

@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import ml_metadata as mlmd
 
-from debug import store as st
 from debug.artifacts import details
+from metadata import store as st
 
 
 def pushed_models(store: mlmd.MetadataStore, pipeline: str):

@@ -10,10 +10,11 @@ from typing import Dict, Optional
 
 import tensorflow as tf
 
+from components.pusher import REFUSED
 from dataset import metrics
-from debug import store as st
 from debug.report import evaluation as results
 from debug.report import serving as serving_report
+from metadata import store as st
 from serving import check as serving_check
 from trainer import warm_start
 
@@ -49,6 +50,7 @@ class Outcome:
   notes: tuple = ()
   drift: dict = dataclasses.field(default_factory=dict)  # DriftGate's result
   serving: dict = dataclasses.field(default_factory=dict)  # ServingCheck's result
+  refused: str = ""  # why the Pusher did not push a blessed model (components/pusher.py)
 
   def summary(self) -> str:
     """The run's last lines: the Trainer's notes (warm start, backbone), the
@@ -62,6 +64,7 @@ class Outcome:
     if self.serving:
       lines.append(f"serving check: {serving_check.describe(self.serving)}")
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
+                 else f"no model pushed: {self.refused}" if self.refused
                  else "no model pushed")
     return "\n".join(lines)
 
@@ -131,5 +134,6 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
     elif "pushed" in props:
       pushed = bool(props["pushed"].int_value)
       outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
+      outcome.refused = props[REFUSED].string_value if REFUSED in props else ""
     elif st.artifact_type(store, artifact) == "ModelEvaluation":
       outcome.value, outcome.reasons = _evaluation(artifact.uri, key)

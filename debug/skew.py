@@ -21,7 +21,7 @@ import tensorflow_data_validation as tfdv
 from tfx.utils import io_utils
 
 from components import drift
-from debug import store as st
+from metadata import store as st
 from records.format import BadRecord, read_records
 
 SPAN = re.compile(r"_span(\d+)$")

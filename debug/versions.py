@@ -14,7 +14,7 @@ from typing import Dict, List, Optional
 
 import serving
 from debug import outcome as run_outcome
-from debug import store as st
+from metadata import store as st
 
 
 def blessed_metrics(store, pipeline: str) -> Dict[str, str]:

@@ -16,7 +16,7 @@ import serving
 from dataset import spans
 from dataset.declaration import Data
 from dataset.tuning import Tuning
-from pipeline import previous_statistics
+from metadata import previous_statistics
 from pipeline.config import PipelineConfig
 from pipeline.keys import trainer_config, training_key
 

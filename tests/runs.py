@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from debug import store as st
+from metadata import store as st
 from tests.conftest import REPO
 
 TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
@@ -16,16 +16,22 @@ TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
 ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "ServingCheck", "Pusher"]
 
 
-def run_local(*args):
-  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr).
+def start_local(*args) -> subprocess.Popen:
+  """Starts local_runner.py in a fresh process, its output piped.
 
   The environment is the user's: without the Keras choice that importing
   `components` made in this test process.
   """
   env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
-  proc = subprocess.run([sys.executable, os.path.join(REPO, "local_runner.py"), *args],
-                        capture_output=True, text=True, timeout=1200, env=env)
-  return proc.returncode, proc.stdout, proc.stderr
+  return subprocess.Popen([sys.executable, os.path.join(REPO, "local_runner.py"), *args],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def run_local(*args):
+  """Runs local_runner.py in a fresh process; returns (exit code, stdout, stderr)."""
+  proc = start_local(*args)
+  out, err = proc.communicate(timeout=1200)
+  return proc.returncode, out, err
 
 
 def debug_cli(*args):

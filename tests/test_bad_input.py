@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-from debug import store as st
+from metadata import store as st
 from tests.conftest import digit_rows, digits_dataset, digits_raw, write_declaration
 from tests.runs import executions_per_node, run_local
 

@@ -10,6 +10,7 @@ report in a real browser. A rerun with nothing new is test_retraining's.
 
 import glob
 import os
+import time
 
 import numpy as np
 import pytest
@@ -17,16 +18,17 @@ import tensorflow as tf
 import yaml
 
 from debug import outcome
-from debug import store as st
 from debug.report import serving as serving_report
+from metadata import store as st
 from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML
 from tests.runs import (
-    ALL_NODES,
-    TRAINING_NODES,
-    debug_cli,
-    real_executions,
-    run_local,
-    serve_accuracy,
+  ALL_NODES,
+  TRAINING_NODES,
+  debug_cli,
+  real_executions,
+  run_local,
+  serve_accuracy,
+  start_local,
 )
 
 pytestmark = pytest.mark.e2e
@@ -47,7 +49,30 @@ def digits_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def over_budget_run(digits_run):
+def stale_baseline_partial_run(digits_run):
+  """Right after the first push: a partial run from the Trainer, whose
+  BaselineModel last ran when nothing was served. 25 steps at five times
+  the learning rate from the warm start score well above the threshold
+  asked (0.3) and well below the served model (allowed drop 0.001). While
+  it runs, a second run in the same folder is started."""
+  home = os.path.dirname(digits_run["metadata"])
+  before = sorted(os.listdir(digits_run["serving"]))
+  first = start_local(*digits_run["args"], "--from-node", "Trainer", "--train-steps", "25",
+                      "--train", "learning_rate=0.01", "--min-accuracy", "0.3",
+                      "--max-change", "0.001")
+  lock = os.path.join(home, "run.lock")
+  while first.poll() is None and not (
+      os.path.exists(lock) and open(lock).read().startswith(f"pid {first.pid},")):
+    time.sleep(0.2)
+  second = run_local(*digits_run["args"])
+  out, err = first.communicate(timeout=1200)
+  return {"code": first.returncode, "stdout": out, "stderr": err, "serving_before": before,
+          "second": second, "pid": first.pid,
+          "outcome": outcome.read_outcome(digits_run["metadata"], "digits")}
+
+
+@pytest.fixture(scope="module")
+def over_budget_run(digits_run, stale_baseline_partial_run):
   """Then the same run, its declaration adding a p99 latency budget of a
   microsecond at batch 1: only the serving check and the Pusher run again."""
   with open(DIGITS_YAML) as f:
@@ -342,3 +367,88 @@ def test_a_partial_run_naming_an_unknown_node_lists_the_nodes(digits_run):
   listed = line.split("expected one of ", 1)[1].split(", found")[0].split(", ")
   assert sorted(listed) == sorted(ALL_NODES), line
   assert line.endswith("found 'Pushr'"), line
+
+
+def test_a_partial_run_judges_against_the_model_served_now(stale_baseline_partial_run,
+                                                           digits_run):
+  run = stale_baseline_partial_run
+  assert run["code"] == 1, run["stdout"][-2000:] + run["stderr"][-3000:]
+  served = os.path.join(digits_run["serving"], run["serving_before"][-1])
+  assert sorted(os.listdir(digits_run["serving"])) == run["serving_before"], \
+      "a partial run pushed a model the served one beats"
+  lines = run["stdout"].splitlines()
+  assert ("note: partial run: BaselineModel (served_version, training_key) runs again, "
+          "its live state moved since it last ran") in lines, run["stdout"]
+  assert f"warm start: from {served}" in lines, run["stdout"]
+  result = run["outcome"]
+  assert result.blessed is False and result.value >= 0.3, (result.blessed, result.value)
+  assert any("change against the baseline" in r for r in result.reasons), result.reasons
+  assert lines[-1] == "no model pushed", lines[-3:]
+
+
+def test_a_second_run_in_the_same_folder_refuses_and_names_the_first(
+    stale_baseline_partial_run, digits_run):
+  code, out, err = stale_baseline_partial_run["second"]
+  assert code == 1, (out[-2000:], err[-2000:])
+  home = os.path.dirname(digits_run["metadata"])
+  (line,) = err.strip().splitlines()
+  assert line.startswith(f"error: another run of pipeline 'digits' is in progress in {home} "
+                         f"(pid {stale_baseline_partial_run['pid']}, started "), line
+  assert "local_runner.py --output-dir" in line and "--from-node Trainer" in line, line
+  assert line.endswith("this run did nothing. Wait for it to end, or use another "
+                       "--output-dir"), line
+  assert out == "", out
+
+
+def test_a_push_is_refused_when_another_run_pushed_after_the_judgement(digits_run, tmp_path):
+  """The Pusher's executor on the digits' model: judged against no served
+  model, it meets a version another run pushed meanwhile, and refuses;
+  judged against that version, it pushes."""
+  import shutil
+
+  from tfx.types import standard_artifacts, standard_component_specs
+  from tfx.utils import proto_utils
+
+  import serving
+  from components.baseline import JUDGED
+  from components.pusher import REFUSED, Executor
+  from pipeline.pipeline import push_destination
+  candidate = digits_run["outcome"].pushed_dir
+  model = standard_artifacts.Model()
+  model.uri = str(tmp_path / "model")
+  shutil.copytree(candidate, os.path.join(model.uri, "Format-Serving"))
+  # Another run's model, served meanwhile: another fingerprint, another key.
+  other = tmp_path / "serving" / "100"
+  shutil.copytree(candidate, other)
+  (other / serving.FINGERPRINT).write_bytes(b"another model")
+  serving.record(str(other), ["train"], "another run's key")
+  blessing, infra = standard_artifacts.ModelBlessing(), standard_artifacts.InfraBlessing()
+  blessing.uri, infra.uri = str(tmp_path / "blessing"), str(tmp_path / "infra")
+  blessing.set_int_custom_property("blessed", 1)
+  infra.set_int_custom_property("blessed", 1)
+  os.makedirs(blessing.uri)
+  inputs = {standard_component_specs.MODEL_KEY: [model],
+            standard_component_specs.MODEL_BLESSING_KEY: [blessing],
+            standard_component_specs.INFRA_BLESSING_KEY: [infra]}
+  properties = {standard_component_specs.PUSH_DESTINATION_KEY: proto_utils.proto_to_json(
+      push_destination(str(tmp_path / "serving")))}
+
+  def push(judged):
+    with open(os.path.join(blessing.uri, JUDGED), "w") as f:
+      f.write(judged)
+    pushed = standard_artifacts.PushedModel()
+    pushed.uri = str(tmp_path / f"pushed_{judged}")
+    Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)
+    return pushed
+
+  refused = push(serving.NONE)
+  assert refused.get_int_custom_property("pushed") == 0
+  assert refused.get_string_custom_property(REFUSED) == (
+      f"the served model changed after the Evaluator judged this candidate: judged against "
+      f"no served model, version 100 served now in {tmp_path / 'serving'} (another run "
+      f"pushed in between); run again to judge it against the model served now")
+  assert sorted(os.listdir(tmp_path / "serving")) == ["100"]
+  landed = push("100")
+  assert landed.get_int_custom_property("pushed") == 1
+  assert sorted(os.listdir(tmp_path / "serving"))[0] == "100" and len(
+      os.listdir(tmp_path / "serving")) == 2

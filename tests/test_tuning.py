@@ -116,7 +116,7 @@ def test_the_report_and_debug_artifacts_show_the_search(tuned, tmp_path):
 
 
 def _first_run_id(tuned) -> str:
-  from debug import store as st
+  from metadata import store as st
   metadata = str(tuned["root"] / "out" / "digits" / "metadata.sqlite")
   return st.runs(st.open_store(metadata), "digits")[0].id
 

@@ -19,9 +19,9 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
-from debug import store as st
 from debug.report import dag, data, drift, evaluation, serving, training, tuning
 from debug.report.html import Raw, esc, page, png, section, table
+from metadata import store as st
 
 
 def report_path(metadata_path: str, run_id: str) -> str:

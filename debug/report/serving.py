@@ -6,8 +6,8 @@ from typing import List, Optional
 
 import tensorflow as tf
 
-from debug import store as st
 from debug.report.html import esc, table
+from metadata import store as st
 from serving.check import RESULT_FILE
 
 

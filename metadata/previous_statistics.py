@@ -11,20 +11,17 @@ drift check reads the earlier span's files instead (components/drift_gate.py).
 import json
 import os
 
-from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2
 
 from dataset import spans
+from metadata import store as st
 
 
 def find(metadata_path: str, split: str) -> str:
   """The newest statistics folder of `split` in the store, or ""."""
   if not (split and os.path.isfile(metadata_path)) or not spans.is_span_split(split):
     return ""
-  config = metadata_store_pb2.ConnectionConfig()
-  config.sqlite.filename_uri = metadata_path
-  config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
-  store = metadata_store.MetadataStore(config)
+  store = st.open_store(metadata_path)
   found = store.get_artifacts_by_type("ExampleStatistics")
   for artifact in sorted(found, key=lambda a: a.id, reverse=True):
     names = artifact.properties.get("split_names")
