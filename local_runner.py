@@ -212,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
   try:
     config, inputs, home = prepare(args)
   except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
+    run_lock.release()
     for line in str(e).splitlines():  # one per bad entry
       print(f"error: {line}", file=sys.stderr)
     return 2

@@ -52,8 +52,14 @@ def _listing(folder: str) -> dict:
 
 def publish(updated: str, shared: str) -> list:
   """Moves new or grown per-dataset cache folders from a run's output into
-  the shared folder; returns the keys published."""
+  the shared folder; returns the keys published.
+
+  A preprocessing_fn without analyzers caches nothing: on an object store
+  its output folder then holds no object, so it does not exist at all.
+  """
   published = []
+  if not fileio.isdir(updated):
+    return published
   fileio.makedirs(shared)
   for key in sorted(k.rstrip("/") for k in fileio.listdir(updated)):
     source, target = os.path.join(updated, key), os.path.join(shared, key)

@@ -71,6 +71,12 @@ def analyzer_cache_dir(config: PipelineConfig) -> str:
   return f"{config.pipeline_root.rstrip('/')}/analyzer_cache/{config.pipeline_name}"
 
 
+def checkpoint_root(config: PipelineConfig) -> str:
+  """Where the Trainer keeps its checkpoints, by training key
+  (trainer/checkpoints.py)."""
+  return f"{config.pipeline_root.rstrip('/')}/checkpoints/{config.pipeline_name}"
+
+
 def transform_config(config: PipelineConfig) -> dict:
   """Transform's custom_config: what changes its output, and nothing else
   (a training setting must not re-run a 60-second Transform)."""

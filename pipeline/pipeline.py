@@ -34,8 +34,9 @@ from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
-from pipeline.keys import to_json, trainer_config, transform_config
+from pipeline.keys import checkpoint_root, to_json, trainer_config, transform_config
 from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
+from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
 
 PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
@@ -219,7 +220,8 @@ def _training(config: PipelineConfig, by_window: Dict, examples, schema, transfo
       base_model=baseline.outputs["model"],
       hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
       train_args=by_window["train_args"], eval_args=by_window["eval_args"],
-      custom_config=trainer_config(config))
+      # Not in the training key: where checkpoints go changes no model.
+      custom_config={**trainer_config(config), CONFIG_KEY: checkpoint_root(config)})
   return tuner, trainer_node
 
 

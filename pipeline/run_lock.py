@@ -21,7 +21,7 @@ import fcntl
 import os
 
 LOCK_FILE = "run.lock"
-_held = []  # the open lock files of this process
+_held = []  # (the open lock file, the folders made for it) of this process
 
 
 class RunInProgress(RuntimeError):
@@ -34,6 +34,10 @@ def hold(home: str, pipeline_name: str, command: str) -> None:
   Raises:
     RunInProgress: another process holds it (its pid, start time and command).
   """
+  made, parent = [], os.path.abspath(home)
+  while not os.path.isdir(parent):
+    made.append(parent)
+    parent = os.path.dirname(parent)
   os.makedirs(home, exist_ok=True)
   path = os.path.join(home, LOCK_FILE)
   f = open(path, "a+")  # noqa: SIM115  (held open until the process ends)
@@ -51,4 +55,19 @@ def hold(home: str, pipeline_name: str, command: str) -> None:
   started = datetime.datetime.now().isoformat(timespec="seconds")
   f.write(f"pid {os.getpid()}, started {started}: {command}")
   f.flush()
-  _held.append(f)
+  _held.append((f, made))
+
+
+def release() -> None:
+  """Gives up this process's run locks before it ran anything (a bad
+  declaration or data): the lock file goes, and the folders made for it,
+  so that nothing is left written."""
+  while _held:
+    f, made = _held.pop()
+    os.unlink(f.name)
+    f.close()
+    for folder in made:
+      try:
+        os.rmdir(folder)
+      except OSError:  # something else was written there meanwhile
+        break

@@ -1,10 +1,12 @@
-"""One worker of the multi-worker test: `python -m tests.multiworker_worker`.
+"""One training process of tests/test_training.py: `python -m tests.multiworker_worker`.
 
-Started by tests/test_training.py with TF_CONFIG naming a two-worker cluster
-on 127.0.0.1. It trains through the Trainer's own `train` and `export_model`
-under the strategy `make_strategy` picks, then writes what the test checks to
-OUT (JSON): its task, the records its input shard read (by hash), its final
-weights (.npz beside OUT), and whether it is the chief.
+Started with TF_CONFIG naming a two-worker cluster on 127.0.0.1, or without
+one (a single worker). It trains through the Trainer's own `train` and
+`export_model` under the strategy `make_strategy` picks, with checkpoints
+when the setup names a folder (then deleted after the export, as `run_fn`
+does), and writes what the test checks to OUT (JSON): its task, the records
+its input shard read (by hash), its final weights (.npz beside OUT), whether
+it is the chief, the Trainer's notes, and the eval accuracy.
 """
 
 import hashlib
@@ -20,7 +22,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset.declaration import Declaration
-from trainer import distribute, input_pipeline, run
+from trainer import checkpoints, distribute, input_pipeline, run, warm_start
 from trainer.config import TrainingConfig
 
 
@@ -30,7 +32,7 @@ def main(setup_path: str, out: str) -> None:
   decl = Declaration.from_dict(setup["declaration"])
   config = TrainingConfig.from_dict(setup["training"])
   output = tft.TFTransformOutput(setup["transform_dir"])
-  strategy = distribute.make_strategy(os.environ["TF_CONFIG"])
+  strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))
 
   # The input context the strategy gives this worker's pipeline: the records
   # its shard reads in one pass are what the Trainer's training data reads.
@@ -43,14 +45,23 @@ def main(setup_path: str, out: str) -> None:
   read = input_pipeline.read(files, "GZIP", True, False, shard).unbatch()
   hashes = sorted(hashlib.sha1(r.numpy()).hexdigest() for r in read)
 
+  saved = setup.get("checkpoints")
   model = run.train(setup["train_files"], setup["eval_files"], output, decl,
-                    config, strategy)
+                    config, strategy, log_dir=setup.get("log_dir"), checkpoint_dir=saved)
   run.export_model(model, strategy, output, decl, setup["serving_dir"])
+  checkpoints.discard(saved, strategy)
   np.savez(out + ".npz", *model.get_weights())
+  correct = total = 0
+  spec = output.transformed_feature_spec()
+  for x, y in input_pipeline.make_dataset(setup["eval_files"], spec, decl, config, False):
+    correct += int(np.sum(np.argmax(model(x, training=False), axis=1) == y.numpy()))
+    total += len(y)
   with open(out, "w") as f:
-    json.dump({"task": json.loads(os.environ["TF_CONFIG"])["task"],
+    json.dump({"task": json.loads(os.environ.get("TF_CONFIG") or "{}").get("task"),
                "replicas": strategy.num_replicas_in_sync,
-               "chief": distribute.is_chief(strategy), "records": hashes}, f)
+               "chief": distribute.is_chief(strategy), "records": hashes,
+               "notes": warm_start.read_notes(setup["log_dir"]) if setup.get("log_dir")
+               else [], "accuracy": correct / total}, f)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -84,27 +85,41 @@ def _free_ports(n):
   return ports
 
 
-def test_two_workers_train_the_same_weights_on_different_shards(digits, tmp_path):
-  setup = {"declaration": digits["decl"].to_dict(),
-           "training": dataclasses.replace(CONFIG, train_steps=40, epochs=2,
-                                           batch_size=16).to_dict(),
+def _setup(digits, tmp_path, config: TrainingConfig, **extra) -> str:
+  setup = {"declaration": digits["decl"].to_dict(), "training": config.to_dict(),
            "transform_dir": digits["transform_dir"],
            "train_files": digits["train"], "eval_files": digits["eval"],
-           "serving_dir": str(tmp_path / "serving")}
+           "serving_dir": str(tmp_path / "serving"), **extra}
   (tmp_path / "setup.json").write_text(json.dumps(setup))
-  hosts = [f"127.0.0.1:{p}" for p in _free_ports(2)]
+  return str(tmp_path / "setup.json")
+
+
+def _start(setup: str, out: str, workers: int = 1) -> list:
+  """The training processes (tests/multiworker_worker.py): one, or a
+  cluster of `workers` on 127.0.0.1."""
+  hosts = [f"127.0.0.1:{p}" for p in _free_ports(workers)]
   procs = []
-  for index in range(2):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_CONFIG=json.dumps(
-        {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}}))
+  for index in range(workers):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    if workers > 1:
+      env["TF_CONFIG"] = json.dumps(
+          {"cluster": {"worker": hosts}, "task": {"type": "worker", "index": index}})
     procs.append(subprocess.Popen(
-        [sys.executable, "-m", "tests.multiworker_worker", str(tmp_path / "setup.json"),
-         str(tmp_path / f"worker{index}.json")], cwd=REPO, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        [sys.executable, "-m", "tests.multiworker_worker", setup, f"{out}{index}.json"],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+  return procs
+
+
+def _finish(procs) -> None:
   for index, p in enumerate(procs):
     log = p.communicate(timeout=900)[0]
     assert p.returncode == 0, f"worker {index} exited {p.returncode}:\n{log[-3000:]}"
 
+
+def test_two_workers_train_the_same_weights_on_different_shards(digits, tmp_path):
+  setup = _setup(digits, tmp_path, dataclasses.replace(CONFIG, train_steps=40, epochs=2,
+                                                      batch_size=16))
+  _finish(_start(setup, str(tmp_path / "worker"), workers=2))
   workers = [json.loads((tmp_path / f"worker{i}.json").read_text()) for i in range(2)]
   assert [w["replicas"] for w in workers] == [2, 2]
   assert [w["chief"] for w in workers] == [True, False]
@@ -117,7 +132,41 @@ def test_two_workers_train_the_same_weights_on_different_shards(digits, tmp_path
     np.testing.assert_allclose(weights[0][name], weights[1][name], atol=1e-6,
                                err_msg=f"weights {name} differ between workers")
   # Only the chief's export is kept.
-  assert os.path.exists(os.path.join(setup["serving_dir"], "saved_model.pb"))
+  assert os.path.exists(os.path.join(tmp_path, "serving", "saved_model.pb"))
+
+
+@pytest.mark.parametrize("loop,workers", [("fit", 1), ("custom", 1), ("fit", 2),
+                                          ("custom", 2)])
+def test_a_killed_training_resumes_from_its_checkpoint(digits, tmp_path, loop, workers):
+  """A training killed (SIGKILL, as a preempted pod) after its first
+  checkpoint, then started again as a retry is: it resumes, says so, ends
+  as accurate as an uninterrupted one, and deletes its checkpoints."""
+  steps = 400 if workers == 1 else 60
+  config = dataclasses.replace(CONFIG, loop=loop, train_steps=steps,
+                               checkpoint_every=steps // 8,
+                               **({} if workers == 1 else {"batch_size": 16}))
+  saved = tmp_path / "checkpoints"
+  setup = _setup(digits, tmp_path, config, checkpoints=str(saved),
+                 log_dir=str(tmp_path / "logs"))
+  first = _start(setup, str(tmp_path / "first"), workers)
+  while tf.train.latest_checkpoint(str(saved / "chief")) is None:
+    assert all(p.poll() is None for p in first), "a worker ended before its first checkpoint"
+    time.sleep(0.05)
+  for p in first:
+    p.kill()
+    p.wait()
+  _finish(_start(setup, str(tmp_path / "second"), workers))
+  result = json.loads((tmp_path / "second0.json").read_text())
+  resumed = [n for n in result["notes"] if n.startswith("resumed from step ")]
+  assert len(resumed) == 1, result["notes"]
+  step = int(resumed[0].split()[3])
+  assert 0 < step < steps and resumed[0].startswith(f"resumed from step {step} of {steps} "), \
+      resumed
+  if workers == 1:
+    assert result["accuracy"] >= MIN_ACCURACY, (
+        f"{loop}: a resumed training's eval accuracy {result['accuracy']:.3f}, "
+        f"expected >= {MIN_ACCURACY} as an uninterrupted one reaches")
+  assert not saved.exists(), "the finished training's checkpoints were kept"
 
 
 @pytest.mark.parametrize("tf_config, tasks", [

@@ -53,6 +53,9 @@ class TrainingConfig:
       [-delta, delta] (pixels scaled to [0, 1]); 0 turns it off.
     max_contrast_delta: augment images by scaling their contrast by a random
       factor in [1 - delta, 1 + delta]; 0 turns it off.
+    checkpoint_every: a checkpoint (step, model, optimizer) every this many
+      optimizer steps, which an interrupted Trainer resumes from; 0 saves at
+      each epoch's end (trainer/checkpoints.py).
     gpus: the GPUs this Trainer was given; it stops, naming what could not be
       loaded, when TensorFlow sees fewer, instead of training on the CPU.
       `python -m kubeflow compile --resource Trainer:gpus=N` sets it.
@@ -74,6 +77,7 @@ class TrainingConfig:
   max_crop_fraction: float = 0.0
   max_brightness_delta: float = 0.0
   max_contrast_delta: float = 0.0
+  checkpoint_every: int = 0
   gpus: int = 0
 
   def __post_init__(self):
@@ -93,6 +97,9 @@ class TrainingConfig:
           f"one of {PRECISIONS}")
     check("gpus", self.gpus, isinstance(self.gpus, int) and self.gpus >= 0,
           "an integer >= 0")
+    check("checkpoint_every", self.checkpoint_every,
+          isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 0,
+          "an integer >= 0 (0: at each epoch's end)")
     check("cache_mb", self.cache_mb,
           isinstance(self.cache_mb, int) and self.cache_mb >= 0,
           "an integer >= 0")

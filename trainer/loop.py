@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from trainer import curves
 from trainer import model as model_lib
+from trainer.checkpoints import LoopCheckpoint
 from trainer.config import TrainingConfig
 
 keras = tf.keras
@@ -65,9 +66,10 @@ def _steps(model: keras.Model, strategy: tf.distribute.Strategy, loss_fn,
 
 def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
                  train, evaluation, config: TrainingConfig,
-                 log_dir: Optional[str] = None,
-                 regression: bool = False) -> Dict[str, List[float]]:
-  """Trains `model` for config.train_steps steps.
+                 log_dir: Optional[str] = None, regression: bool = False,
+                 checkpoint: Optional[LoopCheckpoint] = None) -> Dict[str, List[float]]:
+  """Trains `model` for config.train_steps steps, from the checkpoint's step
+  when it holds one.
 
   Args:
     model: compiled under `strategy.scope()` (its optimizer is used; under
@@ -75,14 +77,17 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     strategy: the distribution strategy.
     train: the training (distributed) dataset, repeating.
     evaluation: the evaluation (distributed) dataset, repeating.
-    config: steps, epochs, eval steps and the per-replica batch size.
+    config: steps, epochs, eval steps, the per-replica batch size and how
+      often to checkpoint.
     log_dir: where to write the per-epoch numbers for TensorBoard, or None.
     regression: a regression label (mean squared error, RMSE) rather than
       classes (cross-entropy, accuracy).
+    checkpoint: saved every `checkpoint_every` steps (or at each epoch's
+      end) and restored first; None trains without.
 
   Returns:
-    Per epoch: `loss`, the metric and `val_<metric>` (`accuracy` or
-    `rmse`), like `fit`'s history.
+    Per epoch trained here: `loss`, the metric and `val_<metric>`
+    (`accuracy` or `rmse`), like `fit`'s history.
   """
   with strategy.scope():
     loss_fn, train_metric, eval_metric = _loss_and_metrics(regression)
@@ -91,18 +96,26 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
   metric = train_metric.name
   history = {"loss": [], metric: [], f"val_{metric}": []}
   train_it, eval_it = iter(train), iter(evaluation)
-  steps_left = config.train_steps
+  restored = done = checkpoint.restore() if checkpoint else 0
+  per_epoch = config.steps_per_epoch
   for epoch in range(config.epochs):
+    end = min((epoch + 1) * per_epoch, config.train_steps)
+    if end <= restored:
+      continue  # trained before the interruption
     train_metric.reset_state()
     eval_metric.reset_state()
-    steps = min(config.steps_per_epoch, steps_left)
-    steps_left -= steps
-    total = sum(float(train_step(train_it)) for _ in range(steps))
+    start, total = done, 0.0
+    for step in range(start + 1, end + 1):
+      total += float(train_step(train_it))
+      if checkpoint and config.checkpoint_every and step % config.checkpoint_every == 0:
+        checkpoint.save(step)
+    done = end
+    if checkpoint and not config.checkpoint_every:
+      checkpoint.save(done)
     for _ in range(config.eval_steps):
       eval_step(eval_it)
-    history["loss"].append(total / max(steps, 1))
+    history["loss"].append(total / max(end - start, 1))
     history[metric].append(float(train_metric.result()))
     history[f"val_{metric}"].append(float(eval_metric.result()))
-    curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()},
-                       config.train_steps - steps_left)
+    curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()}, done)
   return history

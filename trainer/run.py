@@ -15,7 +15,16 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from dataset import spans
 from dataset.declaration import Declaration
-from trainer import curves, distribute, export, input_pipeline, loop, model, warm_start
+from trainer import (
+    checkpoints,
+    curves,
+    distribute,
+    export,
+    input_pipeline,
+    loop,
+    model,
+    warm_start,
+)
 from trainer.config import TrainingConfig
 
 
@@ -55,7 +64,8 @@ def train(train_files: List[str], eval_files: List[str],
           tft_output: tft.TFTransformOutput, decl: Declaration,
           config: TrainingConfig, strategy: tf.distribute.Strategy,
           materialized: bool = True, log_dir: Optional[str] = None,
-          base_model: Optional[str] = None, notes: Sequence[str] = ()) -> tf.keras.Model:
+          base_model: Optional[str] = None, notes: Sequence[str] = (),
+          checkpoint_dir: Optional[str] = None) -> tf.keras.Model:
   """Builds the input pipelines and the model, and trains it.
 
   Args:
@@ -70,6 +80,8 @@ def train(train_files: List[str], eval_files: List[str],
     log_dir: where the curves and the Trainer's notes go.
     base_model: the served model's SavedModel folder, to warm-start from.
     notes: what the caller decided, for the run's last lines.
+    checkpoint_dir: where to checkpoint, and to resume from
+      (trainer/checkpoints.py); None trains without checkpoints.
 
   Returns:
     The trained model.
@@ -86,11 +98,19 @@ def train(train_files: List[str], eval_files: List[str],
             for f, b in _backbones(decl)]
   if not distribute.is_chief(strategy):
     log_dir = None
+  resumed: List[int] = []
   if config.loop == "custom":
+    saver = (checkpoints.LoopCheckpoint(keras_model, strategy, checkpoint_dir)
+             if checkpoint_dir else None)
     loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
-                      regression=decl.label.kind == "regression")
+                      regression=decl.label.kind == "regression", checkpoint=saver)
+    resumed = [saver.restored] if saver and saver.restored else []
   else:
-    fit_in_phases(keras_model, strategy, decl, config, train_data, eval_data, log_dir)
+    fit_in_phases(keras_model, strategy, decl, config, train_data, eval_data, log_dir,
+                  checkpoint_dir, resumed)
+  if resumed:
+    notes.append(checkpoints.note(resumed[0], config.train_steps))
+    logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
   warm_start.write_notes(log_dir, notes)
   return keras_model
 
@@ -102,9 +122,13 @@ def _backbones(decl: Declaration):
 
 def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                   decl: Declaration, config: TrainingConfig, train_data, eval_data,
-                  log_dir: Optional[str] = None) -> None:
+                  log_dir: Optional[str] = None, checkpoint_dir: Optional[str] = None,
+                  resumed: Optional[List[int]] = None) -> None:
   """`fit`; with a backbone, first frozen for its `frozen_epochs`, then
-  fine-tuned at its `fine_tune_learning_rate` for the remaining epochs."""
+  fine-tuned at its `fine_tune_learning_rate` for the remaining epochs.
+  Each phase checkpoints into a folder of its own under `checkpoint_dir`; a
+  phase whose successor has a checkpoint was finished and is skipped. The
+  step a phase resumes from is appended to `resumed`."""
   frozen = max((b.frozen_epochs for _, b in _backbones(decl)), default=0)
   phases = [(0, config.epochs, None)]
   if frozen and model.backbones(keras_model):
@@ -112,8 +136,11 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                       or min(b.fine_tune_learning_rate for _, b in _backbones(decl)))
     phases = [(0, min(frozen, config.epochs), False),
               (min(frozen, config.epochs), config.epochs, True)]
-  for start, end, trainable in phases:
-    if start >= end:
+  folders = ([checkpoint_dir] if len(phases) == 1 else
+             [f"{checkpoint_dir}/phase-{i}" for i in range(len(phases))]
+             if checkpoint_dir else [None] * len(phases))
+  for index, (start, end, trainable) in enumerate(phases):
+    if start >= end or any(map(checkpoints.has_checkpoint, folders[index + 1:])):
       continue
     if trainable is not None:
       with strategy.scope():
@@ -124,7 +151,10 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
     keras_model.fit(train_data, initial_epoch=start, epochs=end,
                     steps_per_epoch=config.steps_per_epoch,
                     validation_data=eval_data, validation_steps=config.eval_steps,
-                    callbacks=curves.callbacks(log_dir), verbose=0)
+                    callbacks=checkpoints.fit_callbacks(
+                        folders[index], config.checkpoint_every, config.steps_per_epoch,
+                        start, resumed if resumed is not None else [])
+                    + curves.callbacks(log_dir), verbose=0)
 
 
 def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
@@ -149,7 +179,8 @@ def run_fn(fn_args: FnArgs) -> None:
 
   `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),
   `training` (a `TrainingConfig.to_dict()`) and `materialized` (whether
-  Transform wrote transformed examples); `fn_args.hyperparameters`, with
+  Transform wrote transformed examples) and `checkpoints` (the folder under
+  which checkpoints are kept by training key); `fn_args.hyperparameters`, with
   tuning, the Tuner's best values, which override `training`.
   """
   decl = Declaration.from_dict(fn_args.custom_config["declaration"])
@@ -168,10 +199,14 @@ def run_fn(fn_args: FnArgs) -> None:
   tft_output = tft.TFTransformOutput(fn_args.transform_output)
   # Kubeflow's training operator and Vertex AI describe the cluster here.
   strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))
+  key = warm_start.key_for(fn_args.base_model)
+  saved = checkpoints.folder(fn_args.custom_config.get(checkpoints.CONFIG_KEY, ""), key,
+                             fn_args.model_run_dir)
   keras_model = train(fn_args.train_files, fn_args.eval_files, tft_output, decl,
                       config, strategy,
                       fn_args.custom_config.get("materialized", True),
                       log_dir=fn_args.model_run_dir, base_model=fn_args.base_model,
-                      notes=notes)
+                      notes=notes, checkpoint_dir=saved)
   export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir,
-               split_names(fn_args.train_files), warm_start.key_for(fn_args.base_model))
+               split_names(fn_args.train_files), key)
+  checkpoints.discard(saved, strategy)
