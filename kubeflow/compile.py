@@ -23,6 +23,12 @@ leaves out, so that the compiled files run as they are:
   endpoint), which must hold no secret: those come from Kubernetes secrets
   through the platform config (kubeflow/platform.py); and its pipeline's and
   task's names, so that it can record what it did (kubeflow/step_status.py);
+- every step gets a `retryPolicy` (`--retries N`, default 2; TFX compiles
+  none), so that one preempted pod does not fail the whole run. The
+  backend's Argo compiler turns it into the step's `retryStrategy`, which
+  re-runs the executor pod alone, with the same executor input and output
+  URIs; the steps are written to be run again so (docs/kubeflow.md,
+  "Retries");
 - with `--notify URL`, an exit step that posts how the run ended
   (kubeflow/exit_step.py).
 
@@ -44,6 +50,7 @@ from tfx.dsl.io import fileio
 from components.tuner import WORKERS_ENV
 from dataset import spans
 from kubeflow import container, exit_step, platform, step_status
+from kubeflow.compile_command import DEFAULT_RETRIES
 from kubeflow.errors import CompileError
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
@@ -55,6 +62,9 @@ JOB_FILE = "pipeline_job.json"
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
 WINDOW_STEP = "SpanWindow"
+# Between attempts: 30 s, then twice as long each time, at most 10 minutes
+# (a preempted node's replacement takes a minute or two to join).
+BACKOFF = {"backoffDuration": "30s", "backoffFactor": 2.0, "backoffMaxDuration": "600s"}
 # Names that hold credentials: they come from a Kubernetes secret instead.
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 
@@ -90,8 +100,13 @@ def check_env(env: Dict[str, str]) -> None:
           f"--secret-env SECRET:KEY={name}")
 
 
+def retry_policy(retries: int) -> Dict:
+  """A PipelineTaskSpec.RetryPolicy, as JSON; {} for no retries."""
+  return {"maxRetryCount": retries, **BACKOFF} if retries else {}
+
+
 def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
-            env: Dict[str, str]) -> None:
+            env: Dict[str, str], retries: int = DEFAULT_RETRIES) -> None:
   """Applies the module docstring's fixes to a pipelineSpec dict in place."""
   for name, value in defaults.items():
     spec["root"]["inputDefinitions"]["parameters"][name]["defaultValue"] = value
@@ -102,6 +117,9 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
     executors[label]["container"]["resources"] = resource_spec(resources)
   for node in never_cached(config):
     tasks[node].pop("cachingOptions", None)
+  for task in tasks.values():
+    if retries:
+      task["retryPolicy"] = retry_policy(retries)
   for task in tasks.values():
     for value in task.get("inputs", {}).get("parameters", {}).values():
       producer = value.get("taskOutputParameter", {})
@@ -146,7 +164,8 @@ def executor_labels(spec: Dict) -> Dict[str, str]:
 
 def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
                      env: Optional[Dict[str, str]] = None,
-                     platform_args=None, notify: Optional[str] = None) -> Tuple[str, str]:
+                     platform_args=None, notify: Optional[str] = None,
+                     retries: int = DEFAULT_RETRIES) -> Tuple[str, str]:
   """Compiles the pipeline for `config` to run in containers of `image`.
 
   Args:
@@ -157,6 +176,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     env: environment variables for every container (no secrets).
     platform_args: parsed kubeflow/platform.py flags, or None.
     notify: a webhook URL for the exit step, or None for no exit step.
+    retries: how many times a failed step's pod is started again (0: never).
 
   Returns:
     (pipeline spec YAML path, PipelineJob JSON path).
@@ -174,7 +194,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
           use_pipeline_spec_2_1=True))
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
-  _fix_up(job["pipelineSpec"], config, defaults, env or {})
+  _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
   if platform_args is not None:

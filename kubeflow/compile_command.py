@@ -13,6 +13,7 @@ from pipeline.config import Resources
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
+DEFAULT_RETRIES = 2  # one preemption, and a second on the retry's node
 
 
 def resource(text: str):
@@ -35,6 +36,18 @@ def resource(text: str):
     raise argparse.ArgumentTypeError(
         f"--resource: expected NODE:cpu=N,memory=GB,gpus=N, found {text!r}")
   return node, values
+
+
+def retries(text: str) -> int:
+  """argparse type of `--retries`: an integer from 0 to 10."""
+  try:
+    value = int(text)
+  except ValueError:
+    value = -1
+  if not 0 <= value <= 10:
+    raise argparse.ArgumentTypeError(f"--retries: expected an integer from 0 to 10, "
+                                     f"found {text!r}")
+  return value
 
 
 def env_var(text: str):
@@ -92,7 +105,7 @@ def run(args) -> int:
     check.check_records(decl)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
                                env=dict(args.env), platform_args=args,
-                               notify=args.notify)
+                               notify=args.notify, retries=args.retries)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
   return 0
 
@@ -114,6 +127,10 @@ def add_parser(sub) -> None:
                       "see --secret-env)")
   platform.add_flags(c)
   exit_step.add_flag(c)
+  c.add_argument("--retries", type=retries, default=DEFAULT_RETRIES, metavar="N",
+                 help="start a failed step's pod again up to N times, with backoff "
+                      "(default 2; 0: never); see docs/kubeflow.md for which backends "
+                      "honour it")
   c.add_argument("--skip-data-check", action="store_true",
                  help="do not read the first records (when this machine cannot "
                       "reach the data)")

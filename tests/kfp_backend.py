@@ -56,6 +56,23 @@ and nothing kinder. Each behaviour, and where it comes from:
   Kubernetes platform config's secrets (`driver.go` extendPodSpecPatch),
   nothing inherited but PATH. The image is this venv's interpreter.
 
+- Retries (`argocompiler`: a task's `retryPolicy` becomes its template's
+  Argo `retryStrategy`): a failed executor pod is started again, up to
+  `maxRetryCount` times, with the same executor input, so the same output
+  URIs, and whatever the failed attempt left in the bucket. From 2.14 this
+  holds inside the exit handler's sub-DAG too; before, only root-DAG tasks
+  retry (kubeflow/pipelines#11908): `version` chooses. The backoff between
+  attempts is not waited here.
+- Hardened pods (2.16 drops every capability; an admin may force a user
+  id, `argocompiler/security_context.go`): with `user`, each step runs as
+  that uid and gid with no capabilities at all (`setpriv`), in a working
+  directory and HOME it cannot write; its /tmp and its output paths are its
+  own, as in a pod whose launcher ran as the same user.
+
+To test retries, `kills` names tasks whose first attempt is killed (SIGKILL
+to its process group, as a node's preemption does) once a predicate of
+the executor input holds, polled every 50 ms.
+
 Like the backend, it runs no resolver or importer, and no
 `lifecycle.preCacheCheck` hook.
 """
@@ -64,10 +81,14 @@ import dataclasses
 import hashlib
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 import uuid
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import yaml
 from google.protobuf import json_format
@@ -107,6 +128,7 @@ class Run:
   outputs: Dict[tuple, dict]  # (task, key) -> runtime artifact, as recorded
   pods: Dict[str, dict]  # task -> what the platform config put on its pod
   parameters: Dict[str, dict] = dataclasses.field(default_factory=dict)  # task -> outputs
+  attempts: Dict[str, int] = dataclasses.field(default_factory=dict)  # task -> pods started
 
 
 def load_spec(path: str):
@@ -154,17 +176,30 @@ class Backend:
   """One Kubeflow installation: its ML Metadata, its cache, its secrets."""
 
   def __init__(self, home: str, s3, flavour: str = "oss",
-               secrets: Optional[Dict[str, Dict[str, str]]] = None):
+               secrets: Optional[Dict[str, Dict[str, str]]] = None,
+               version=(2, 17), user: Optional[int] = None,
+               kills: Optional[Dict[str, Callable[[Dict], bool]]] = None):
     """
     Args:
-      home: where its ML Metadata store and the pods' folders go.
+      home: where its ML Metadata store goes.
       s3: a boto3 S3 client (the launcher's blob store), or None.
       flavour: `oss` (untyped inputs) or `typed` (Vertex AI's feeding).
       secrets: Kubernetes secrets by name: key -> value.
+      version: the backend's (major, minor): sub-DAG tasks retry from 2.14.
+      user: run every step as this uid (and gid), without capabilities; it
+        needs this process to be root (else steps run as this user).
+      kills: task -> a predicate of its executor input; the first attempt
+        is killed when it holds.
     """
     self.home, self.s3, self.flavour = home, s3, flavour
     self.secrets = secrets or {}
+    self.version, self.kills = tuple(version), dict(kills or {})
+    self.user = user if user is not None and os.geteuid() == 0 else None
     os.makedirs(home, exist_ok=True)
+    # The pods' folders, reachable by `user` (a test's tmp_path is not).
+    self.pods = tempfile.mkdtemp(prefix="kfp-pods-")
+    os.chmod(self.pods, 0o755)
+    self.image = pod_image(self.pods) if self.user is not None else None
     config = mlmd.ConnectionConfig()
     config.sqlite.filename_uri = os.path.join(home, "mlmd.sqlite")
     config.sqlite.connection_mode = 3
@@ -195,14 +230,14 @@ class Backend:
     result = Run({}, {}, {})
     failures: List[StepFailed] = []
     self._run_dag(spec, spec["root"]["dag"]["tasks"], scope, run_root, executors,
-                  image, log_dir, result, failures)
+                  image, log_dir, result, failures, root_dag=True)
     if failures:
       failures[0].run = result
       raise failures[0]
     return result
 
   def _run_dag(self, spec, tasks, scope, run_root, executors, image, log_dir,
-               result, failures) -> bool:
+               result, failures, root_dag: bool = False) -> bool:
     """Runs a DAG's tasks; returns whether all of them succeeded."""
     done: Dict[str, int] = {}
     failed: set = set()
@@ -229,8 +264,11 @@ class Backend:
           failed.add(name)
         continue
       try:
+        retries = task.get("retryPolicy", {}).get("maxRetryCount", 0)
+        if not (root_dag or self.version >= (2, 14)):
+          retries = 0  # kubeflow/pipelines#11908
         done[name] = self._run_task(spec, name, task, component, scope, done, run_root,
-                                    executors, image, log_dir, result)
+                                    executors, image, log_dir, result, retries)
       except StepFailed as e:
         result.states[name] = "FAILED"
         failures.append(e)
@@ -238,7 +276,7 @@ class Backend:
     return not failed
 
   def _run_task(self, spec, name, task, component, scope, done, run_root, executors,
-                image, log_dir, result) -> int:
+                image, log_dir, result, retries: int = 0) -> int:
     label = component["executorLabel"]
     container = dict(spec["deploymentSpec"]["executors"][label]["container"])
     container["image"] = image
@@ -253,7 +291,15 @@ class Backend:
                                self._parameters_of(cached))
       result.states[name] = "CACHED"
     else:
-      reported, values = self._execute(name, executor_input, container, pod, log_dir)
+      for attempt in range(retries + 1):
+        result.attempts[name] = attempt + 1
+        try:
+          reported, values = self._execute(name, executor_input, container, pod, log_dir,
+                                           kill=self.kills.pop(name, None) if attempt == 0 else None)
+          break
+        except StepFailed:
+          if attempt == retries:
+            raise
       outputs = {}
       for key, listed in executor_input["outputs"]["artifacts"].items():
         artifact = listed["artifacts"][0]
@@ -325,10 +371,11 @@ class Backend:
     text = json.dumps(key, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
-  def _execute(self, name, executor_input, container, pod, log_dir) -> Dict:
-    pod_dir = os.path.join(self.home, "pods", f"{name}-{uuid.uuid4().hex[:6]}")
+  def _execute(self, name, executor_input, container, pod, log_dir, kill=None) -> Dict:
+    pod_dir = os.path.join(self.pods, f"{name}-{uuid.uuid4().hex[:6]}")
     work = os.path.join(pod_dir, "work")
     os.makedirs(work)
+    os.makedirs(os.path.join(pod_dir, "tmp", "kfp_outputs"))
     # The pod's /tmp, where the executor output file goes.
     local_input = json.loads(json.dumps(executor_input))
     output_file = os.path.join(pod_dir, "tmp", "kfp_outputs", "output_metadata.json")
@@ -342,17 +389,27 @@ class Backend:
                   exist_ok=True)
     args = [json.dumps(local_input) if a == "{{$}}" else a for a in container["args"]]
     command = list(container["command"])
-    if command[0] == "python":
-      command[0] = sys.executable  # the image's interpreter
-    env = {"PATH": os.environ["PATH"], "HOME": work, "TMPDIR": work}
+    env = {"PATH": os.environ["PATH"], "HOME": work, "TMPDIR": os.path.join(pod_dir, "tmp")}
+    if command[0] == "python":  # the image's interpreter
+      command[0] = self.image["python"] if self.image else sys.executable
+      env.update(self.image["env"] if self.image else {})
     env.update({e["name"]: e["value"] for e in container.get("env", [])})
     for var, (secret, key) in pod["secret_env"].items():
       env[var] = self.secrets[secret][key]
+    if self.user is not None:
+      for mine in ("tmp", *LOCAL_PREFIX.values()):
+        _chown_tree(os.path.join(pod_dir, mine), self.user)
+      command = ["setpriv", f"--reuid={self.user}", f"--regid={self.user}",
+                 "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                 "--no-new-privs", *command]
     log = os.path.join(log_dir or pod_dir, f"{name}.log")
     os.makedirs(os.path.dirname(log), exist_ok=True)
+    if os.path.exists(log):  # an earlier attempt's
+      shutil.move(log, log.replace(".log", f".attempt-{uuid.uuid4().hex[:4]}.log"))
     with open(log, "w") as f:
-      code = subprocess.run(command + args, stdout=f, stderr=subprocess.STDOUT,
-                            env=env, cwd=work, timeout=1800).returncode
+      proc = subprocess.Popen(command + args, stdout=f, stderr=subprocess.STDOUT,
+                              env=env, cwd=work, start_new_session=True)
+      code = _wait(proc, (lambda: kill(executor_input)) if kill else None)
     if code:
       with open(log) as f:
         raise StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
@@ -432,6 +489,72 @@ def _runtime_artifact(art: mlmd.Artifact, kind: Dict) -> Dict:
   metadata = {k: _from_mlmd_value(v) for k, v in art.properties.items()}
   metadata.update({k: _from_mlmd_value(v) for k, v in art.custom_properties.items()})
   return {"name": str(art.id), "uri": art.uri, "type": kind, "metadata": metadata}
+
+
+def pod_image(folder: str) -> Dict:
+  """The image's interpreter and code, where any user can read them.
+
+  The real image installs Python and the project world-readable. Here the
+  interpreter, the venv and the checkout may sit below folders only their
+  owner can enter (pyenv under /root, a fresh clone under `mktemp -d`), so
+  they are linked (hard links: instant, and readable by their own modes)
+  into `folder/image`: the base Python, the venv (its `pyvenv.cfg` and
+  `python` pointing at that copy), and the project's packages, which come
+  first on the path (PYTHONPATH) as the installed copy does in the image.
+
+  Returns:
+    {"python": the interpreter, "env": what the pod's environment adds}.
+  """
+  image = os.path.join(folder, "image")
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  os.makedirs(image)
+  for source, target in ((sys.base_prefix, "base"), (sys.prefix, "venv")):
+    subprocess.run(["cp", "-al", source, os.path.join(image, target)], check=True)
+  venv = os.path.join(image, "venv")
+  os.unlink(os.path.join(venv, "pyvenv.cfg"))  # a hard link: never edit in place
+  with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
+    f.write(f"home = {os.path.join(image, 'base', 'bin')}\n"
+            f"include-system-site-packages = false\n")
+  version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+  for name in ("python", "python3", version):
+    link = os.path.join(venv, "bin", name)
+    if os.path.lexists(link):
+      os.unlink(link)
+    os.symlink(os.path.join(image, "base", "bin", version), link)
+  code = os.path.join(image, "code")
+  os.makedirs(code)
+  for name in os.listdir(repo):
+    if os.path.isfile(os.path.join(repo, name, "__init__.py")) or name in (
+        "datasets", "schemas"):
+      subprocess.run(["cp", "-al", os.path.join(repo, name), code], check=True)
+  # The folders are the copy's own; the files are the originals' inodes,
+  # whose modes stay as they are.
+  subprocess.run(["find", image, "-type", "d", "-exec", "chmod", "a+rx", "{}", "+"],
+                 check=True)
+  return {"python": os.path.join(venv, "bin", "python"),
+          "env": {"PYTHONPATH": code, "LD_LIBRARY_PATH": os.path.join(image, "base", "lib")}}
+
+
+def _wait(proc: subprocess.Popen, kill: Optional[Callable[[], bool]],
+          timeout: float = 1800) -> int:
+  """The pod's exit code; killed (its whole process group) when `kill` holds."""
+  deadline = time.time() + timeout
+  while proc.poll() is None:
+    if time.time() > deadline or (kill and kill()):
+      os.killpg(proc.pid, signal.SIGKILL)
+      return proc.wait()
+    time.sleep(0.05)
+  return proc.returncode
+
+
+def _chown_tree(folder: str, uid: int) -> None:
+  """What the pod's user owns: its /tmp and the launcher's output paths."""
+  if not os.path.exists(folder):
+    return
+  for path, _, files in os.walk(folder):
+    os.chown(path, uid, uid)
+    for name in files:
+      os.chown(os.path.join(path, name), uid, uid)
 
 
 def pod_patch(config: Dict) -> Dict:

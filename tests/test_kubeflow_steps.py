@@ -58,6 +58,27 @@ from tests.s3_server import KEY, SECRET, env, free_port, s3_server, upload_folde
 pytestmark = pytest.mark.e2e
 
 SECRETS = {"s3-creds": {"accesskey": KEY, "secretkey": SECRET}}
+NOBODY = 65534  # the uid OpenShift-like clusters may assign: not in the image's passwd
+
+
+def _has_object(client, uri: str, ending: str = "") -> bool:
+  bucket, _, prefix = uri[len("s3://"):].partition("/")
+  listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix)
+  return any(o["Key"].endswith(ending) for o in listed.get("Contents", []))
+
+
+def preemptions(client) -> dict:
+  """Where the first run's first attempts are killed (tests/kfp_backend.py)."""
+  def output(key):
+    return lambda executor_input: _has_object(
+        client, executor_input["outputs"]["artifacts"][key]["artifacts"][0]["uri"])
+  return {
+      "Transform": output("transform_graph"),
+      # The checkpoint's index, once renamed into place (not its .tmp).
+      "Trainer": lambda _: _has_object(client, "s3://pipelines/root/checkpoints/digits/",
+                                       "/chief/checkpoint"),
+      "Pusher": lambda _: _has_object(client, "s3://serving/digits/.tmp-"),
+  }
 
 
 def submit(spec: str, url: str, endpoint: str, state, *extra) -> dict:
@@ -169,7 +190,11 @@ def ran(tmp_path_factory):
         "--node-selector", "Trainer:cloud.google.com/gke-accelerator=nvidia-l4",
         "--toleration", "Trainer:nvidia.com/gpu=present:NoSchedule"]) == 0
     spec = str(root / "compiled" / "pipeline.yaml")
-    backend = Backend(str(root / "backend"), client, secrets=SECRETS)
+    # Hardened pods, and the first run's first attempts killed: Transform
+    # once its graph's first object is written, the Trainer at its first
+    # checkpoint, the Pusher half-way through its push.
+    backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
+                      kills=preemptions(client))
     (root / "logs").mkdir()
     first = submit(spec, url, endpoint, state)
     run1 = execute(backend, spec, first, state, str(root / "logs"))
@@ -214,6 +239,7 @@ def test_the_first_step_resolves_the_window_on_s3(ran):
 
 def test_every_step_ran_with_untyped_inputs_and_the_statistics_load(ran):
   assert set(steps(ran["run1"]).values()) == {"EXECUTED"}, ran["run1"].states
+  # As a non-root user without capabilities, in hardened pods (NOBODY).
   stats = ran["outputs"][("StatisticsGen", "statistics")]
   for split in ("train_span1", "eval_span1"):
     loaded = tfdv.load_stats_binary(os.path.join(stats, f"Split-{split}", "FeatureStats.pb"))
@@ -359,3 +385,16 @@ def test_a_new_span_past_tuning_every_searches_again(ran):
   assert ran["run3"].parameters["SpanWindow"]["tuning_search"].startswith("span2-")
   log = (ran["root"] / "logs3" / "Tuner.log").read_text()
   assert "span 2 is 1 spans past search span1-" in log, log[-3000:]
+
+
+def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
+  attempts = ran["run1"].attempts
+  assert {n: attempts[n] for n in ("Transform", "Trainer", "Pusher")} == {
+      "Transform": 2, "Trainer": 2, "Pusher": 2}, attempts
+  assert {n for n, a in attempts.items() if a > 1} == {"Transform", "Trainer", "Pusher"}
+  versions = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
+  assert len(versions) == 1, os.listdir(ran["serving"])
+  log = (ran["root"] / "logs" / "Trainer.log").read_text()
+  resumed = [line for line in log.splitlines() if "resumed from step " in line]
+  assert resumed and " of 400 " in resumed[0], log[-3000:]
+  assert "checkpoints of the finished training deleted" in log, log[-3000:]
