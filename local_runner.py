@@ -38,8 +38,9 @@ import sys
 import traceback
 from typing import List, Optional
 
-# Only light imports up here: the log settings must be made before
-# TensorFlow loads (pipeline/logs.py), so `main` imports the rest.
+# Only light imports up here: the process is set up before TensorFlow
+# loads (startup/), so `main` imports the rest.
+import startup
 import storage
 from pipeline import flags, logs
 
@@ -74,7 +75,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
   args = parse_args(argv)
   args.command = " ".join(["local_runner.py", *(sys.argv[1:] if argv is None else argv)])
-  logs.configure(args.verbose)
+  startup.start(quiet=not args.verbose)
   # TFX's Beam executors parse sys.argv with absl, which would read our `-v`
   # as its own --verbosity and swallow the next argument: they get none.
   sys.argv = sys.argv[:1]
@@ -196,11 +197,6 @@ def verdict(config, inputs, metadata_path: str, partial: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
   """Checks the declaration, runs the pipeline, prints and reports the outcome."""
-  # The Keras choice must come before anything imports TensorFlow's Keras
-  # (TFMA does, at import): keep `components` first.
-  import components  # noqa: F401
-
-  # isort: split
   from tfx import v1 as tfx
 
   from components.tuner import WORKERS_ENV

@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+import startup
 from convert.images import ImageFolder
 from convert.tables import Table
 from convert.writer import Output, convert
@@ -188,4 +189,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+  startup.start()
   main()

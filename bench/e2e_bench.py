@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 
+import startup
 from bench import input_data, output
 
 PIPELINES = ("stock", "project")
@@ -195,4 +196,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+  startup.start()
   raise SystemExit(main())

@@ -27,7 +27,11 @@ import time
 
 import psutil
 
-import trainer  # noqa: F401  (the project's Keras choice, tf-keras, for both)
+import startup
+
+startup.start()  # the project's Keras choice, tf-keras, for both pipelines
+
+# isort: split
 
 SAMPLE_S = 0.2
 EVAL_STEPS = 20

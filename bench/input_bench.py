@@ -33,7 +33,9 @@ import argparse
 import statistics
 import time
 
-import trainer  # noqa: F401  (the Keras choice, before TF loads Keras)
+import startup
+
+startup.start()  # the Keras choice, before TF loads Keras
 
 # isort: split
 import tensorflow as tf

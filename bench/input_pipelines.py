@@ -3,9 +3,6 @@ each a function of the dataset that builds a fresh tf.data pipeline."""
 
 import functools
 
-import trainer  # noqa: F401  (the Keras choice, before TF loads Keras)
-
-# isort: split
 import tensorflow as tf
 
 from trainer import images, input_pipeline

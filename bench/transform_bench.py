@@ -20,6 +20,7 @@ import sys
 
 import yaml
 
+import startup
 from bench import input_data
 
 MODES = {"materialize": "--materialize", "graph only": "--no-materialize"}
@@ -84,4 +85,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+  startup.start()
   raise SystemExit(main())

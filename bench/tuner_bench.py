@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
   args = build_parser().parse_args(argv)
-  from pipeline import logs
-  logs.configure(verbose=False)  # reading the runs' metadata loads TensorFlow
+  import startup
+  startup.start(quiet=True)  # reading the runs' metadata loads TensorFlow
   out = args.out or tempfile.mkdtemp(prefix="tuner_bench-")
   data = os.path.join(out, "data")
   if not os.path.isdir(data):

@@ -2,6 +2,11 @@
 
 import sys
 
+import startup
+
+startup.start(quiet=True)
+
+# isort: split
 from cli.main import main
 
 sys.exit(main())

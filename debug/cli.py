@@ -14,8 +14,8 @@ import os
 import sys
 from typing import List, Optional
 
+import startup
 import storage
-from pipeline import logs
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -84,7 +84,7 @@ def _serving(args, path: str) -> int:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
-  logs.configure(verbose=False)
+  startup.start(quiet=True)
   from metadata import store as st
   path = args.metadata or os.path.join(args.output_dir, args.pipeline, "metadata.sqlite")
   if args.command in ("versions", "rollback"):

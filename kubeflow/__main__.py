@@ -2,16 +2,13 @@
 
 import sys
 
-from pipeline import logs
+import startup
 
-# Before TensorFlow loads: the same quiet start-up as local runs (pipeline/logs.py).
-logs.configure(verbose=bool({"-v", "--verbose"} & set(sys.argv[1:])))
-
-# isort: split
-import components  # noqa: E402, F401  (the Keras choice, before TF loads Keras; light)
+# Before TensorFlow loads: the same quiet start-up as local runs.
+startup.start(quiet=not {"-v", "--verbose"} & set(sys.argv[1:]))
 
 # isort: split
-import storage  # noqa: E402
-from kubeflow.cli import main  # noqa: E402
+import storage
+from kubeflow.cli import main
 
 storage.exit(main())

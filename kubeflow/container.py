@@ -3,8 +3,8 @@
 It runs TFX's KFP v2 executor (`kubeflow_v2_run_executor._run_executor`),
 after three things TFX 1.16's own entrypoint does not do:
 
-1. The project's Keras choice, first: TFX's entrypoint imports TFMA, which
-   loads Keras, before any project code would run.
+1. The process set-up (startup/), first: TFX's entrypoint imports TFMA,
+   which loads Keras, before any project code would run.
 2. It accepts input artifacts as the open-source Kubeflow Pipelines backend
    hands them over (2.0 to 2.17, `backend/src/v2`): an artifact read back
    from ML Metadata (`metadata/client.go` GetOutputArtifactsByExecutionId)
@@ -29,7 +29,9 @@ This is our entrypoint, not an edit of TFX's installed files, so the image
 and the venv run the same code.
 """
 
-import components  # noqa: F401  (the Keras choice, before TF loads Keras)
+import startup
+
+startup.start()  # before TFX's imports below load TensorFlow and Keras
 
 # isort: split
 import datetime

@@ -20,6 +20,7 @@ import urllib.error
 import urllib.request
 from typing import List, Optional, Tuple
 
+import startup
 import storage
 from kubeflow import step_status
 
@@ -108,4 +109,5 @@ def main(argv: List[str]) -> int:
 
 
 if __name__ == "__main__":
+  startup.start()
   storage.exit(main(sys.argv))

@@ -1,19 +1,8 @@
-"""How much a local run prints, decided here and nowhere else.
+"""A local run's progress: one line per component as it finishes.
 
-Quiet (the default): one line per component as it finishes, then the
-outcome. The start-up noise is switched off where it comes from:
-
-- TensorFlow's C++ logs (CUDA stubs, CPU features, TensorRT, rendezvous):
-  `TF_CPP_MIN_LOG_LEVEL`, read once when TensorFlow loads, so `configure`
-  must run before anything imports it;
-- Python warnings (google.api_core's Python-version FutureWarning, TF and
-  Beam deprecations): warning filters, also passed to subprocesses through
-  `PYTHONWARNINGS` (Beam workers, multi-worker training);
-- the Python loggers of absl (TFX logs through it), TensorFlow, Beam and the
-  Google client libraries: ERROR and above only.
-
-Errors still print, and a failing component's traceback is printed in full
-by the runner. `-v` leaves every library's logging at INFO.
+How much else prints is set when the process starts (startup/ `start`):
+quiet by default, every library's INFO with `-v`. Errors still print, and a
+failing component's traceback is printed in full by the runner.
 
 The per-component lines come from TFX's own progress records: LocalDagRunner
 logs "Component %s is running." / "... is finished." through absl around each
@@ -23,44 +12,9 @@ Metadata for the state, between two components, when nothing else writes.
 """
 
 import logging
-import os
 import sys
 import time
-import warnings
 from typing import Callable, Optional, TextIO
-
-from absl import logging as absl_logging
-
-NOISY_LOGGERS = ("absl", "tensorflow", "apache_beam", "tfx", "ml_metadata",
-                 "google", "googleapiclient", "urllib3", "kfp", "h5py")
-_QUIET_WARNINGS = "ignore::FutureWarning,ignore::DeprecationWarning,ignore::UserWarning"
-
-
-def configure(verbose: bool) -> None:
-  """Sets every library's verbosity for this process and its children."""
-  if verbose:
-    logging.basicConfig(level=logging.INFO,
-                        format="%(levelname)s %(name)s: %(message)s")
-    for name in NOISY_LOGGERS:
-      logging.getLogger(name).setLevel(logging.INFO)
-    absl_logging.set_verbosity(absl_logging.INFO)
-    return
-  os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
-  os.environ["PYTHONWARNINGS"] = _QUIET_WARNINGS
-  for category in (FutureWarning, DeprecationWarning, UserWarning):
-    warnings.filterwarnings("ignore", category=category)
-  # A root handler at ERROR, made first, so that a library's later
-  # basicConfig() call is a no-op rather than a second, chattier handler.
-  logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
-  for handler in logging.getLogger().handlers:
-    handler.setLevel(logging.ERROR)
-  for name in NOISY_LOGGERS:
-    logging.getLogger(name).setLevel(logging.ERROR)
-  # absl stays at INFO for `Progress`; the root handler above drops the rest.
-  # Through absl's own flag: TF saves and restores absl's verbosity around
-  # SavedModel exports, and would otherwise reset a plain setLevel.
-  absl_logging.set_verbosity(absl_logging.INFO)
-
 
 StateFn = Callable[[str], str]
 

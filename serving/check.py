@@ -32,6 +32,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+import startup
 import storage
 
 # Requests per batch size: p99 of 200 single requests is their third
@@ -184,4 +185,5 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
+  startup.start()
   storage.exit(main(sys.argv[1:]))

@@ -30,10 +30,9 @@ Nothing here imports TensorFlow until a URI needs it.
 tensorflow-io is installed, and loaded only by `enable`: TFMA imports it
 whenever it is installed (tensorflow_model_analysis/utils/model_util.py,
 for models that use its ops, which ours do not), and every process that
-touches TFMA would then abort at exit. So importing this package marks it
-absent until `enable` loads it, and TFMA carries on without it, as it does
-when it is not installed. `trainer` imports this package, so every entry
-point does before TFMA loads.
+touches TFMA would then abort at exit. So every entry point's first call,
+`startup.start`, marks it absent until `enable` loads it, and TFMA carries
+on without it, as it does when it is not installed.
 """
 
 import logging
@@ -58,9 +57,6 @@ ADVICE = {
 # many times (the data root when checking records, listing spans, hashing
 # the window; the serving dir for the baseline and the verdict).
 _reachable: Set[str] = set()
-
-if "tensorflow_io" not in sys.modules:
-  sys.modules["tensorflow_io"] = None  # an import raises ImportError until `enable`
 
 
 class StorageError(ValueError):
@@ -101,7 +97,7 @@ def enable(texts: Iterable[str]) -> None:
   if s3_loaded() or not uses_s3(texts):
     return
   if "tensorflow_io" in sys.modules:
-    del sys.modules["tensorflow_io"]  # the mark set above
+    del sys.modules["tensorflow_io"]  # the mark startup.start set
   import tensorflow_io  # noqa: F401  (registers the s3 scheme with TensorFlow)
   if os.environ.get("S3_ENDPOINT"):
     os.environ.setdefault("AWS_ENDPOINT_URL_S3", os.environ["S3_ENDPOINT"])

@@ -6,7 +6,11 @@ import os
 import pytest
 import yaml
 
-import components  # noqa: F401  (the Keras choice, before TF loads Keras)
+import startup
+
+startup.start()  # the Keras choice, before TF loads Keras: as every entry point
+
+# isort: split
 from convert import digits
 from convert.rows import write_rows
 from dataset import declaration

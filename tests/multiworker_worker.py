@@ -14,7 +14,9 @@ import json
 import os
 import sys
 
-import trainer  # noqa: F401  (the Keras choice, before TF loads Keras)
+import startup
+
+startup.start()
 
 # isort: split
 import numpy as np

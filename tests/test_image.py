@@ -75,7 +75,7 @@ def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
 
 # Floors, lowest first (STYLE.md 10): a package imports only from its own floor
 # or below, so data flows one way and no two folders import each other.
-FLOORS = [{"storage", "records", "serving"}, {"convert"}, {"dataset"},
+FLOORS = [{"startup"}, {"storage", "records", "serving"}, {"convert"}, {"dataset"},
           {"trainer", "components", "tuner", "metadata"},
           {"pipeline"}, {"debug"}, {"cli", "kubeflow", "bench"}]
 
@@ -149,8 +149,35 @@ def test_the_gpu_variant_installs_the_cuda_libraries_tensorflow_was_built_for():
       "a CUDA base image brings its own cuDNN, not TF's"
 
 
+def image_env() -> dict:
+  """The environment kubeflow/Dockerfile's ENV lines give every process."""
+  text = re.sub(r"\\\n\s*", " ", read("kubeflow/Dockerfile"))
+  found = {}
+  for line in re.findall(r"^ENV (.*)$", text, re.M):
+    found.update(re.findall(r"(\w+)=(\S+)", line))
+  return found
+
+
+def test_the_image_runs_as_a_non_root_user_that_any_uid_can_replace():
+  dockerfile = read("kubeflow/Dockerfile")
+  users = re.findall(r"^USER (\S+)$", dockerfile, re.M)
+  assert users and users[-1].isdigit() and int(users[-1]) != 0, users
+  # OpenShift assigns any uid in group 0: the user's group is 0, and what a
+  # step writes outside its outputs is /tmp.
+  assert re.search(rf"useradd --uid {users[-1]} --gid 0 ", dockerfile), dockerfile
+  env = image_env()
+  assert env["HOME"] == env["TMPDIR"] == "/tmp", env
+
+
+def test_the_image_declares_the_keras_choice_for_processes_it_does_not_start():
+  from startup import KERAS_ENV
+  env = image_env()
+  assert {k: env.get(k) for k in KERAS_ENV} == KERAS_ENV, env
+
+
 def test_a_trainer_given_a_gpu_tensorflow_cannot_use_stops_and_names_why():
-  assert not tf.config.list_physical_devices("GPU"), "this test needs a machine without a GPU"
+  if tf.config.list_physical_devices("GPU"):
+    pytest.skip("this machine has a GPU: the test is of one without")
   with pytest.raises(distribute.NoGPU) as e:
     distribute.require_gpus(1)
   message = str(e.value)

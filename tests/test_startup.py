@@ -3,7 +3,9 @@ TFX, Beam or kfp: each entry point runs, as a user starts it, in a fresh
 process, and that process's `sys.modules` is read after each call. How fast
 that is, is bench.convert_bench's business; this says what is loaded."""
 
+import ast
 import json
+import os
 import subprocess
 import sys
 
@@ -94,3 +96,65 @@ def test_talking_to_kubeflow_loads_kfp_but_not_tfx(tmp_path):
       heavy=("tensorflow", "tfx", "apache_beam"))
   lines = [x for x in proc.stderr.splitlines() if x.startswith("error: ")]
   assert len(lines) == 3 and all("127.0.0.1:9" in x for x in lines), proc.stderr[-3000:]
+
+
+def _import_time_statements(tree):
+  """The statements a module runs when imported: its top level, into
+  if/try/with blocks and class bodies, not into functions."""
+  todo = list(tree.body)
+  while todo:
+    node = todo.pop()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      continue
+    yield node
+    for field in ("body", "orelse", "finalbody", "handlers"):
+      todo += [n for n in getattr(node, field, []) if isinstance(n, ast.stmt)
+               or isinstance(n, ast.ExceptHandler)]
+
+
+def _sets_process_state(node) -> bool:
+  """os.environ[...] = / sys.modules[...] = / os.environ.update(...) etc."""
+  def is_state(expr):
+    return (isinstance(expr, ast.Attribute) and isinstance(expr.value, ast.Name)
+            and (expr.value.id, expr.attr) in (("os", "environ"), ("sys", "modules")))
+  for sub in ast.walk(node):
+    if isinstance(sub, (ast.Assign, ast.AugAssign)):
+      targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+      if any(isinstance(t, ast.Subscript) and is_state(t.value) for t in targets):
+        return True
+    if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+        and is_state(sub.func.value) and sub.func.attr in ("update", "setdefault", "pop")):
+      return True
+  return False
+
+
+def test_no_package_sets_the_process_up_when_imported():
+  """Only startup.start() sets the environment or the tensorflow-io guard:
+  a module's import-time code never does (a Beam worker that unpickles our
+  functions would otherwise get whatever its imports happened to set)."""
+  from tests.test_image import project_packages
+  found = []
+  for package in sorted(project_packages() - {"startup"}) + ["bench"]:
+    for folder, _, files in os.walk(os.path.join(REPO, package)):
+      for name in files:
+        if name.endswith(".py"):
+          path = os.path.join(folder, name)
+          tree = ast.parse(open(path, encoding="utf-8").read())
+          found += [f"{os.path.relpath(path, REPO)}:{node.lineno}"
+                    for node in _import_time_statements(tree)
+                    if isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr))
+                    and _sets_process_state(node)]
+  assert not found, f"import-time process set-up outside startup/: {found}"
+
+
+def test_start_makes_the_keras_choice_and_keeps_tensorflow_io_unloaded():
+  probe = ("import os, sys, json, startup\nstartup.start()\n"
+           "import tensorflow as tf, tensorflow_model_analysis\n"
+           "print(json.dumps([os.environ.get('TF_USE_LEGACY_KERAS'), "
+           "tf.keras.__name__.split('.')[0], sys.modules.get('tensorflow_io', 0) is None]))")
+  env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
+  proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env,
+                        capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["1", "tf_keras", True], \
+      proc.stdout

@@ -10,7 +10,9 @@ import json
 import os
 import sys
 
-import trainer  # noqa: F401  (tf-keras, chosen before TensorFlow loads)
+import startup
+
+startup.start()  # tf-keras, before TensorFlow loads
 
 # isort: split
 import storage

@@ -1,0 +1,72 @@
+"""Process set-up: one explicit call, `start`, that every entry point makes first.
+
+It does, before TensorFlow loads (each is read once, when it does):
+- the Keras choice: tf-keras (Keras 2), `TF_USE_LEGACY_KERAS=1`. Under Keras
+  3, the default in TF 2.16, TFX 1.16's Trainer fails ("`inputs` not
+  connected to `outputs`"), TFT's transform layer is a Keras 2 layer, and
+  MultiWorkerMirroredStrategy with `fit` fails. `trainer/model.py` refuses
+  to build a model if the choice did not take effect;
+- the tensorflow-io guard: TFMA imports tensorflow-io whenever it is
+  installed, and a process that loaded it aborts at exit (134); it stays
+  unloaded until an s3:// URI needs it (storage/ `enable`);
+- how much the process prints, when asked (`quiet`): TensorFlow's C++ logs,
+  Python warnings (also for child processes, through the environment), and
+  the libraries' Python loggers. Errors always print.
+
+Nothing is set by importing a package: an import side effect reaches only
+the processes that happen to import it, and Beam's SDK workers on Flink,
+Spark or Dataflow import none of ours. For those, the image declares the
+same Keras choice in its environment (kubeflow/Dockerfile, KERAS_ENV).
+"""
+
+import logging
+import os
+import sys
+import warnings
+from typing import Optional
+
+KERAS_ENV = {"TF_USE_LEGACY_KERAS": "1"}
+NOISY_LOGGERS = ("absl", "tensorflow", "apache_beam", "tfx", "ml_metadata",
+                 "google", "googleapiclient", "urllib3", "kfp", "h5py")
+_QUIET_WARNINGS = "ignore::FutureWarning,ignore::DeprecationWarning,ignore::UserWarning"
+
+
+def start(quiet: Optional[bool] = None) -> None:
+  """Sets this process up; call it first, before anything imports TensorFlow.
+
+  Args:
+    quiet: True for errors only, False for every library's INFO logs, None
+      to leave logging as the libraries set it (a step's log on Kubeflow).
+  """
+  os.environ.update(KERAS_ENV)
+  if "tensorflow_io" not in sys.modules:
+    sys.modules["tensorflow_io"] = None  # an import raises ImportError until `enable`
+  if quiet is not None:
+    _logs(quiet)
+
+
+def _logs(quiet: bool) -> None:
+  from absl import logging as absl_logging
+  if not quiet:
+    logging.basicConfig(level=logging.INFO,
+                        format="%(levelname)s %(name)s: %(message)s")
+    for name in NOISY_LOGGERS:
+      logging.getLogger(name).setLevel(logging.INFO)
+    absl_logging.set_verbosity(absl_logging.INFO)
+    return
+  os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+  os.environ["PYTHONWARNINGS"] = _QUIET_WARNINGS
+  for category in (FutureWarning, DeprecationWarning, UserWarning):
+    warnings.filterwarnings("ignore", category=category)
+  # A root handler at ERROR, made first, so that a library's later
+  # basicConfig() call is a no-op rather than a second, chattier handler.
+  logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+  for handler in logging.getLogger().handlers:
+    handler.setLevel(logging.ERROR)
+  for name in NOISY_LOGGERS:
+    logging.getLogger(name).setLevel(logging.ERROR)
+  # absl stays at INFO for the local runner's progress lines (pipeline/logs.py);
+  # the root handler above drops the rest. Through absl's own flag: TF saves
+  # and restores absl's verbosity around SavedModel exports, and would
+  # otherwise reset a plain setLevel.
+  absl_logging.set_verbosity(absl_logging.INFO)
