@@ -39,6 +39,7 @@ config as a second YAML document; and the PipelineJob JSON, which Vertex AI
 Pipelines takes.
 """
 
+import dataclasses
 import json
 import os
 from typing import Dict, Optional, Tuple
@@ -135,6 +136,22 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
   spec["defaultPipelineRoot"] = config.pipeline_root
 
 
+# Beam options that already tell the workers where TFX comes from.
+DEPENDENCY_FLAGS = ("--sdk_container_image", "--worker_harness_container_image",
+                    "--extra_package", "--setup_file", "--requirements_file")
+
+
+def beam_args_for_image(beam_args, image: str) -> list:
+  """The Beam arguments, with the step's own image as the SDK workers' on a
+  distributed runner (Dataflow, Flink, Spark): it holds TFX and this
+  project, and declares the Keras choice (kubeflow/Dockerfile). TFX then
+  builds no sdist of itself for them in every Beam step."""
+  beam_args = list(beam_args)
+  if not beam_args or any(a.split("=")[0] in DEPENDENCY_FLAGS for a in beam_args):
+    return beam_args
+  return beam_args + [f"--sdk_container_image={image}"]
+
+
 def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
   """The steps Kubeflow must always run. With spans, only SpanWindow:
   ImportExampleGen reads immutable spans named by its values, and
@@ -186,6 +203,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   """
   check_name(config.pipeline_name)
   check_env(env or {})
+  config = dataclasses.replace(config, beam_args=beam_args_for_image(config.beam_args, image))
   # Compiling opens nothing: each run resolves its inputs (submit, or the step).
   pipeline = create_pipeline(config, unresolved_inputs(config))
   runner = tfx.orchestration.experimental.KubeflowV2DagRunner(

@@ -150,9 +150,21 @@ def _last_line(e: BaseException) -> str:
   return f"{type(e).__name__}: {text[-1]}" if text else type(e).__name__
 
 
+def beam_args_of(parsed, argv0: str) -> list:
+  """The step's Beam arguments, without the program's own path.
+
+  TFX's flags parser is handed the whole argv by absl and keeps what it does
+  not know as Beam arguments, argv[0] included; a non-empty list makes TFX
+  build an sdist of itself in every Beam step ("Creating temporary sdist
+  package", `dependency_utils.make_beam_dependency_flags`), for workers
+  that here run the image, which has TFX installed.
+  """
+  return [a for a in parsed[1] if a != argv0]
+
+
 def run(parsed) -> int:
   """Runs one step; returns its exit status."""
-  args, beam_args = parsed
+  args, beam_args = parsed[0], beam_args_of(parsed, sys.argv[0])
   record = Recorder(args.json_serialized_invocation_args)
   try:
     storage.check([args.json_serialized_invocation_args], "this step's ")

@@ -209,7 +209,10 @@ def test_beam_args_reach_every_data_components_container(tmp_path, capsys):
   for label in ("ImportExampleGen_executor", "StatisticsGen_executor",
                 "Transform_executor", "Evaluator_executor"):
     args = executors[label]["container"]["args"]
-    assert args[-3:] == ["--runner=DataflowRunner", "--project=p", "--region=r"], label
+    # The workers run the step's image: TFX builds no sdist of itself.
+    image = executors[label]["container"]["image"]
+    assert args[-4:] == ["--runner=DataflowRunner", "--project=p", "--region=r",
+                         f"--sdk_container_image={image}"], (label, args[-4:])
   assert "skipped: the check of the declaration against the records under " \
       "gs://bkt/data/digits (--skip-data-check)" in capsys.readouterr().err
 
@@ -450,3 +453,50 @@ def test_the_tuner_is_compiled_only_with_tuning_declared(compiled, tmp_path):
   executor = spec["components"]["Tuner"]["executorLabel"]
   env = spec["deploymentSpec"]["executors"][executor]["container"]["env"]
   assert {"name": "TUNER_WORKERS", "value": "3"} in env, env
+
+
+def test_a_users_own_worker_image_is_kept():
+  from kubeflow.compile import beam_args_for_image
+  mine = ["--runner=FlinkRunner", "--sdk_container_image=r/mine:2"]
+  assert beam_args_for_image(mine, "r/i:1") == mine
+  assert beam_args_for_image([], "r/i:1") == []  # in-pod DirectRunner: no option, no sdist
+
+
+def test_the_step_passes_tfx_no_beam_argument_of_its_own():
+  """absl hands TFX's parser argv[0] too, which TFX kept as a Beam argument
+  and built an sdist for ("Creating temporary sdist package")."""
+  from kubeflow.container import beam_args_of
+  from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
+  argv = ["/opt/venv/lib/python3.10/site-packages/kubeflow/container.py",
+          "--executor_class_path", "x.Y", "--json_serialized_invocation_args", "{}"]
+  parsed = tfx_entry._parse_flags(argv)
+  assert parsed[1] == [argv[0]], parsed[1]  # what TFX alone would use
+  assert beam_args_of(parsed, argv[0]) == []
+  assert beam_args_of(tfx_entry._parse_flags(argv + ["--runner=FlinkRunner"]), argv[0]) == [
+      "--runner=FlinkRunner"]
+
+
+def test_every_step_retries_with_backoff_unless_told_not_to(tmp_path):
+  from kubeflow.exit_step import tasks
+  spec, job = compile_digits(tmp_path / "default", "--notify", "http://127.0.0.1:1/hook")
+  policies = {name: task.get("retryPolicy") for name, task in tasks(spec).items()}
+  assert set(policies) >= {"Trainer", "Pusher", "Transform"}, policies
+  assert all(p == {"maxRetryCount": 2, "backoffDuration": "30s", "backoffFactor": 2.0,
+                   "backoffMaxDuration": "600s"} for p in policies.values()), policies
+  # The webhook step is not retried: a retry would post the outcome twice.
+  assert "retryPolicy" not in spec["root"]["dag"]["tasks"]["notify"]
+  assert tasks(job["pipelineSpec"])["Trainer"]["retryPolicy"]["maxRetryCount"] == 2
+  # The kfp SDK reads it back (strict proto parsing).
+  from google.protobuf import json_format
+  from kfp.pipeline_spec import pipeline_spec_pb2
+  json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
+  spec, _ = compile_digits(tmp_path / "none", "--retries", "0")
+  assert not any("retryPolicy" in t for t in tasks(spec).values())
+
+
+@pytest.mark.parametrize("value", ["-1", "11", "two"])
+def test_a_bad_retry_count_is_one_line(tmp_path, capsys, value):
+  assert kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/p",
+                   "--output-dir", str(tmp_path), "--retries", value]) == 2
+  assert f"--retries: expected an integer from 0 to 10, found '{value}'" in \
+      capsys.readouterr().err

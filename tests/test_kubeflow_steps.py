@@ -398,3 +398,9 @@ def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
   resumed = [line for line in log.splitlines() if "resumed from step " in line]
   assert resumed and " of 400 " in resumed[0], log[-3000:]
   assert "checkpoints of the finished training deleted" in log, log[-3000:]
+
+
+def test_no_step_builds_an_sdist_of_tfx(ran):
+  built = [p.name for p in (ran["root"] / "logs").glob("*.log")
+           if "Creating temporary sdist package" in p.read_text()]
+  assert not built, built
