@@ -465,8 +465,9 @@ def test_a_users_own_worker_image_is_kept():
 def test_the_step_passes_tfx_no_beam_argument_of_its_own():
   """absl hands TFX's parser argv[0] too, which TFX kept as a Beam argument
   and built an sdist for ("Creating temporary sdist package")."""
-  from kubeflow.container import beam_args_of
   from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
+
+  from kubeflow.container import beam_args_of
   argv = ["/opt/venv/lib/python3.10/site-packages/kubeflow/container.py",
           "--executor_class_path", "x.Y", "--json_serialized_invocation_args", "{}"]
   parsed = tfx_entry._parse_flags(argv)
