@@ -139,7 +139,8 @@ def _search(search_id: str, tuning: Tuning, data: TrialData, workers: int,
   # Seeded by the id: a forced new search does not replay the last one's trials.
   trials = tuner_search.search(tuning, data, workers,
                                lambda line: print(f"Tuner: {line}", flush=True),
-                               seed=int(search_id.rsplit("-", 1)[1], 16) % 2**31)
+                               seed=int(search_id.rsplit("-", 1)[1], 16) % 2**31,
+                               state_dir=record.oracle_dir(serving_dir, search_id))
   if not trials or trials[0]["score"] is None:
     raise RuntimeError(f"Tuner: no trial of {len(trials)} completed; their errors are "
                        "in the log above")

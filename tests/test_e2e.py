@@ -216,6 +216,8 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
   assert "train: 1474 examples, eval: 323 examples" in text["statistics"]
   assert "png 500" in text["statistics"] and "8x8x1" in text["statistics"]
   assert "No anomalies" in text["anomalies"]
+  # What the Trainer decided (and, after an interruption, "resumed from step ...").
+  assert "warm start: none, no model is served yet" in text["training"], text["training"]
   assert "No drift check in this run: the data has no spans" in text["drift"], text["drift"]
   assert "Blessed." in text["evaluation"] and ">= 0.9" in text["evaluation"]
   per_class = text["evaluation"].split("Per class (label)")[1]

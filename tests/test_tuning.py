@@ -6,10 +6,12 @@ The Kubeflow side (SpanWindow chooses the search, the backend's cache serves
 the run after it, `tuning.every`) is in tests/test_kubeflow_steps.py.
 """
 
+import glob
 import io
 import json
 import os
 import re
+import time
 
 import numpy as np
 import pytest
@@ -18,7 +20,7 @@ from convert.digits import write_digits
 from dataset import declaration
 from dataset.tuning import Dimension, Tuning
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
-from tests.runs import run_local
+from tests.runs import run_local, start_local
 from tuner import record
 
 pytestmark = pytest.mark.e2e
@@ -192,3 +194,42 @@ def test_a_search_is_planned_again_when_asked_changed_or_spans_past_every(tmp_pa
       Dimension("learning_rate", "log_uniform", (1e-5, 1e-2)),))
   changed, why = record.plan(wider, found, 3)
   assert changed != first and "tuning: changed since search" in why, why
+
+
+def _completed_trials(serving: str) -> set:
+  found = set()
+  for path in glob.glob(os.path.join(serving, "tuning", "*", "oracle", "search",
+                                     "trial_*", "trial.json")):
+    try:
+      trial = json.load(open(path))
+    except ValueError:  # being written
+      continue
+    if trial.get("status") == "COMPLETED":
+      found.add(trial["trial_id"])
+  return found
+
+
+def test_an_interrupted_search_resumes_its_oracle(tmp_path):
+  """A run killed in the middle of its search (as a preempted Tuner pod),
+  then run again: the same search (planned, so the same id) goes on from
+  the trials already done. Both runs stop at the Tuner."""
+  path = _declaration(tmp_path, {**TUNING, "max_trials": 4})
+  args = ["--dataset", path, "--output-dir", str(tmp_path / "out"), "--to-node", "Tuner"]
+  serving = str(tmp_path / "out" / "digits" / "serving")
+  first = start_local(*args)
+  while len(_completed_trials(serving)) < 2:
+    assert first.poll() is None, "the run ended before two trials were done: " + \
+        first.communicate()[0][-3000:]
+    time.sleep(0.1)
+  first.kill()
+  first.communicate()
+  done = _completed_trials(serving)
+  assert record.latest(serving) is None, "the killed search was recorded as finished"
+  code, out, err = run_local(*args)
+  assert code == 0, out[-3000:] + err[-3000:]
+  assert f"Tuner: resumed an interrupted search: {len(done)} of 4 trials already done" in out, \
+      out[-3000:]
+  rerun = set(re.findall(r"Tuner: trial (\d+) \(worker-\d\): accuracy", out))
+  assert rerun and not rerun & done, f"trials done before the kill ran again: {rerun & done}"
+  search = record.latest(serving)
+  assert len(search["trials"]) == 4, search["trials"]

@@ -4,7 +4,9 @@ Each finished search is a folder `<serving dir>/tuning/<id>/` holding
 `best_hyperparameters.txt` (keras-tuner's HyperParameters config, as TFX's
 own Tuner writes it) and `search.json` (when, on which span, the trials),
 written last: a folder without it is a search that did not finish. The
-latest search is the one that finished last.
+latest search is the one that finished last. Its `oracle/` holds the
+oracle's state, saved as each trial ends, which a search interrupted
+before it finished resumes from.
 
 The serving dir is the one place every run of a pipeline reads and writes
 on both runners: TF Serving loads only its numbered folders, and a Kubeflow
@@ -40,6 +42,12 @@ def search_id(tuning: Tuning, span: Optional[int], tune: str = "") -> str:
   digest = hashlib.sha256(json.dumps([searched(tuning), span, tune],
                                      sort_keys=True).encode()).hexdigest()[:10]
   return f"{'all' if span is None else f'span{span}'}-{digest}"
+
+
+def oracle_dir(serving_dir: str, search: str) -> str:
+  """Where a search's oracle keeps its state as trials end: an interrupted
+  search (a preempted Tuner step, a killed run) resumes from it."""
+  return os.path.join(searches_dir(serving_dir), search, "oracle")
 
 
 def latest(serving_dir: str) -> Optional[dict]:

@@ -114,9 +114,15 @@ def _run_workers(oracle, tuning: Tuning, data: TrialData, workers: int,
 
 
 def search(tuning: Tuning, data: TrialData, workers: int = 1,
-           say: Callable[[str], None] = print, seed: int = 0) -> List[Dict]:
-  """Runs the search; returns its trials, best first (see `trials`)."""
-  oracle = space.make_oracle(tuning, seed)
+           say: Callable[[str], None] = print, seed: int = 0,
+           state_dir: str = "") -> List[Dict]:
+  """Runs the search, resuming the one an interrupted attempt left in
+  `state_dir`; returns its trials, best first (see `trials`)."""
+  oracle = space.make_oracle(tuning, seed, state_dir)
+  done = [t for t in oracle.trials.values() if t.status == "COMPLETED"]
+  if done:
+    say(f"resumed an interrupted search: {len(done)} of {tuning.max_trials} trials "
+        f"already done, {len(oracle._retry_queue)} to run again")
   if workers <= 1:
     work(oracle, "worker-0", tuning, data, say)
   else:

@@ -10,6 +10,8 @@ keras_tuner is imported inside these functions, never by the Trainer.
 import math
 import tempfile
 
+import tensorflow as tf
+
 from dataset import metrics
 from dataset.tuning import Tuning
 
@@ -43,9 +45,10 @@ def objective(tuning: Tuning):
   return kt.Objective(metric.name, "max" if metric.higher_is_better else "min")
 
 
-def make_oracle(tuning: Tuning, seed: int = 0):
-  """The chief's oracle for `tuning`, keeping its state in a temporary folder
-  (the results that matter go into the Tuner's artifacts)."""
+def make_oracle(tuning: Tuning, seed: int = 0, state_dir: str = ""):
+  """The chief's oracle for `tuning`, keeping its state in `state_dir`, and
+  reloaded from it when an earlier attempt left one there (its unfinished
+  trials run again); without one, in a temporary folder."""
   from keras_tuner import oracles
   common = dict(objective=objective(tuning), hyperparameters=hyperparameters(tuning),
                 seed=seed, max_consecutive_failed_trials=3)
@@ -59,7 +62,9 @@ def make_oracle(tuning: Tuning, seed: int = 0):
     oracle = oracles.HyperbandOracle(max_epochs=HYPERBAND_EPOCHS, factor=3, **common)
     oracle.max_trials = tuning.max_trials
   oracle.verbose = 0  # tuner/search.py prints a line per trial
-  oracle._set_project_dir(tempfile.mkdtemp(prefix="oracle-"), "search")
+  oracle._set_project_dir(state_dir or tempfile.mkdtemp(prefix="oracle-"), "search")
+  if state_dir and tf.io.gfile.exists(oracle._get_oracle_fname()):
+    oracle.reload()
   return oracle
 
 

@@ -22,6 +22,7 @@ import tensorflow as tf
 from debug.report import dag, data, drift, evaluation, serving, training, tuning
 from debug.report.html import Raw, esc, page, png, section, table
 from metadata import store as st
+from trainer import warm_start
 
 
 def report_path(metadata_path: str, run_id: str) -> str:
@@ -128,12 +129,14 @@ def _node_table(run: st.Run) -> List[str]:
 def _training(model_run: Optional[str]) -> List[str]:
   if not model_run:
     return ['<p class="note">The Trainer did not run in this run.</p>']
+  # What the Trainer decided: the warm start, a resume from a checkpoint.
+  notes = [f"<p>{esc(note)}</p>" for note in warm_start.read_notes(model_run)]
   curves = training.read_curves(model_run)
   if not curves:
-    return [f'<p class="note">No TensorBoard logs under {esc(model_run)}.</p>']
+    return notes + [f'<p class="note">No TensorBoard logs under {esc(model_run)}.</p>']
   images = [png(training.chart(metric, per_split), f"{metric} per epoch")
             for metric, per_split in sorted(curves.items())]
-  return ['<div class="side">' + "".join(images) + "</div>",
+  return notes + ['<div class="side">' + "".join(images) + "</div>",
           f"<p>TensorBoard logs: <code>{esc(model_run)}</code>; open them with "
           f"<code>tensorboard --logdir {esc(model_run)}</code>.</p>"]
 
