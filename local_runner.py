@@ -170,7 +170,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   except (AnomaliesFound, DriftFound) as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
-  except Exception:  # a component failed: its error in full, then the report
+  except Exception:  # noqa: BLE001  (a component failed: its error in full, then the report)
     traceback.print_exc()
     status = 1
   upstream = {c.id: [u.id for u in c.upstream_nodes] for c in pipeline.components}

@@ -84,13 +84,13 @@ def _source(args):
   # Each source's libraries (Pillow; pandas and Arrow's CSV and Parquet
   # readers; NumPy's loaders) load only when it is the one converting.
   if args.source == "images":
-    from convert.images import ImageFolder  # noqa: PLC0415
+    from convert.images import ImageFolder
     return ImageFolder(args.folder, args.resize, args.encode), args.folder
   if args.source == "table":
-    from convert.tables import Table  # noqa: PLC0415
+    from convert.tables import Table
     return Table(args.file, args.label, args.image_column, args.key, args.resize,
                  args.encode, args.skip_bad, args.strict), args.file
-  from convert.arrays import Arrays  # noqa: PLC0415
+  from convert.arrays import Arrays
   return Arrays(args.files, args.images_key, args.label_key, args.labels), \
       ", ".join(args.files)
 

@@ -24,9 +24,9 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
   # TensorFlow and the metadata protos load here: the other commands need neither.
-  from google.protobuf import text_format  # noqa: PLC0415
+  from google.protobuf import text_format
 
-  from dataset import check, schema  # noqa: PLC0415
+  from dataset import check, schema
   try:
     decl = declaration.load(args.declaration)
   except declaration.DeclarationError as e:

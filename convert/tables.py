@@ -56,7 +56,7 @@ def read_table(path: str, skip_bad: bool, skipped: list) -> pa.Table:
     raise ConvertError(f"{path}: no such file")
   if path.endswith(".parquet"):
     try:
-      import pyarrow.parquet as pq  # noqa: PLC0415  (pandas and Arrow datasets: 0.2 s)
+      import pyarrow.parquet as pq  # pandas and Arrow datasets: 0.2 s
       return pq.read_table(path)
     except (pa.ArrowInvalid, OSError) as e:
       raise ConvertError(f"{path}: not a readable Parquet file: {e}") from None

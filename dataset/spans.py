@@ -9,10 +9,11 @@ says where with TFX's placeholders: `span-{SPAN}/train/*` or
 A run reads the last `data.window` spans (1, the latest, by default). TFX's
 own window (a resolver with SpanRangeStrategy) does not compile for Kubeflow
 Pipelines v2, so the window is resolved here, by listing the spans when the
-run starts: by `local_runner.py` when it builds the pipeline, and by
-`python -m kubeflow submit` before it submits, which passes the result on as
-runtime parameters. Each span of the window becomes its own pair of splits
-(`train_span4`, `eval_span4`, ...) of one ImportExampleGen output, so that
+run starts: by `local_runner.py` when it builds the pipeline, and on
+Kubeflow by the run's first step, SpanWindow (pipeline/window_step.py),
+which passes the result on to the later steps as output parameters. Each
+span of the window becomes its own pair of splits (`train_span4`,
+`eval_span4`, ...) of one ImportExampleGen output, so that
 Transform can key its analyzer cache by span (components/transform.py) and
 the split names say which data a model saw. Data without `{SPAN}` keeps the
 splits `train` and `eval`.

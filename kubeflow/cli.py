@@ -57,7 +57,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     api = sys.modules.get("kfp_server_api")
     if api is None or not isinstance(e, api.ApiException):
       raise
-    from kubeflow import client  # noqa: PLC0415
+    from kubeflow import client
     status, message = 1, f"Kubeflow refused the request: {client.describe(e)}"
   if args.verbose:
     traceback.print_exc()

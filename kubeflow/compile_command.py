@@ -82,8 +82,8 @@ def run(args) -> int:
   """Checks the declaration, the locations and (unless skipped) the first
   records, then compiles."""
   # TensorFlow and TFX load here, once the flags have parsed.
-  from dataset import check  # noqa: PLC0415
-  from kubeflow.compile import check_name, compile_pipeline  # noqa: PLC0415
+  from dataset import check
+  from kubeflow.compile import check_name, compile_pipeline
   decl = flags.load_declaration(args)
   name = flags.pipeline_name(args, decl)
   serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"

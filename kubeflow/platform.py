@@ -86,9 +86,9 @@ def platform_spec(args, executor_of: Dict[str, str]) -> Dict:
     ArgumentTypeError: a flag names a component the pipeline does not have.
   """
   # kfp's protos load here, at compile time, not for --help.
-  from google.protobuf import json_format  # noqa: PLC0415
-  from kfp.kubernetes import kubernetes_executor_config_pb2 as k8s  # noqa: PLC0415
-  from kfp.pipeline_spec import pipeline_spec_pb2  # noqa: PLC0415
+  from google.protobuf import json_format
+  from kfp.kubernetes import kubernetes_executor_config_pb2 as k8s
+  from kfp.pipeline_spec import pipeline_spec_pb2
   configs = {label: k8s.KubernetesExecutorConfig() for label in executor_of.values()}
 
   def config_of(flag: str, node: str):

@@ -21,7 +21,7 @@ from kubeflow import cron, exit_step, step_status
 def _params(args, spec: dict) -> dict:
   """The runtime parameters the flags set. With spans, nothing is listed
   here: the pipeline's first step finds its window (pipeline/window_step.py)."""
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir)):
     if uri:
       storage.check_scheme(uri, flag)
@@ -66,7 +66,7 @@ def _spec_file(args):
 
 
 def _submit(args) -> int:
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec)
@@ -79,7 +79,7 @@ def _submit(args) -> int:
 
 
 def _schedule(args) -> int:
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   expression = cron.normalize(args.cron)  # a typo fails before any connection
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
@@ -96,7 +96,7 @@ def _schedule(args) -> int:
 
 
 def _schedules(args) -> int:
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   kfp_client = _connect(args)
   experiment_id = client.find_experiment(kfp_client, args.experiment, args.namespace)
   if args.action == "list":
@@ -125,7 +125,7 @@ FINISHED = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
 
 def _outcome(run, pipeline: str, default_root: str) -> str:
   """What a finished run did, from its steps' records (kubeflow/step_status.py)."""
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   if run.state not in FINISHED:
     return ""
   root = (run.runtime_config and run.runtime_config.pipeline_root) or default_root
@@ -144,7 +144,7 @@ def _outcome(run, pipeline: str, default_root: str) -> str:
 
 
 def _runs(args) -> int:
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   spec = _load(args.spec)[0]
   name = spec["pipelineInfo"]["name"]
   kfp_client = _connect(args)
@@ -184,7 +184,7 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
 def _connect(args):
   """kfp's usual sources: --host or $KF_PIPELINES_ENDPOINT; --token or the
   service-account token file that Kubeflow mounts in its pods."""
-  from kubeflow import client  # noqa: PLC0415  (kfp: when the command runs)
+  from kubeflow import client  # kfp: when the command runs
   host = args.host or os.environ.get("KF_PIPELINES_ENDPOINT")
   if not host:
     raise argparse.ArgumentTypeError(
@@ -194,7 +194,7 @@ def _connect(args):
 
 
 def _token_from_file() -> Optional[str]:
-  import kfp.client as kfp_client_env  # noqa: PLC0415
+  import kfp.client as kfp_client_env
   path = os.environ.get(kfp_client_env.KF_PIPELINES_SA_TOKEN_ENV,
                         kfp_client_env.KF_PIPELINES_SA_TOKEN_PATH)
   try:

@@ -76,7 +76,7 @@ def open_store(path: str) -> mlmd.MetadataStore:
   try:
     store = mlmd.MetadataStore(config)
     store.get_context_types()
-  except Exception as e:  # MLMD raises its own errors, or a bare RuntimeError
+  except Exception as e:  # noqa: BLE001  (MLMD raises its own errors, or a bare RuntimeError)
     raise StoreError(f"{path}: expected an ML Metadata SQLite store, found a file "
                      f"it cannot read ({type(e).__name__}: {str(e).split(' query:')[0]})") from None
   return store

@@ -28,8 +28,10 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                            "declaration's data.root")
   parser.add_argument("--pipeline-name",
                       help="default: the declaration's name")
-  parser.add_argument("--train-steps", type=int,
-                      default=TrainingConfig.train_steps)
+  parser.add_argument("--train-steps", dest="train", action=_TrainSteps, type=int,
+                      default=argparse.SUPPRESS,
+                      metavar="N", help="shorthand for --train train_steps=N (default "
+                                        f"{TrainingConfig.train_steps}); the later one wins")
   parser.add_argument("--threshold", "--min-accuracy", dest="threshold", type=float,
                       help="bless a model only if its blessing metric (the "
                            "declaration's evaluation.metric, default accuracy) "
@@ -68,6 +70,15 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
                            "unchanged")
 
 
+class _TrainSteps(argparse.Action):
+  """`--train-steps N` is `--train train_steps=N`, in command-line order.
+  (A flag of its own with a default used to override `--train
+  train_steps=...` silently.)"""
+
+  def __call__(self, parser, namespace, values, option_string=None):
+    namespace.train = [*namespace.train, f"train_steps={values}"]
+
+
 def load_declaration(args: argparse.Namespace) -> declaration.Declaration:
   """The declaration named by --dataset, with --data-root applied.
 
@@ -92,7 +103,7 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
   return PipelineConfig(
       pipeline_name=pipeline_name(args, decl),
       pipeline_root=pipeline_root, serving_dir=serving_dir, declaration=decl,
-      training=training_config(args.train).with_train_steps(args.train_steps),
+      training=training_config(args.train),
       materialize=args.materialize,
       threshold=args.threshold, max_change=args.max_change,
       enable_cache=not args.no_cache,
@@ -111,7 +122,7 @@ def training_config(settings: List[str]) -> TrainingConfig:
     ConfigError: an unknown field, or a value of the wrong type, named.
   """
   fields = {f.name: f.type for f in dataclasses.fields(TrainingConfig)}
-  values = {}
+  values = {}  # the last setting of a field wins
   for setting in settings:
     name, sep, value = setting.partition("=")
     if not sep or name not in fields:
@@ -122,6 +133,9 @@ def training_config(settings: List[str]) -> TrainingConfig:
     except ValueError:
       raise ConfigError(f"--train {setting!r}: expected a {fields[name].__name__} "
                         f"value, found {value!r}") from None
+  if "train_steps" in values and "epochs" not in values:
+    # Fewer steps than the default epochs: one step per epoch.
+    values["epochs"] = min(TrainingConfig.epochs, values["train_steps"])
   return TrainingConfig(**values)
 
 

@@ -40,7 +40,7 @@ def hold(home: str, pipeline_name: str, command: str) -> None:
     parent = os.path.dirname(parent)
   os.makedirs(home, exist_ok=True)
   path = os.path.join(home, LOCK_FILE)
-  f = open(path, "a+")  # noqa: SIM115  (held open until the process ends)
+  f = open(path, "a+")  # held open until the process ends
   try:
     fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
   except BlockingIOError:

@@ -140,7 +140,7 @@ def check(texts: Iterable[str], what: str = "") -> None:
     _reachable.add(bucket)
 
 
-def exit(status: int) -> None:  # noqa: A001  (it is the process's exit)
+def exit(status: int) -> None:  # it is the process's exit
   """Ends the process with `status`.
 
   After the s3 file system was loaded, the interpreter's own shutdown aborts

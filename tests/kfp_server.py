@@ -165,7 +165,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
       json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
       for document in platform:
         json_format.ParseDict(document, pipeline_spec_pb2.PlatformSpec())
-    except Exception as e:  # any parse failure is the client's fault: 400
+    except Exception as e:  # noqa: BLE001  (any parse failure is the client's fault: 400)
       raise ApiError(400, f"not a pipeline spec: {e}") from None
     return spec
 

@@ -231,8 +231,8 @@ def test_both_runners_take_the_same_pipeline_flags():
   assert wanted <= kubeflow_flags
   args = local_runner.parse_args(["--max-accuracy-drop", "0.05",
                                   "--beam-args=--direct_num_workers=2", "--train-steps", "5"])
-  assert (args.max_change, args.beam_args, args.train_steps) == (
-      0.05, "--direct_num_workers=2", 5)
+  assert (args.max_change, args.beam_args, args.train) == (
+      0.05, "--direct_num_workers=2", ["train_steps=5"])
 
 
 def test_compile_from_the_command_line_starts_quietly(tmp_path):
@@ -429,7 +429,7 @@ def test_bad_platform_flags_give_one_clear_line(tmp_path, capsys, flags, message
 
 def test_a_trainer_given_a_gpu_is_told_to_insist_on_it(compiled):
   """--resource Trainer:gpus=1 makes the Trainer stop, rather than train on
-  the CPU, when TensorFlow cannot use the GPU (test_gpu_image.py)."""
+  the CPU, when TensorFlow cannot use the GPU (tests/test_image.py)."""
   custom = json.loads(compiled["spec"]["root"]["dag"]["tasks"]["Trainer"]["inputs"]
                       ["parameters"]["custom_config"]["runtimeValue"]["constant"])
   assert custom["training"]["gpus"] == 1

@@ -211,6 +211,22 @@ def test_train_flags_set_training_config_fields():
           config.max_crop_fraction) == ("custom", 128, True, 0.1)
 
 
+@pytest.mark.parametrize("argv, steps, epochs", [
+    ([], 800, 8),
+    (["--train", "train_steps=100"], 100, 8),  # was silently 800
+    (["--train-steps", "5"], 5, 5),  # fewer steps than epochs: one per epoch
+    (["--train", "train_steps=100", "--train-steps", "50"], 50, 8),  # the later wins
+    (["--train-steps", "50", "--train", "train_steps=100"], 100, 8),
+    (["--train-steps", "40", "--train", "epochs=4"], 40, 4),
+])
+def test_train_steps_is_shorthand_for_the_train_setting(argv, steps, epochs):
+  import local_runner
+  from pipeline.flags import training_config
+  args = local_runner.parse_args(argv)
+  config = training_config(args.train)
+  assert (config.train_steps, config.epochs) == (steps, epochs), args.train
+
+
 @pytest.mark.parametrize("setting, message", [
     ("loops=custom", "FIELD one of train_steps"), ("batch_size", "expected FIELD=VALUE"),
     ("batch_size=big", "expected a int value, found 'big'"),

@@ -48,9 +48,11 @@ def test_schemes_tensorflow_cannot_open_are_refused_with_what_to_use(uri, messag
   assert message in str(e.value)
 
 
-def test_folders_gs_and_s3_are_accepted():
-  for uri in ("/data/x", "relative/x", "gs://b/x", "s3://b/x"):
-    storage.check_scheme(uri, "--data-root")
+@pytest.mark.parametrize("uri,found", [("/data/x", ""), ("relative/x", ""),
+                                       ("gs://b/x", "gs"), ("S3://b/x", "s3")])
+def test_folders_gs_and_s3_are_accepted(uri, found):
+  assert storage.scheme(uri) == found
+  assert storage.check_scheme(uri, "--data-root") is None  # raises for the others
 
 
 def test_a_reachable_bucket_passes_and_the_process_exits_0():

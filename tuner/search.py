@@ -42,7 +42,7 @@ def work(oracle, tuner_id: str, tuning: Tuning, data: TrialData,
     steps = space.trial_steps(tuning, values)
     try:
       result = run_trial(data, space.training_values(values), steps, tuning.objective)
-    except Exception:  # a setting that cannot train: the oracle moves on
+    except Exception:  # noqa: BLE001  (a setting that cannot train: the oracle moves on)
       trial.status, trial.message = "FAILED", traceback.format_exc()
       say(f"trial {trial.trial_id} ({tuner_id}) failed: {trial.message.splitlines()[-1]}")
       oracle.end_trial(trial)

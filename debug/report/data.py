@@ -165,7 +165,7 @@ def _image_tallies(files: List[str], images) -> dict:
         with Image.open(io.BytesIO(values[0])) as image:
           formats[(image.format or "unknown").lower()] += 1
           sizes[(image.width, image.height, len(image.getbands()))] += 1
-      except Exception:  # the summary reports undecodable bytes, not fails on them
+      except Exception:  # noqa: BLE001  (the summary reports undecodable bytes, not fails on them)
         formats["undecodable"] += 1
   return tallies
 
