@@ -42,8 +42,7 @@ import os
 
 from tfx import v1 as tfx
 from tfx.dsl.io import fileio
-from tfx.proto import pusher_pb2
-from tfx.utils import io_utils, path_utils, proto_utils
+from tfx.utils import io_utils, path_utils
 
 import serving
 from trainer import warm_start
@@ -52,13 +51,6 @@ SOURCE = "source_model"
 # In the Evaluator's blessing folder: the served version it judged against
 # ("none" when nothing was served), which the Pusher checks at landing.
 JUDGED = "judged_against.txt"
-
-
-def serving_directory(push_destination: str) -> str:
-  """The filesystem base directory of a JSON PushDestination."""
-  destination = pusher_pb2.PushDestination()
-  proto_utils.json_to_proto(push_destination, destination)
-  return destination.filesystem.base_directory
 
 
 @tfx.dsl.components.component
@@ -75,7 +67,7 @@ def BaselineModel(
     fileio.makedirs(model.uri)
     with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:
       f.write(training_key)
-  base = serving_directory(push_destination)
+  base = serving.from_push_destination(push_destination)
   if served_version == serving.NONE:
     source = None
   elif served_version:
@@ -96,7 +88,7 @@ def has_model(artifact) -> bool:
   as other types once Kubeflow has stored them.
   """
   return fileio.exists(os.path.join(path_utils.serving_model_path(artifact.uri),
-                                    "saved_model.pb"))
+                                    serving.SAVED_MODEL))
 
 
 def served_source(artifact) -> str:

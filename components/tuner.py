@@ -20,7 +20,6 @@ by SpanWindow on Kubeflow), or "" to choose it here.
 
 import json
 import os
-import re
 import time
 from typing import Optional
 
@@ -30,7 +29,8 @@ from tfx.dsl.io import fileio
 from tfx.proto import trainer_pb2
 from tfx.types import artifact_utils
 
-from components.baseline import serving_directory
+import serving
+from dataset import spans
 from dataset.declaration import Declaration
 from dataset.tuning import Tuning
 from trainer.config import TrainingConfig
@@ -63,7 +63,7 @@ def workers() -> int:
 
 def newest_span(splits) -> Optional[int]:
   """The newest span among split names (`train_span4`), or None without spans."""
-  found = [int(m.group(1)) for s in splits for m in [re.search(r"_span(\d+)", s)] if m]
+  found = [span for span in map(spans.span_of_split, splits) if span is not None]
   return max(found) if found else None
 
 
@@ -102,7 +102,7 @@ def Tuner(
   """Reuses or runs a search; writes the best settings and the trials."""
   spec = json.loads(config)
   tuning = Tuning.from_dict(spec["tuning"])
-  serving_dir = serving_directory(push_destination)
+  serving_dir = serving.from_push_destination(push_destination)
   train = json_format.Parse(train_args, trainer_pb2.TrainArgs()).splits
   span = newest_span(train)
   search, found, why = choose(tuning, serving_dir, search, tune, span)

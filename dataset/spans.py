@@ -71,8 +71,20 @@ class Window:
     return f"span {names[0]}" if len(names) == 1 else f"spans {', '.join(names)}"
 
 
+# A window's split names (`train_span4`, `eval_span4_v2`): written by
+# `split_suffix`, read by `span_of_split`, nowhere else.
+_SPLIT_SPAN = re.compile(r"_span(\d+)(?:_v\d+)?$")
+
+
 def split_suffix(span: int, version: Optional[int]) -> str:
   return f"_span{span}" + (f"_v{version}" if version is not None else "")
+
+
+def span_of_split(split: str) -> Optional[int]:
+  """The span a split name is of (`train_span4`, `eval_span4_v2`: 4), or
+  None for a split of data without spans (`train`)."""
+  found = _SPLIT_SPAN.search(split)
+  return int(found.group(1)) if found else None
 
 
 def split_of(file_pattern: str) -> str:
@@ -85,7 +97,7 @@ def split_of(file_pattern: str) -> str:
 
 
 def is_span_split(split: str) -> bool:
-  return "_span" in split
+  return span_of_split(split) is not None
 
 
 def _regex(pattern: str):

@@ -12,7 +12,6 @@ declared feature that no request carries is skewed too.
 """
 
 import os
-import re
 import tempfile
 from typing import List, Tuple
 
@@ -21,10 +20,9 @@ import tensorflow_data_validation as tfdv
 from tfx.utils import io_utils
 
 from components import drift
+from dataset import spans
 from metadata import store as st
 from records.format import BadRecord, read_records
-
-SPAN = re.compile(r"_span(\d+)$")
 
 
 def _requests(path: str, folder: str) -> Tuple[str, int]:
@@ -54,7 +52,7 @@ def _training(store, run: st.Run):
   """(split name, its statistics, the schema) of the run's newest training split."""
   splits = st.split_uris(store, st.output(store, run, "StatisticsGen", "statistics"))
   train = sorted((s for s in splits if s.startswith("train")),
-                 key=lambda s: int(SPAN.search(s).group(1)) if SPAN.search(s) else 0)
+                 key=lambda s: spans.span_of_split(s) or 0)
   schema = (st.output(store, run, "CuratedSchema", "schema")
             or st.output(store, run, "SchemaGen", "schema"))
   if not train or schema is None:

@@ -29,7 +29,7 @@ from absl import logging
 from tfx import v1 as tfx
 from tfx.types.standard_artifacts import String
 
-from components.baseline import serving_directory
+import serving
 from dataset.declaration import Data
 from dataset.tuning import Tuning
 from pipeline.config import PipelineConfig
@@ -70,7 +70,7 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
     raise ValueError(f"SpanWindow: runtime parameter train_steps: expected an "
                      f"integer, found {train_steps!r}") from None
   inputs = resolve(Data(root=data_root, **spec["data"]), "SpanWindow",
-                   serving_directory(push_destination), spec["settings"],
+                   serving.from_push_destination(push_destination), spec["settings"],
                    spec["materialize"], steps, spec["eval_steps"],
                    Tuning.from_dict(spec.get("tuning")))
   values = {name: to_json(value) for name, value in inputs.protos.items()}

@@ -25,6 +25,11 @@ serving the version it has). A push killed half-way leaves no numbered
 folder that holds `saved_model.pb` without the rest, and the next push
 takes a number above it.
 
+Beside the versions, `tuning/<search id>/` holds the hyperparameter
+searches (`searches_dir`; tuner/record.py writes what is inside): a search
+found for one model is found again by every later run of the pipeline, on
+either runner.
+
 A rollback (`rollback`) pushes a copy of an earlier version as the newest,
 recording in `assets.extra/rollback.json` which version it copies and
 which it replaced; nothing is ever deleted.
@@ -52,10 +57,24 @@ TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
 ROLLBACK = os.path.join("assets.extra", "rollback.json")
 TRAINING_KEY = "training_key"  # in trained_on.json
 NONE = "none"  # a run's served version when nothing is served
+SEARCHES = "tuning"  # the hyperparameter searches' folder
 
 
 class ServingError(ValueError):
   """A serving-dir operation that cannot be done; says why in one line."""
+
+
+def from_push_destination(push_destination: str) -> str:
+  """The serving dir a JSON PushDestination (the Pusher's parameter) names."""
+  from tfx.proto import pusher_pb2
+  from tfx.utils import proto_utils
+  destination = pusher_pb2.PushDestination()
+  proto_utils.json_to_proto(push_destination, destination)
+  return destination.filesystem.base_directory
+
+
+def searches_dir(base_directory: str) -> str:
+  return os.path.join(base_directory, SEARCHES)
 
 
 def versions(base_directory: str) -> List[str]:

@@ -90,3 +90,11 @@ def test_bad_windows_are_named(tmp_path, data, expected):
   with pytest.raises(declaration.DeclarationError) as e:
     declaration.load(write_declaration(tmp_path, raw))
   assert expected in str(e.value)
+
+
+@pytest.mark.parametrize("span, version", [(4, None), (12, 2)])
+def test_a_windows_split_names_give_back_their_span(span, version):
+  for split in ("train", "eval"):
+    name = split + spans.split_suffix(span, version)
+    assert spans.span_of_split(name) == span and spans.is_span_split(name), name
+  assert spans.span_of_split("train") is None and not spans.is_span_split("train")

@@ -74,7 +74,7 @@ def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
     One line for the run's output: where the weights came from, or why
     training starts from scratch.
   """
-  if not base_model or not tf.io.gfile.exists(os.path.join(base_model, "saved_model.pb")):
+  if not base_model or not tf.io.gfile.exists(os.path.join(base_model, serving.SAVED_MODEL)):
     return "warm start: none, no model is served yet; training from scratch"
   source = source_of(base_model)
   path = os.path.join(base_model, WEIGHTS)

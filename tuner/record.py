@@ -21,16 +21,12 @@ from typing import Optional, Tuple
 
 import tensorflow as tf
 
+import serving
 from dataset.tuning import Tuning
 
-FOLDER = "tuning"
 BEST = "best_hyperparameters.txt"
 SEARCH = "search.json"
 TRIALS = "trials.json"  # the Tuner's TunerResults: the search and why it ran or was reused
-
-
-def searches_dir(serving_dir: str) -> str:
-  return os.path.join(serving_dir, FOLDER)
 
 
 def search_id(tuning: Tuning, span: Optional[int], tune: str = "") -> str:
@@ -47,12 +43,12 @@ def search_id(tuning: Tuning, span: Optional[int], tune: str = "") -> str:
 def oracle_dir(serving_dir: str, search: str) -> str:
   """Where a search's oracle keeps its state as trials end: an interrupted
   search (a preempted Tuner step, a killed run) resumes from it."""
-  return os.path.join(searches_dir(serving_dir), search, "oracle")
+  return os.path.join(serving.searches_dir(serving_dir), search, "oracle")
 
 
 def latest(serving_dir: str) -> Optional[dict]:
   """The latest finished search's `search.json`, with its `folder`, or None."""
-  base = searches_dir(serving_dir)
+  base = serving.searches_dir(serving_dir)
   if not tf.io.gfile.isdir(base):
     return None
   found = [f for f in (find(serving_dir, name.rstrip("/"))
@@ -62,7 +58,7 @@ def latest(serving_dir: str) -> Optional[dict]:
 
 def find(serving_dir: str, search: str) -> Optional[dict]:
   """One finished search's record, with its `folder`, or None."""
-  folder = os.path.join(searches_dir(serving_dir), search)
+  folder = os.path.join(serving.searches_dir(serving_dir), search)
   path = os.path.join(folder, SEARCH)
   if not tf.io.gfile.exists(path):
     return None
@@ -72,7 +68,7 @@ def find(serving_dir: str, search: str) -> Optional[dict]:
 
 def save(serving_dir: str, search: dict, best_hyperparameters: dict) -> str:
   """Writes a finished search; `search.json` last. Returns its folder."""
-  folder = os.path.join(searches_dir(serving_dir), search["id"])
+  folder = os.path.join(serving.searches_dir(serving_dir), search["id"])
   tf.io.gfile.makedirs(folder)
   with tf.io.gfile.GFile(os.path.join(folder, BEST), "w") as f:
     f.write(json.dumps(best_hyperparameters, sort_keys=True))
