@@ -18,7 +18,8 @@ from typing import Dict, List, Tuple
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import anomalies_pb2, schema_pb2, statistics_pb2
 
-from dataset.types import Declaration, Drift, drift_from_dict
+from dataset.policies import Drift, drift_from_dict
+from dataset.types import Declaration
 
 SIZE = "(number of examples)"
 MEASURES = {"L_INFTY": "L-infinity distance",

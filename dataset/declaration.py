@@ -1,8 +1,9 @@
 """The dataset declaration: one YAML file that says what a dataset's records hold.
 
 This module reads and validates it (`load`, `parse`) into the types of
-`dataset/types.py`, which it re-exports: `declaration.load(path)` gives a
-`declaration.Declaration`.
+`dataset/types.py` (the `evaluation:`, `drift:` and `serving:` sections:
+`dataset/policies.py`), which it re-exports: `declaration.load(path)` gives
+a `declaration.Declaration`.
 
 The format is docs/declaration.md's; `datasets/digits.yaml` is the worked
 example. Every error names the file, the field, what was expected and what
@@ -15,27 +16,23 @@ from typing import Any, Mapping
 
 import yaml
 
-from dataset import metrics
+from dataset import policies
 from dataset.fields import MISSING, DeclarationError, FieldReader
+from dataset.policies import Drift, Evaluation
 from dataset.tuning import parse_tuning
 from dataset.types import (
   BACKBONES,
   COMPRESSIONS,
-  DRIFT_ACTIONS,
   ENCODINGS,
   KINDS,
   LABEL_KINDS,
-  SERVING_BATCHES,
   SPLIT_NAMES,
   Backbone,
   Data,
   Declaration,
-  Drift,
-  Evaluation,
   Feature,
   Image,
   Label,
-  Serving,
 )
 from records.images import RAW_DTYPES
 
@@ -43,6 +40,7 @@ __all__ = ["BACKBONES", "COMPRESSIONS", "ENCODINGS", "KINDS", "LABEL_KINDS",
            "SPLIT_NAMES", "Backbone", "Data", "Declaration", "DeclarationError", "Drift",
            "Evaluation", "Feature", "Image", "Label", "is_uri", "load", "parse",
            "resolve"]
+
 
 def is_uri(path: str) -> bool:
   """True for a filesystem URI such as gs://bucket/dir (TFX's fileio reads those)."""
@@ -199,12 +197,12 @@ def parse(raw: Any, path: str) -> Declaration:
     schema = os.path.normpath(os.path.join(base, schema))
     if not os.path.isfile(schema):
       raise r.fail("schema", "an existing schema file", schema)
-  evaluation = _evaluation(r, raw.get("evaluation", {}), label)
+  evaluation = policies.evaluation(r, raw.get("evaluation", {}), label)
   return Declaration(name=name, path=os.path.abspath(path),
                      data=_data(r, raw.get("data"), base), label=label,
                      features=features, schema=schema, evaluation=evaluation,
-                     drift=_drift(r, raw.get("drift", {}), features),
-                     serving=_serving(r, raw.get("serving", {})),
+                     drift=policies.drift(r, raw.get("drift", {}), features),
+                     serving=policies.serving(r, raw.get("serving", {})),
                      tuning=parse_tuning(r, raw.get("tuning"), label, evaluation.metric,
                                          any(f.image.backbone for f in features
                                              if f.kind == "image")))
@@ -232,57 +230,6 @@ def _label(r: FieldReader, node: Any) -> Label:
     raise r.fail("label.classes", f"{num_classes} names (num_classes)",
                  f"{len(classes)} names")
   return Label(name, num_classes, classes)
-
-
-def _evaluation(r: FieldReader, node: Any, label: Label) -> Evaluation:
-  node = r.mapping(node, "evaluation", ("metric", "threshold", "max_change"))
-  known = metrics.for_label(label.kind)
-  metric = r.get(node, "evaluation", "metric", str, next(iter(known)), tuple(known))
-  if metric == "auc" and label.num_classes != 2:
-    raise r.fail("evaluation.metric", "accuracy: auc needs exactly 2 classes",
-                 f"auc with {label.num_classes} classes")
-  if known[metric].higher_is_better:
-    threshold = r.get(node, "evaluation", "threshold", (int, float), 0.9)
-  elif "threshold" not in node:
-    # An error in the label's own units has no default that fits every dataset.
-    raise r.fail("evaluation.threshold", f"a number: the largest {metric} a model "
-                 "may have and be blessed (a regression label needs one)", MISSING)
-  else:
-    threshold = r.get(node, "evaluation", "threshold", (int, float))
-  max_change = r.get(node, "evaluation", "max_change", (int, float), 0.01)
-  if max_change < 0:
-    raise r.fail("evaluation.max_change", "a number >= 0", max_change)
-  return Evaluation(metric, float(threshold), float(max_change))
-
-
-def _drift(r: FieldReader, node: Any, features: tuple) -> Drift:
-  node = r.mapping(node, "drift", ("categorical", "numeric", "size", "features", "action"))
-  bounds = {}
-  for key, default in (("categorical", 0.1), ("numeric", 0.1), ("size", 0.5)):
-    bounds[key] = r.get(node, "drift", key, (int, float), default)
-    if not 0 < bounds[key] <= (1 if key != "size" else 1e9):
-      raise r.fail(f"drift.{key}", "a number above 0" + (" and at most 1" if key != "size"
-                                                          else ""), bounds[key])
-  overrides = r.get(node, "drift", "features", dict, {})
-  comparable = {f.name for f in features if f.kind != "image"}
-  for name, value in overrides.items():
-    if name not in comparable:
-      raise r.fail(f"drift.features.{name}", "a declared feature that is not an image "
-                   f"({', '.join(sorted(comparable))})", name)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-      raise r.fail(f"drift.features.{name}", "a number above 0 and at most 1", value)
-  action = r.get(node, "drift", "action", str, "warn", DRIFT_ACTIONS)
-  return Drift(float(bounds["categorical"]), float(bounds["numeric"]), float(bounds["size"]),
-               tuple(sorted((str(k), float(v)) for k, v in overrides.items())), action)
-
-
-def _serving(r: FieldReader, node: Any) -> Serving:
-  node = r.mapping(node, "serving", ("p99_ms",))
-  budget = r.mapping(node.get("p99_ms", {}), "serving.p99_ms", SERVING_BATCHES)
-  for key, value in budget.items():
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-      raise r.fail(f"serving.p99_ms.{key}", "milliseconds, a number above 0", value)
-  return Serving(tuple(sorted((str(k), float(v)) for k, v in budget.items())))
 
 
 def load(path: str) -> Declaration:

@@ -10,7 +10,7 @@ An image feature's settings, and its backbone's, are nested types (`Image`,
 import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from dataset import metrics
+from dataset.policies import Drift, Evaluation, Serving, drift_from_dict
 from dataset.tuning import Tuning
 from records.images import RAW_DTYPES
 
@@ -142,69 +142,6 @@ class Label:
 
 
 @dataclasses.dataclass(frozen=True)
-class Evaluation:
-  """What blesses a model: a metric, its threshold, and the largest change
-  for the worse against the served model.
-
-  For metrics where higher is better (accuracy, auc) `threshold` is a lower
-  bound and `max_change` the largest drop; for rmse and mae an upper bound
-  and the largest rise.
-  """
-  metric: str = "accuracy"
-  threshold: float = 0.9
-  max_change: float = 0.01
-
-  @property
-  def higher_is_better(self) -> bool:
-    return metrics.named(self.metric).higher_is_better
-
-
-DRIFT_ACTIONS = ("warn", "stop")
-# The batch sizes the serving check measures latency at.
-SERVING_BATCHES = ("batch_1", "batch_64")
-
-
-@dataclasses.dataclass(frozen=True)
-class Drift:
-  """How far the newest span may move from the span before it.
-
-  Attributes:
-    categorical: the largest L-infinity distance between the two spans'
-      value frequencies (0 to 1) of a categorical feature.
-    numeric: the largest Jensen-Shannon divergence (0 to 1) between the two
-      spans' histograms of a numeric or sequence feature.
-    size: the largest relative change in the number of examples (0.5: from
-      half to one and a half times the earlier span's).
-    features: (feature, threshold) pairs that override the defaults.
-    action: `stop` (the run exits 1 before Transform) or `warn` (it goes on
-      and says so at its end).
-  """
-  categorical: float = 0.1
-  numeric: float = 0.1
-  size: float = 0.5
-  features: Tuple[Tuple[str, float], ...] = ()
-  action: str = "warn"
-
-  def threshold(self, feature: str, kind: str) -> float:
-    return dict(self.features).get(
-        feature, self.categorical if kind == "categorical" else self.numeric)
-
-
-@dataclasses.dataclass(frozen=True)
-class Serving:
-  """What the serving check (components/serving_check.py) holds a candidate
-  model to, beyond answering correctly.
-
-  Attributes:
-    p99_ms: (batch, milliseconds) pairs, batch `batch_1` or `batch_64`: the
-      largest 99th-percentile latency of `serving_default` at that batch
-      size. Empty: latency is measured and reported, never a reason to
-      refuse a model.
-  """
-  p99_ms: Tuple[Tuple[str, float], ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
 class Data:
   """Where the records are.
 
@@ -276,10 +213,3 @@ class Declaration:
         drift=drift_from_dict(d.get("drift")),
         serving=Serving(tuple(tuple(p) for p in (d.get("serving") or {}).get("p99_ms", ()))),
         tuning=Tuning.from_dict(d.get("tuning")))
-
-
-def drift_from_dict(d: Optional[Mapping[str, Any]]) -> Drift:
-  """The inverse of `dataclasses.asdict` for a Drift (None: the defaults)."""
-  if not d:
-    return Drift()
-  return Drift(**{**d, "features": tuple(tuple(pair) for pair in d.get("features", ()))})
