@@ -29,10 +29,6 @@ import psutil
 
 import startup
 
-startup.start()  # the project's Keras choice, tf-keras, for both pipelines
-
-# isort: split
-
 SAMPLE_S = 0.2
 EVAL_STEPS = 20
 
@@ -151,4 +147,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+  startup.start()  # the project's Keras choice, tf-keras, for both pipelines
   sys.exit(main())

@@ -102,8 +102,8 @@ def check_env(env: Dict[str, str]) -> None:
 
 
 def retry_policy(retries: int) -> Dict:
-  """A PipelineTaskSpec.RetryPolicy, as JSON; {} for no retries."""
-  return {"maxRetryCount": retries, **BACKOFF} if retries else {}
+  """A PipelineTaskSpec.RetryPolicy, as JSON."""
+  return {"maxRetryCount": retries, **BACKOFF}
 
 
 def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
@@ -118,8 +118,8 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
     executors[label]["container"]["resources"] = resource_spec(resources)
   for node in never_cached(config):
     tasks[node].pop("cachingOptions", None)
-  for task in tasks.values():
-    if retries:
+  if retries:
+    for task in tasks.values():
       task["retryPolicy"] = retry_policy(retries)
   for task in tasks.values():
     for value in task.get("inputs", {}).get("parameters", {}).values():

@@ -134,8 +134,9 @@ def training_config(settings: List[str]) -> TrainingConfig:
       raise ConfigError(f"--train {setting!r}: expected a {fields[name].__name__} "
                         f"value, found {value!r}") from None
   if "train_steps" in values and "epochs" not in values:
-    # Fewer steps than the default epochs: one step per epoch.
-    values["epochs"] = min(TrainingConfig.epochs, values["train_steps"])
+    # TrainingConfig's own rule: fewer steps than epochs, one step per epoch.
+    steps = values.pop("train_steps")
+    return TrainingConfig(**values).with_train_steps(steps)
   return TrainingConfig(**values)
 
 
