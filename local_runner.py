@@ -151,7 +151,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   Returns:
     1 if a component failed (its error printed), None otherwise.
   """
-  from tfx import v1 as tfx
+  from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
   from components.anomalies_gate import AnomaliesFound
   from components.drift_gate import DriftFound
@@ -166,7 +166,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   status = None
   try:
     with logs.Progress(state_of):
-      tfx.orchestration.LocalDagRunner().run(pipeline, run_options=run_options)
+      LocalDagRunner().run(pipeline, run_options=run_options)
   except (AnomaliesFound, DriftFound) as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
@@ -197,7 +197,7 @@ def verdict(config, inputs, metadata_path: str, partial: bool) -> int:
 
 def run(args: argparse.Namespace) -> int:
   """Checks the declaration, runs the pipeline, prints and reports the outcome."""
-  from tfx import v1 as tfx
+  from tfx.orchestration import metadata as tfx_metadata
 
   from components.tuner import WORKERS_ENV
   from dataset import declaration
@@ -219,7 +219,7 @@ def run(args: argparse.Namespace) -> int:
   os.environ[WORKERS_ENV] = str(config.tune_workers)  # not in the cache key
   pipeline = create_pipeline(
       config, inputs,
-      tfx.orchestration.metadata.sqlite_metadata_connection_config(metadata_path))
+      tfx_metadata.sqlite_metadata_connection_config(metadata_path))
   try:
     run_options, rerun = partial_run.plan(pipeline, args.from_node, args.to_node,
                                           metadata_path)

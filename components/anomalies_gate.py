@@ -9,8 +9,9 @@ before Transform; `create_pipeline` makes Transform wait for it.
 import os
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
-from tfx import v1 as tfx
-from tfx.types import standard_artifact_utils
+from tfx.dsl.component.experimental.annotations import InputArtifact
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifact_utils, standard_artifacts
 from tfx.utils import io_utils
 
 SCHEMA_DIFF = "SchemaDiff.pb"
@@ -44,10 +45,10 @@ def read_anomalies(artifact) -> dict:
   return result
 
 
-@tfx.dsl.components.component
+@component
 def AnomaliesGate(
-    anomalies: tfx.dsl.components.InputArtifact[
-        tfx.types.standard_artifacts.ExampleAnomalies]) -> None:
+    anomalies: InputArtifact[
+        standard_artifacts.ExampleAnomalies]) -> None:
   """Fails the run when ExampleValidator found anomalies in any split."""
   found = {split: describe(a) for split, a in
            read_anomalies(anomalies).items()}

@@ -40,8 +40,10 @@ step's cache is switched off in the compiled spec (kubeflow/compile.py).
 
 import os
 
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.io import fileio
+from tfx.types import standard_artifacts
 from tfx.utils import io_utils, path_utils
 
 import serving
@@ -53,13 +55,13 @@ SOURCE = "source_model"
 JUDGED = "judged_against.txt"
 
 
-@tfx.dsl.components.component
+@component
 def BaselineModel(
-    push_destination: tfx.dsl.components.Parameter[str],
-    served_version: tfx.dsl.components.Parameter[str],
-    training_key: tfx.dsl.components.Parameter[str],
-    model: tfx.dsl.components.OutputArtifact[
-        tfx.types.standard_artifacts.Model]) -> None:
+    push_destination: Parameter[str],
+    served_version: Parameter[str],
+    training_key: Parameter[str],
+    model: OutputArtifact[
+        standard_artifacts.Model]) -> None:
   """Copies the served model `served_version` (or, if "", the newest) into
   `model`, or leaves it empty; hands the Trainer this run's `training_key`
   beside it (the Trainer records it beside the model it exports)."""

@@ -11,8 +11,11 @@ import os
 
 from google.protobuf import text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.components.base import base_component
+from tfx.dsl.io import fileio
+from tfx.types import standard_artifacts
 
 SCHEMA_FILE = "schema.pbtxt"
 
@@ -30,15 +33,15 @@ def parse_schema(text: str, source: str) -> schema_pb2.Schema:
                      f"found a parse error: {e}") from None
 
 
-@tfx.dsl.components.component
+@component
 def CuratedSchema(
-    schema_text: tfx.dsl.components.Parameter[str],
-    schema: tfx.dsl.components.OutputArtifact[
-        tfx.types.standard_artifacts.Schema]) -> None:
+    schema_text: Parameter[str],
+    schema: OutputArtifact[
+        standard_artifacts.Schema]) -> None:
   """Writes `schema_text` as the Schema artifact (`schema.pbtxt`)."""
   parsed = parse_schema(schema_text, "CuratedSchema.schema_text")
-  tfx.dsl.io.fileio.makedirs(schema.uri)
-  with tfx.dsl.io.fileio.open(os.path.join(schema.uri, SCHEMA_FILE), "w") as f:
+  fileio.makedirs(schema.uri)
+  with fileio.open(os.path.join(schema.uri, SCHEMA_FILE), "w") as f:
     f.write(text_format.MessageToString(parsed))
 
 

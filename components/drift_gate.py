@@ -24,9 +24,10 @@ import os
 
 import tensorflow_data_validation as tfdv
 from tensorflow_metadata.proto.v0 import schema_pb2
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.io import fileio
-from tfx.types import standard_artifact_utils
+from tfx.types import standard_artifact_utils, standard_artifacts
 from tfx.utils import io_utils
 
 from components import drift
@@ -80,15 +81,15 @@ def measure(baseline_json: str, statistics, schema_uri: str, data_root: str,
               current, previous, [m.feature for m in measured if m.drifted])}
 
 
-@tfx.dsl.components.component
+@component
 def DriftGate(
-    statistics: tfx.dsl.components.InputArtifact[
-        tfx.types.standard_artifacts.ExampleStatistics],
-    schema: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Schema],
-    drift_baseline: tfx.dsl.components.Parameter[str],
-    data_root: tfx.dsl.components.Parameter[str],
-    rules: tfx.dsl.components.Parameter[str],
-    result: tfx.dsl.components.OutputArtifact[tfx.types.standard_artifacts.String]) -> None:
+    statistics: InputArtifact[
+        standard_artifacts.ExampleStatistics],
+    schema: InputArtifact[standard_artifacts.Schema],
+    drift_baseline: Parameter[str],
+    data_root: Parameter[str],
+    rules: Parameter[str],
+    result: OutputArtifact[standard_artifacts.String]) -> None:
   """Measures the newest span's drift; fails the run if it must stop."""
   found = measure(drift_baseline, statistics, schema.uri, data_root, rules)
   result.value = json.dumps(found, sort_keys=True)

@@ -32,9 +32,11 @@ import os
 
 import tensorflow as tf
 from absl import logging
-from tfx import v1 as tfx
 from tfx.components.example_gen import utils
 from tfx.components.example_gen.import_example_gen import executor as tfx_executor
+from tfx.components.example_gen.import_example_gen.component import (
+    ImportExampleGen as TfxImportExampleGen,
+)
 from tfx.components.example_gen.write_split import DEFAULT_FILE_NAME
 from tfx.components.util import examples_utils
 from tfx.dsl.components.base import executor_spec
@@ -123,6 +125,6 @@ class Executor(NoPrism, tfx_executor.Executor):
     return True
 
 
-class ImportExampleGen(tfx.components.ImportExampleGen):
+class ImportExampleGen(TfxImportExampleGen):
   """TFX's ImportExampleGen, running the executor above."""
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)

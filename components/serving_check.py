@@ -27,8 +27,9 @@ import tempfile
 
 import tensorflow as tf
 from absl import logging
-from tfx import v1 as tfx
-from tfx.types import standard_artifact_utils
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifact_utils, standard_artifacts
 from tfx.utils import path_utils
 
 from serving import check
@@ -94,15 +95,15 @@ def record(infra_blessing, result: dict, checked: bool) -> None:
       infra_blessing.set_float_custom_property(f"{stat}_ms_{batch}", figures[stat])
 
 
-@tfx.dsl.components.component
+@component
 def ServingCheck(
-    model: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Model],
-    examples: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Examples],
-    blessing: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.ModelBlessing],
-    contract: tfx.dsl.components.Parameter[str],
-    example_splits: tfx.dsl.components.Parameter[str],
-    infra_blessing: tfx.dsl.components.OutputArtifact[
-        tfx.types.standard_artifacts.InfraBlessing]) -> None:
+    model: InputArtifact[standard_artifacts.Model],
+    examples: InputArtifact[standard_artifacts.Examples],
+    blessing: InputArtifact[standard_artifacts.ModelBlessing],
+    contract: Parameter[str],
+    example_splits: Parameter[str],
+    infra_blessing: OutputArtifact[
+        standard_artifacts.InfraBlessing]) -> None:
   """Loads a blessed candidate in a fresh process and checks that it serves."""
   if not blessing.get_int_custom_property("blessed"):
     record(infra_blessing, {"passed": False, "latency_ms": {}, "checks": [],

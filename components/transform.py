@@ -25,11 +25,11 @@ import uuid
 
 from absl import logging
 from tensorflow_transform.beam import analyzer_cache
-from tfx import v1 as tfx
 from tfx.components.transform import executor
+from tfx.components.transform.component import Transform as TfxTransform
 from tfx.dsl.components.base import executor_spec
 from tfx.dsl.io import fileio
-from tfx.types import artifact_utils, standard_component_specs
+from tfx.types import artifact_utils, standard_artifacts, standard_component_specs
 from tfx.utils import io_utils
 
 from components.local_beam import NoPrism
@@ -107,7 +107,7 @@ class Executor(NoPrism, executor.Executor):
     shared = config.get(CACHE_CONFIG_KEY) if caching else None
     if shared and fileio.isdir(shared) and not input_dict.get(
         standard_component_specs.ANALYZER_CACHE_KEY):
-      cache = tfx.types.standard_artifacts.TransformCache()
+      cache = standard_artifacts.TransformCache()
       cache.uri = shared
       input_dict = {**input_dict, standard_component_specs.ANALYZER_CACHE_KEY: [cache]}
     # TFX's Do builds its processor by this module-level name, with no hook
@@ -123,7 +123,7 @@ class Executor(NoPrism, executor.Executor):
       logging.info("Analyzer cache %s: new or updated entries %s", shared, published)
 
 
-class Transform(tfx.components.Transform):
+class Transform(TfxTransform):
   """TFX's Transform, running the executor above."""
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 

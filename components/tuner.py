@@ -24,10 +24,11 @@ import time
 from typing import Optional
 
 from google.protobuf import json_format
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.io import fileio
 from tfx.proto import trainer_pb2
-from tfx.types import artifact_utils
+from tfx.types import artifact_utils, standard_artifacts
 
 import serving
 from dataset import spans
@@ -44,7 +45,7 @@ from tuner.trial import TrialData
 # cache. The local runner sets it from --tune-workers; the compiled Kubeflow
 # spec sets it in the Tuner's container.
 WORKERS_ENV = "TUNER_WORKERS"
-Param = tfx.dsl.components.Parameter
+Param = Parameter
 
 
 def tuner_config(decl: Declaration, training: TrainingConfig, materialized: bool) -> str:
@@ -88,17 +89,17 @@ def choose(tuning: Tuning, serving_dir: str, search: str, tune: str, span):
       f"a new search was asked for when the run started (--tune): {search}")
 
 
-@tfx.dsl.components.component
+@component
 def Tuner(
-    examples: tfx.dsl.components.InputArtifact[tfx.types.standard_artifacts.Examples],
-    transform_graph: tfx.dsl.components.InputArtifact[
-        tfx.types.standard_artifacts.TransformGraph],
+    examples: InputArtifact[standard_artifacts.Examples],
+    transform_graph: InputArtifact[
+        standard_artifacts.TransformGraph],
     config: Param[str], push_destination: Param[str], train_args: Param[str],
     eval_args: Param[str], search: Param[str], tune: Param[str],
-    best_hyperparameters: tfx.dsl.components.OutputArtifact[
-        tfx.types.standard_artifacts.HyperParameters],
-    tuner_results: tfx.dsl.components.OutputArtifact[
-        tfx.types.standard_artifacts.TunerResults]) -> None:
+    best_hyperparameters: OutputArtifact[
+        standard_artifacts.HyperParameters],
+    tuner_results: OutputArtifact[
+        standard_artifacts.TunerResults]) -> None:
   """Reuses or runs a search; writes the best settings and the trials."""
   spec = json.loads(config)
   tuning = Tuning.from_dict(spec["tuning"])

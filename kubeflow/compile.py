@@ -45,8 +45,12 @@ import os
 from typing import Dict, Optional, Tuple
 
 import yaml
-from tfx import v1 as tfx
 from tfx.dsl.io import fileio
+from tfx.orchestration.data_types import RuntimeParameter
+from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
+    KubeflowV2DagRunner,
+    KubeflowV2DagRunnerConfig,
+)
 
 from components.tuner import WORKERS_ENV
 from dataset import spans
@@ -168,7 +172,7 @@ def runtime_defaults(pipeline) -> Dict:
   defaults = {}
   for component in pipeline.components:
     for value in component.exec_properties.values():
-      if isinstance(value, tfx.dsl.experimental.RuntimeParameter):
+      if isinstance(value, RuntimeParameter):
         defaults[value.name] = value.default
   return defaults
 
@@ -206,8 +210,8 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   config = dataclasses.replace(config, beam_args=beam_args_for_image(config.beam_args, image))
   # Compiling opens nothing: each run resolves its inputs (submit, or the step).
   pipeline = create_pipeline(config, unresolved_inputs(config))
-  runner = tfx.orchestration.experimental.KubeflowV2DagRunner(
-      config=tfx.orchestration.experimental.KubeflowV2DagRunnerConfig(
+  runner = KubeflowV2DagRunner(
+      config=KubeflowV2DagRunnerConfig(
           default_image=image, default_commands=container.COMMAND,
           use_pipeline_spec_2_1=True))
   job = runner.run(pipeline, write_out=False)

@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Optional, Tuple
 
-from tfx import v1 as tfx
+from tfx.proto import example_gen_pb2, trainer_pb2, transform_pb2
 
 import serving
 from dataset import spans
@@ -128,16 +128,16 @@ def window_protos(window: spans.Window, materialize: bool, train_steps: int,
   input splits, the splits Transform analyses, the Trainer's and the
   Evaluator's splits. `python -m kubeflow submit` passes them afresh."""
   return {
-      "input_config": tfx.proto.Input(splits=[
-          tfx.proto.Input.Split(name=name, pattern=pattern)
+      "input_config": example_gen_pb2.Input(splits=[
+          example_gen_pb2.Input.Split(name=name, pattern=pattern)
           for name, pattern in window.inputs.items()]),
-      "splits_config": tfx.proto.SplitsConfig(
+      "splits_config": transform_pb2.SplitsConfig(
           analyze=window.train_splits,
           transform=(window.train_splits + window.eval_splits
                      if materialize else [])),
-      "train_args": tfx.proto.TrainArgs(splits=window.train_splits,
+      "train_args": trainer_pb2.TrainArgs(splits=window.train_splits,
                                         num_steps=train_steps),
-      "eval_args": tfx.proto.EvalArgs(splits=window.eval_splits,
+      "eval_args": trainer_pb2.EvalArgs(splits=window.eval_splits,
                                       num_steps=eval_steps),
       "example_splits": json.dumps(list(window.eval_splits)),
   }

@@ -15,8 +15,13 @@ resolver steps) as well as on LocalDagRunner.
 import json
 from typing import Dict, List, Optional
 
-from tfx import v1 as tfx
+from tfx.components.example_validator.component import ExampleValidator
+from tfx.components.schema_gen.component import SchemaGen
+from tfx.components.trainer.component import Trainer
 from tfx.orchestration import metadata
+from tfx.orchestration import pipeline as tfx_pipeline
+from tfx.orchestration.data_types import RuntimeParameter
+from tfx.proto import example_gen_pb2, pusher_pb2
 
 from components.anomalies_gate import AnomaliesGate
 from components.baseline import BaselineModel
@@ -47,12 +52,11 @@ def _runtime(config: PipelineConfig, name: str, value):
   """`value`, or a string runtime parameter `name` defaulting to it (Kubeflow)."""
   if not config.runtime_parameters:
     return value
-  return tfx.dsl.experimental.RuntimeParameter(name=name, ptype=str,
-                                                default=to_json(value))
+  return RuntimeParameter(name=name, ptype=str, default=to_json(value))
 
 
-def push_destination(serving_dir: str) -> tfx.proto.PushDestination:
-  return tfx.proto.PushDestination(filesystem=tfx.proto.PushDestination.Filesystem(
+def push_destination(serving_dir: str) -> pusher_pb2.PushDestination:
+  return pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
       base_directory=serving_dir))
 
 
@@ -62,9 +66,9 @@ def _output_config(config: PipelineConfig):
   the input config, which on Kubeflow is a runtime parameter."""
   data = config.declaration.data
   if data.splits:
-    return tfx.proto.Output()
-  return tfx.proto.Output(split_config=tfx.proto.SplitConfig(splits=[
-      tfx.proto.SplitConfig.Split(name=name, hash_buckets=buckets)
+    return example_gen_pb2.Output()
+  return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
+      example_gen_pb2.SplitConfig.Split(name=name, hash_buckets=buckets)
       for name, buckets in data.hash_buckets.items()]))
 
 
@@ -131,10 +135,10 @@ def _data_components(config: PipelineConfig, by_window: Dict) -> List:
     # Without one, infer it from the training split's statistics.
     statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"])
-    schema_gen = tfx.components.SchemaGen(
+    schema_gen = SchemaGen(
         statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True)
   # Compares every split's statistics with the schema.
-  example_validator = tfx.components.ExampleValidator(
+  example_validator = ExampleValidator(
       statistics=statistics_gen.outputs["statistics"],
       schema=schema_gen.outputs["schema"])
   # Stops the run on anomalies: Transform waits for it.
@@ -214,7 +218,7 @@ def _training(config: PipelineConfig, by_window: Dict, examples, schema, transfo
   # Trains the Keras model on the transformed examples, or on the examples
   # with the transform graph applied as they are read; with tuning, with the
   # Tuner's best settings over its own.
-  trainer_node = tfx.components.Trainer(
+  trainer_node = Trainer(
       run_fn=RUN_FN, examples=examples,
       transform_graph=transform.outputs["transform_graph"], schema=schema,
       base_model=baseline.outputs["model"],
@@ -249,7 +253,7 @@ def _check_resources(config: PipelineConfig, ids: List[str]) -> None:
 
 def create_pipeline(config: PipelineConfig, inputs: RunInputs,
                     metadata_connection_config: Optional[
-                        metadata.ConnectionConfigType] = None) -> tfx.dsl.Pipeline:
+                        metadata.ConnectionConfigType] = None) -> tfx_pipeline.Pipeline:
   """The pipeline for `config`, for any runner. It reads no file.
 
   Args:
@@ -262,7 +266,7 @@ def create_pipeline(config: PipelineConfig, inputs: RunInputs,
   Returns:
     The TFX pipeline.
   """
-  return tfx.dsl.Pipeline(
+  return tfx_pipeline.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
       components=create_components(config, inputs),

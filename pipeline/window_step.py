@@ -26,7 +26,8 @@ import json
 from typing import Dict, Tuple
 
 from absl import logging
-from tfx import v1 as tfx
+from tfx.dsl.component.experimental.annotations import OutputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
 from tfx.types.standard_artifacts import String
 
 import serving
@@ -38,8 +39,8 @@ from pipeline.keys import to_json, trainer_config
 
 OUTPUTS = ("input_config", "splits_config", "train_args", "eval_args", "example_splits",
            "served_version", "training_key", "drift_baseline", "tuning_search")
-Out = tfx.dsl.components.OutputArtifact[String]
-Param = tfx.dsl.components.Parameter[str]
+Out = OutputArtifact[String]
+Param = Parameter[str]
 
 
 def window_spec(config: PipelineConfig) -> str:
@@ -79,7 +80,7 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
   return inputs, values
 
 
-@tfx.dsl.components.component
+@component
 def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
                window_spec: Param, input_config: Out, splits_config: Out,
                train_args: Out, eval_args: Out, example_splits: Out,

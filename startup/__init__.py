@@ -9,6 +9,9 @@ It does, before TensorFlow loads (each is read once, when it does):
 - the tensorflow-io guard: TFMA imports tensorflow-io whenever it is
   installed, and a process that loaded it aborts at exit (134); it stays
   unloaded until an s3:// URI needs it (storage/ `enable`);
+- `tfx.components` imported only as far as the process uses it
+  (lazy_imports.py): a Kubeflow step needs one executor, not all sixteen
+  components;
 - how much the process prints, when asked (`quiet`): TensorFlow's C++ logs,
   Python warnings (also for child processes, through the environment), and
   the libraries' Python loggers. Errors always print.
@@ -24,6 +27,8 @@ import os
 import sys
 import warnings
 from typing import Optional
+
+from startup.lazy_imports import lazy_components
 
 KERAS_ENV = {"TF_USE_LEGACY_KERAS": "1"}
 NOISY_LOGGERS = ("absl", "tensorflow", "apache_beam", "tfx", "ml_metadata",
@@ -41,6 +46,7 @@ def start(quiet: Optional[bool] = None) -> None:
   os.environ.update(KERAS_ENV)
   if "tensorflow_io" not in sys.modules:
     sys.modules["tensorflow_io"] = None  # an import raises ImportError until `enable`
+  lazy_components()
   if quiet is not None:
     _logs(quiet)
 

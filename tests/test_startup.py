@@ -158,3 +158,23 @@ def test_start_makes_the_keras_choice_and_keeps_tensorflow_io_unloaded():
   assert proc.returncode == 0, proc.stderr[-3000:]
   assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["1", "tf_keras", True], \
       proc.stdout
+
+
+def test_a_step_imports_its_own_executor_and_tfx_components_keeps_every_name():
+  """A Kubeflow step loads its executor, not all sixteen components (nor
+  keras-tuner's Keras 3); code that asks tfx.components for a component
+  still gets it, and a name it lacks still raises AttributeError."""
+  probe = ("import json, sys, startup\nstartup.start()\n"
+           "import kubeflow.container, components.drift_gate\n"
+           "step = sorted(m for m in ('keras_tuner', 'tfx.components.bulk_inferrer', "
+           "'tfx.components.tuner') if m in sys.modules)\n"
+           "import tfx.components\nfrom tfx.components import Trainer\n"
+           "from tfx.components.trainer.component import Trainer as T\n"
+           "try:\n  tfx.components.NoSuchComponent\n  missing = 'found'\n"
+           "except AttributeError:\n  missing = 'AttributeError'\n"
+           "print(json.dumps([step, Trainer is T, tfx.components.Evaluator.__name__, missing]))")
+  proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
+                        text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  assert json.loads(proc.stdout.strip().splitlines()[-1]) == [
+      [], True, "Evaluator", "AttributeError"], proc.stdout
