@@ -21,7 +21,14 @@ PAGES = ["README.md", "DEVELOPERS.md"] + sorted(
 
 def _parsers():
   import local_runner
-  from bench import convert_bench, e2e_bench, input_bench, transform_bench, tuner_bench
+  from bench import (
+    convert_bench,
+    e2e_bench,
+    input_bench,
+    startup_bench,
+    transform_bench,
+    tuner_bench,
+  )
   from cli import main as tfrecords
   from debug import cli as debug_cli
   from kubeflow import cli as kubeflow_cli
@@ -32,6 +39,7 @@ def _parsers():
           "-m bench.convert_bench": convert_bench.build_parser,
           "-m bench.e2e_bench": e2e_bench.build_parser,
           "-m bench.input_bench": input_bench.build_parser,
+          "-m bench.startup_bench": startup_bench.build_parser,
           "-m bench.transform_bench": transform_bench.build_parser,
           "-m bench.tuner_bench": tuner_bench.build_parser}
 

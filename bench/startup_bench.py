@@ -1,0 +1,81 @@
+"""Benchmark: what a process pays in imports before it does any work.
+
+    .venv/bin/python -m bench.startup_bench [--repeats 3]
+
+A Kubeflow step is a fresh process (a pod) and a local run is one too, so
+their imports are paid in every step of every run. Each case is timed, as
+a fresh process, two ways, interleaved, and the medians' ratio printed:
+- **project**: as the process starts now, `startup.start()` first (which
+  has `tfx.components` skip its `__init__`: startup/lazy_imports.py);
+- **baseline**: the same imports as they were before: `tfx.components`
+  whole, and `tfx.v1` (TFX's public API, whose `extensions` import
+  BulkInferrer and Google Cloud's clients) where the project's module
+  imported it.
+
+The cases: the Kubeflow container with a project step's module (DriftGate,
+the Tuner) or a stock executor (StatisticsGen), and the local runner with
+the pipeline's definition and LocalDagRunner.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+import startup
+
+REPO = __file__.rsplit("/bench/", 1)[0]
+
+# Undoes lazy_components, as a process that never called it.
+_WHOLE = ("import sys\nfrom startup import lazy_imports\n"
+          "sys.meta_path[:] = [f for f in sys.meta_path "
+          "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
+# case -> (its imports, what the baseline imported besides)
+CASES = {
+    "step: DriftGate": ("import kubeflow.container, components.drift_gate", "tfx.v1"),
+    "step: Tuner": ("import kubeflow.container, components.tuner", "tfx.v1"),
+    "step: StatisticsGen": ("import kubeflow.container, "
+                            "tfx.components.statistics_gen.executor", ""),
+    "local runner": ("import local_runner, pipeline.pipeline, "
+                     "tfx.orchestration.local.local_dag_runner", "tfx.v1"),
+}
+
+
+def _seconds(code: str) -> float:
+  start = time.perf_counter()
+  subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  return time.perf_counter() - start
+
+
+def measure(repeats: int) -> dict:
+  results = {}
+  for name, (imports, before) in CASES.items():
+    runs = {"project": [], "baseline": []}
+    baseline = _WHOLE + (f"import {before}\n" if before else "") + imports
+    for _ in range(repeats):
+      runs["project"].append(_seconds(f"import startup\nstartup.start()\n{imports}"))
+      runs["baseline"].append(_seconds(f"import startup\nstartup.start()\n{baseline}"))
+    results[name] = {k: statistics.median(v) for k, v in runs.items()}
+  return results
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+  parser.add_argument("--repeats", type=int, default=3,
+                      help="fresh processes per case and side (the median is printed)")
+  return parser
+
+
+def main(argv=None) -> None:
+  args = build_parser().parse_args(argv)
+  startup.start(quiet=True)
+  print(f"{'case':<22} {'baseline':>9} {'project':>9} {'ratio':>6}")
+  for name, result in measure(args.repeats).items():
+    print(f"{name:<22} {result['baseline']:>8.2f}s {result['project']:>8.2f}s "
+          f"{result['project'] / result['baseline']:>6.2f}")
+
+
+if __name__ == "__main__":
+  main()
