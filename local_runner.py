@@ -3,23 +3,19 @@
     python local_runner.py                         # the bundled digits
     python local_runner.py --dataset my.yaml       # your own TFRecords
 
-Before anything runs, the declaration is checked against its format and
-against the first records of the data; a mismatch stops here, with nothing
-written. Then every component runs in this process, one after the other, and
-the run prints one line per component as it finishes, the path of the run's
-HTML report, whether the model was blessed and why, and, last,
-`pushed model: <directory>`. `-v` shows every library's logs as well.
-
-A partial run (--from-node / --to-node) runs part of the DAG; the nodes
-before it take their inputs from the previous run.
+The run is prepared first (pipeline/preparation.py: the declaration, the
+locations, the first records; a mismatch stops there, nothing written).
+Then every component runs in this process, and the run prints a line per
+component, the path of its HTML report, whether the model was blessed and
+why, and, last, `pushed model: <directory>`. `-v` shows every library's logs.
+A partial run (--from-node / --to-node) runs part of the DAG.
 
 Exit status: 0 when a model was pushed (or a partial run without the Pusher
-finished), or when there was no new data (every component came from the
-cache: the output says `no new data`); 1 when the run stopped on data
-anomalies, the model was not blessed, another run pushed after this one
-judged its model, or another run of the pipeline is in progress in the same
-folder (the output says why, and the served model stays as it was); 2 when the declaration or the configuration is
-invalid (nothing was run or written).
+finished), or there was no new data (all from the cache: `no new data`); 1
+when the run stopped on data anomalies, the model was not blessed, another
+run pushed after this one judged its model, or another run of the pipeline
+holds the folder (the output says why; the served model stays); 2 when the
+declaration or the configuration is invalid (nothing run or written).
 
 Outputs, under --output-dir (default `runs/`):
   <pipeline>/pipeline_root/   every component's artifacts (or --pipeline-root)
@@ -32,7 +28,6 @@ The data root, --pipeline-root and --serving-dir may be gs:// or s3:// URIs
 """
 
 import argparse
-import dataclasses
 import os
 import sys
 import traceback
@@ -56,8 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--pipeline-root", metavar="URI",
                       help="where artifacts go (default: OUTPUT_DIR/PIPELINE/pipeline_root)")
   parser.add_argument("--serving-dir", metavar="URI",
-                      help="where blessed models are pushed (default: "
-                           "OUTPUT_DIR/PIPELINE/serving)")
+                      help="where blessed models go (default: OUTPUT_DIR/PIPELINE/serving)")
   parser.add_argument("--from-node", action="append", metavar="NODE",
                       help="partial run: start at this component (repeatable); "
                            "what it needs comes from the previous run")
@@ -82,81 +76,14 @@ def main(argv: Optional[List[str]] = None) -> int:
   return run(args)
 
 
-def write_bundled_data(args: argparse.Namespace, decl) -> None:
-  """Writes the bundled digits' records on their first run."""
-  from convert import digits
-  if (os.path.abspath(args.dataset) == DIGITS and not storage.scheme(decl.data.root)
-      and not os.path.isdir(decl.data.root)):
-    digits.write_digits(decl.data.root)
-
-
-def prepare(args: argparse.Namespace):
-  """The run's configuration and inputs, checked: locations, the spans, the
-  served version, the training key (once, now) and the first records.
-
-  Returns:
-    (config, inputs, home folder).
-
-  Raises:
-    DeclarationError, ConfigError, StorageError: bad input, one line each.
-  """
-  from dataset import check
-  from pipeline import run_lock
-  from pipeline.inputs import resolve_inputs
-
-  decl = flags.load_declaration(args)
-  home = os.path.join(os.path.abspath(args.output_dir), flags.pipeline_name(args, decl))
-  run_lock.hold(home, flags.pipeline_name(args, decl), args.command)
-  config = flags.pipeline_config(
-      args, decl, pipeline_root=args.pipeline_root or os.path.join(home, "pipeline_root"),
-      serving_dir=args.serving_dir or os.path.join(home, "serving"))
-  locations = {"data.root": decl.data.root, "--pipeline-root": config.pipeline_root,
-               "--serving-dir": config.serving_dir}
-  for flag, uri in locations.items():
-    storage.check_scheme(uri, flag)
-  storage.check(locations.values())
-  write_bundled_data(args, decl)
-  inputs = resolve_inputs(config, os.path.join(home, "metadata.sqlite"))
-  for note in inputs.window.notes:
-    print(f"note: {note}")
-  if inputs.tuning_why:
-    print(f"note: tuning: {inputs.tuning_why}")
-  files = check.data_files(decl, inputs.window)  # listed once, for both
-  check.check_records(decl, inputs.window, files=files)
-  if args.beam_args is None:
-    config = _choose_beam_args(config, files, inputs.window)
-  return config, inputs, home
-
-
-def _choose_beam_args(config, files, window):
-  """The config with Beam's local mode chosen by the size of the newest
-  span's `files` (split -> paths) times the spans in the window
-  (components/local_beam.py), said in a note when it is not the default."""
-  import tensorflow as tf
-
-  from components.local_beam import local_beam_args
-  newest = sum(tf.io.gfile.stat(f).length for paths in files.values() for f in paths)
-  input_mb = newest * max(1, len(window.spans)) / 2**20
-  beam_args = local_beam_args(input_mb)
-  if beam_args:
-    print(f"note: {input_mb:.0f} MB of records: Beam runs the data components in "
-          f"{beam_args[-1].split('=')[1]} worker processes ({' '.join(beam_args)}; "
-          f"--beam-args to choose)")
-  return dataclasses.replace(config, beam_args=beam_args)
-
-
 def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
-  """Runs the pipeline with progress lines, then writes the report.
-
-  Returns:
-    1 if a component failed (its error printed), None otherwise.
-  """
+  """Runs the pipeline with progress lines, then writes the report; 1 if a
+  component failed (its error printed), None otherwise."""
   from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
-  from components.anomalies_gate import AnomaliesFound
-  from components.drift_gate import DriftFound
-  from debug.report import write_report
   from metadata import store as st
+  from pipeline.data_nodes import GATE_STOPS
+  from report import write_report
   name = pipeline.pipeline_info.pipeline_name
 
   def state_of(node: str) -> str:
@@ -167,7 +94,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   try:
     with logs.Progress(state_of):
       LocalDagRunner().run(pipeline, run_options=run_options)
-  except (AnomaliesFound, DriftFound) as e:
+  except GATE_STOPS as e:
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
   except Exception:  # noqa: BLE001  (a component failed: its error in full, then the report)
@@ -178,35 +105,19 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   return status
 
 
-def verdict(config, inputs, metadata_path: str, partial: bool) -> int:
-  """Prints what the run decided; 0 when it pushed, or had nothing to push."""
-  import serving
-  from debug import outcome
-  result = outcome.read_outcome(metadata_path, config.pipeline_name)
-  if result.states and set(result.states.values()) == {"CACHED"} and not partial:
-    # A scheduled run with nothing new: not a failure, whatever the last
-    # real run decided.
-    served = serving.latest(config.serving_dir)
-    print(f"no new data: {inputs.window.describe()} already went through this pipeline; "
-          f"every component came from the cache\n"
-          f"served model: {served or 'none'}")
-    return 0
-  print(result.summary())
-  return 0 if result.pushed_dir or "Pusher" not in result.states else 1
-
-
 def run(args: argparse.Namespace) -> int:
   """Checks the declaration, runs the pipeline, prints and reports the outcome."""
   from tfx.orchestration import metadata as tfx_metadata
 
-  from components.tuner import WORKERS_ENV
   from dataset import declaration
+  from metadata import outcome
   from pipeline import partial_run, run_lock
   from pipeline.config import ConfigError
   from pipeline.pipeline import create_pipeline
+  from pipeline.preparation import prepare_local
 
   try:
-    config, inputs, home = prepare(args)
+    config, inputs, home = prepare_local(args, bundled=DIGITS)
   except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
     run_lock.release()
     for line in str(e).splitlines():  # one per bad entry
@@ -216,10 +127,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"error: {e}", file=sys.stderr)
     return 1
   metadata_path = os.path.join(home, "metadata.sqlite")
-  os.environ[WORKERS_ENV] = str(config.tune_workers)  # not in the cache key
-  pipeline = create_pipeline(
-      config, inputs,
-      tfx_metadata.sqlite_metadata_connection_config(metadata_path))
+  pipeline = create_pipeline(config, inputs,
+                             tfx_metadata.sqlite_metadata_connection_config(metadata_path))
   try:
     run_options, rerun = partial_run.plan(pipeline, args.from_node, args.to_node,
                                           metadata_path)
@@ -231,7 +140,10 @@ def run(args: argparse.Namespace) -> int:
   status = execute(pipeline, run_options, metadata_path)
   if status is not None:
     return status
-  return verdict(config, inputs, metadata_path, partial=bool(run_options))
+  text, status = outcome.verdict(metadata_path, config.pipeline_name, config.serving_dir,
+                                 inputs.window.describe(), partial=bool(run_options))
+  print(text)
+  return status
 
 
 if __name__ == "__main__":

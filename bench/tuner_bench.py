@@ -46,7 +46,7 @@ def _declaration(folder: str, data: str, tuning: dict = None) -> str:
 
 def run(decl: str, out: str, train_steps: int, *extra) -> dict:
   """The local pipeline in a fresh process; its accuracy and Tuner time."""
-  from debug import outcome
+  from metadata import outcome
   start = time.time()
   proc = subprocess.run(
       [sys.executable, os.path.join(HERE, "local_runner.py"), "--dataset", decl,

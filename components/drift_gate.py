@@ -95,7 +95,7 @@ def DriftGate(
   result.value = json.dumps(found, sort_keys=True)
   # Also written beside the output folder, which the local runner deletes
   # when the step fails: the report of a run this stops still shows what was
-  # measured (debug/report/__init__.py).
+  # measured (report/__init__.py).
   if found["drifted"]:
     execution_folder = os.path.dirname(result.uri)
     with fileio.open(f"{execution_folder}.json", "w") as f:

@@ -12,7 +12,7 @@ overlap (a manual run beside a scheduled one, kubeflow/pipelines#7261): if
 another push came in after this run's Evaluator judged the candidate
 against the version then served, the candidate was never compared with the
 model it would replace, and it is not pushed; the run says so in one line
-(`REFUSED`, read by debug/outcome.py) and the next run judges against the
+(`REFUSED`, read by metadata/outcome.py) and the next run judges against the
 new version. What remains is the moment between this check and the copy,
 seconds long, that no object store lets a writer lock.
 """

@@ -137,7 +137,7 @@ def _lineage(store, path, args) -> List[str]:
 
 
 def _report(store, path, args) -> List[str]:
-  from debug.report import write_report
+  from report import write_report
   return [f"report: {write_report(path, args.pipeline, run_id=args.run, path=args.out)}"]
 
 

@@ -19,7 +19,7 @@ def blessed_metrics(store, pipeline: str) -> Dict[str, str]:
   """version -> `accuracy 0.9845`, for every version a run of the pipeline pushed."""
   # Here, not at the top: a run's outcome imports TFX (10 s), which listing
   # or rolling back a serving dir without a store never needs.
-  from debug import outcome as run_outcome
+  from metadata import outcome as run_outcome
   from metadata import store as st
   found = {}
   for run in st.runs(store, pipeline):

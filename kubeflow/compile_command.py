@@ -1,13 +1,9 @@
 """`python -m kubeflow compile`: its flags, and the checks before compiling."""
 
 import argparse
-import dataclasses
 import os
-import sys
 
-import storage
 from kubeflow import exit_step, platform
-from kubeflow.errors import CompileError
 from pipeline import flags
 from pipeline.config import Resources
 
@@ -58,51 +54,15 @@ def env_var(text: str):
   return name, value
 
 
-def _check_locations(args, decl, serving_dir: str) -> None:
-  """Every location is one the steps' TensorFlow opens, and the data root
-  is one the cluster can reach.
-
-  Raises:
-    StorageError: a scheme TensorFlow cannot open (minio:// included).
-    CompileError: the declaration's data root is a folder of this machine
-      and --data-root was not given.
-  """
-  storage.check_scheme(args.pipeline_root, "--pipeline-root")
-  storage.check_scheme(serving_dir, "--serving-dir")
-  storage.check_scheme(decl.data.root, "--data-root" if args.data_root else
-                       f"data.root of {args.dataset}")
-  if not args.data_root and not storage.scheme(decl.data.root):
-    raise CompileError(
-        f"data.root of {args.dataset} is {decl.data.root}, a folder of this machine, "
-        f"which the cluster's pods cannot read; expected --data-root with a bucket "
-        f"URI (gs://, s3://), or a path mounted in the pods given explicitly")
-
-
 def run(args) -> int:
-  """Checks the declaration, the locations and (unless skipped) the first
-  records, then compiles."""
+  """Prepares the run as the local runner does (pipeline/preparation.py:
+  the declaration, the locations, the first records unless skipped), then
+  compiles."""
   # TensorFlow and TFX load here, once the flags have parsed.
-  from dataset import check
   from kubeflow.compile import check_name, compile_pipeline
-  decl = flags.load_declaration(args)
-  name = flags.pipeline_name(args, decl)
-  serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"
-  resources = {node: Resources(**values) for node, values in args.resource}
-  config = flags.pipeline_config(
-      args, decl, pipeline_root=args.pipeline_root, serving_dir=serving_dir,
-      runtime_parameters=True, resources=resources)
-  if "Trainer" in resources and resources["Trainer"].gpus:
-    # The Trainer stops, rather than train on the CPU, if it cannot use them.
-    config = dataclasses.replace(config, training=dataclasses.replace(
-        config.training, gpus=resources["Trainer"].gpus))
+  from pipeline.preparation import prepare_compiled
+  config = prepare_compiled(args, {node: Resources(**values) for node, values in args.resource})
   check_name(config.pipeline_name)
-  _check_locations(args, decl, serving_dir)
-  if args.skip_data_check:
-    print(f"skipped: the check of the declaration against the records under "
-          f"{decl.data.root} (--skip-data-check)", file=sys.stderr)
-  else:
-    storage.check([decl.data.root], "--data-root ")
-    check.check_records(decl)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
                                env=dict(args.env), platform_args=args,
                                notify=args.notify, retries=args.retries)

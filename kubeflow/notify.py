@@ -35,7 +35,7 @@ def metric_words(record: dict) -> Optional[str]:
   if not (eval_config and uri):
     return None
   from dataset import metrics
-  from debug.report import evaluation  # TFMA: only when needed
+  from metadata import evaluation  # TFMA: only when needed
   metric = metrics.blessing(eval_config)
   value = evaluation.load(uri).get((), {}).get("candidate", {}).get(metric.tfma_key)
   return f"{metric.name} {value:.4f}" if value is not None else metric.name

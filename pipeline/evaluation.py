@@ -56,7 +56,7 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
         metrics=[metric("auc", "AUC")],
         binarize=tfma.BinarizationOptions(class_ids={"values": [1]})))
   slices = [tfma.SlicingSpec()]
-  if label.kind == "classes":  # per class, for the report (debug/report)
+  if label.kind == "classes":  # per class, for the report (report/)
     slices.append(tfma.SlicingSpec(feature_keys=[label.name]))
   return tfma.EvalConfig(
       model_specs=[tfma.ModelSpec(

@@ -15,31 +15,23 @@ resolver steps) as well as on LocalDagRunner.
 import json
 from typing import Dict, List, Optional
 
-from tfx.components.example_validator.component import ExampleValidator
-from tfx.components.schema_gen.component import SchemaGen
 from tfx.components.trainer.component import Trainer
 from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
-from tfx.orchestration.data_types import RuntimeParameter
-from tfx.proto import example_gen_pb2, pusher_pb2
 
-from components.anomalies_gate import AnomaliesGate
 from components.baseline import BaselineModel
-from components.curated_schema import curated_schema
-from components.drift import rules_json
-from components.drift_gate import DriftGate
 from components.evaluator import Evaluator
-from components.import_examples import ImportExampleGen
 from components.pusher import Pusher
 from components.serving_check import ServingCheck
-from components.statistics import StatisticsGen
 from components.transform import Transform
 from components.tuner import Tuner, tuner_config
 from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
+from pipeline.data_nodes import data_components
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
 from pipeline.keys import checkpoint_root, to_json, trainer_config, transform_config
+from pipeline.runtime import push_destination, runtime
 from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
 from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
@@ -48,34 +40,10 @@ PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
 RUN_FN = "trainer.run.run_fn"
 
 
-def _runtime(config: PipelineConfig, name: str, value):
-  """`value`, or a string runtime parameter `name` defaulting to it (Kubeflow)."""
-  if not config.runtime_parameters:
-    return value
-  return RuntimeParameter(name=name, ptype=str, default=to_json(value))
-
-
-def push_destination(serving_dir: str) -> pusher_pb2.PushDestination:
-  return pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
-      base_directory=serving_dir))
-
-
-def _output_config(config: PipelineConfig):
-  """ImportExampleGen's output: hash-split unless the data is pre-split.
-  Explicit even when empty (keep the input splits): TFX would derive it from
-  the input config, which on Kubeflow is a runtime parameter."""
-  data = config.declaration.data
-  if data.splits:
-    return example_gen_pb2.Output()
-  return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
-      example_gen_pb2.SplitConfig.Split(name=name, hash_buckets=buckets)
-      for name, buckets in data.hash_buckets.items()]))
-
-
 def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
   window_step, by_window = _window(config, inputs)
-  nodes = _data_components(config, by_window)
+  nodes = data_components(config, by_window)
   example_gen, schema_gen, gate = nodes[0], nodes[2], nodes[-1]
   nodes += _model_components(config, by_window, example_gen, schema_gen, gate)
   if window_step:
@@ -105,54 +73,14 @@ def _window(config: PipelineConfig, inputs: RunInputs):
   if config.declaration.tuning:
     values["tuning_search"] = inputs.tuning_search
   if not inputs.window.unresolved:
-    return None, {name: _runtime(config, name, value) for name, value in values.items()}
+    return None, {name: runtime(config, name, value) for name, value in values.items()}
   step = SpanWindow(
-      data_root=_runtime(config, "data_root", config.declaration.data.root),
-      push_destination=to_json(_runtime(config, "push_destination",
+      data_root=runtime(config, "data_root", config.declaration.data.root),
+      push_destination=to_json(runtime(config, "push_destination",
                                         push_destination(config.serving_dir))),
-      train_steps=_runtime(config, "train_steps", str(training.train_steps)),
+      train_steps=runtime(config, "train_steps", str(training.train_steps)),
       window_spec=window_spec(config))
   return step, {name: step.outputs[name].future()[0].value for name in OUTPUTS}
-
-
-def _data_components(config: PipelineConfig, by_window: Dict) -> List:
-  """ImportExampleGen, StatisticsGen, the schema, ExampleValidator and the
-  gate that stops the run on anomalies."""
-  decl = config.declaration
-  # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
-  # each span of the window into splits of its own; pre-split files are
-  # copied whole, not re-written (components/import_examples.py).
-  example_gen = ImportExampleGen(
-      input_base=_runtime(config, "data_root", decl.data.root),
-      input_config=by_window["input_config"], output_config=_output_config(config))
-  if decl.schema:
-    # A curated schema from schemas/ is the contract; statistics use it too.
-    schema_gen = curated_schema(decl.schema)
-    statistics_gen = StatisticsGen(
-        examples=example_gen.outputs["examples"],
-        schema=schema_gen.outputs["schema"])
-  else:
-    # Without one, infer it from the training split's statistics.
-    statistics_gen = StatisticsGen(
-        examples=example_gen.outputs["examples"])
-    schema_gen = SchemaGen(
-        statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True)
-  # Compares every split's statistics with the schema.
-  example_validator = ExampleValidator(
-      statistics=statistics_gen.outputs["statistics"],
-      schema=schema_gen.outputs["schema"])
-  # Stops the run on anomalies: Transform waits for it.
-  gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
-  if "drift_baseline" not in by_window:
-    return [example_gen, statistics_gen, schema_gen, example_validator, gate]
-  # With spans: the newest span against the one before, before the schema's
-  # check (a renamed category is drift first, an anomaly second).
-  drift_gate = DriftGate(
-      statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"],
-      drift_baseline=by_window["drift_baseline"],
-      data_root=_runtime(config, "data_root", decl.data.root), rules=rules_json(decl))
-  example_validator.add_upstream_node(drift_gate)
-  return [example_gen, statistics_gen, schema_gen, drift_gate, example_validator, gate]
 
 
 def _model_components(config: PipelineConfig, by_window: Dict,
@@ -160,7 +88,7 @@ def _model_components(config: PipelineConfig, by_window: Dict,
   """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
   Evaluator, ServingCheck and the Pusher."""
   examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
-  destination = _runtime(config, "push_destination", push_destination(config.serving_dir))
+  destination = runtime(config, "push_destination", push_destination(config.serving_dir))
   # Builds the preprocessing graph from the declaration, and applies it
   # unless the Trainer's input pipeline is to (materialize=False). Its
   # analyzer cache skips spans analysed by earlier runs. No statistics:
@@ -241,7 +169,7 @@ def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destina
       eval_args=to_json(by_window["eval_args"]), search=by_window["tuning_search"],
       # Locally a new search's request is in its id (pipeline/inputs.py); on
       # Kubeflow, `tune` asks for one at run time.
-      tune=_runtime(config, "tune", config.tune) if config.runtime_parameters else "")
+      tune=runtime(config, "tune", config.tune) if config.runtime_parameters else "")
 
 
 def _check_resources(config: PipelineConfig, ids: List[str]) -> None:

@@ -8,8 +8,8 @@ import ml_metadata as mlmd
 from ml_metadata.proto import metadata_store_pb2
 
 from dataset import declaration
-from debug.report import dag
 from pipeline import config as pipeline_config
+from report import dag
 from tests.conftest import DIGITS_YAML, build_pipeline
 from tests.runs import debug_cli
 

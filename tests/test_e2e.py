@@ -17,8 +17,7 @@ import pytest
 import tensorflow as tf
 import yaml
 
-from debug import outcome
-from debug.report import serving as serving_report
+from metadata import outcome, serving_result
 from metadata import store as st
 from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML
 from tests.runs import (
@@ -280,7 +279,7 @@ def test_a_model_over_its_latency_budget_is_not_pushed_and_the_run_says_why(
   props = check.custom_properties
   assert props["blessed"].int_value == 0 and props["checked"].int_value == 1
   assert props["p99_ms_batch_1"].double_value == p99
-  first = serving_report.load(store, _run(digits_run))
+  first = serving_result.load(store, _run(digits_run))
   assert first["passed"] and first["latency_ms"]["batch_64"]["requests"] == 50, first
 
 

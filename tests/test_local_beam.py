@@ -50,7 +50,7 @@ def test_worker_processes_only_for_large_inputs_on_several_cores():
 def test_a_local_run_chooses_by_the_size_of_its_records(tmp_path, capsys):
   import local_runner
   from dataset import check, spans
-  from pipeline import flags
+  from pipeline import flags, preparation
   data = tmp_path / "data"
   data.mkdir()
   with open(data / "part-0.gz", "wb") as f:  # sparse: no disk used
@@ -64,7 +64,7 @@ def test_a_local_run_chooses_by_the_size_of_its_records(tmp_path, capsys):
   config = flags.pipeline_config(args, decl, str(tmp_path / "root"), str(tmp_path / "s"))
   assert config.beam_args == []
   window = spans.resolve(decl.data, decl.path)
-  chosen = local_runner._choose_beam_args(config, check.data_files(decl, window), window)
+  chosen = preparation.choose_beam_args(config, check.data_files(decl, window), window)
   cores = len(os.sched_getaffinity(0))
   if cores >= 2:
     assert chosen.beam_args == ["--direct_running_mode=multi_processing",

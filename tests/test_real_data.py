@@ -15,7 +15,7 @@ import tensorflow as tf
 import tfx
 
 from dataset import declaration
-from debug import outcome
+from metadata import outcome
 from tests.runs import run_local
 
 pytestmark = pytest.mark.e2e

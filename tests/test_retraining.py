@@ -22,7 +22,7 @@ import pytest
 from convert import digits
 from convert.rows import write_rows
 from dataset import declaration
-from debug import outcome
+from metadata import outcome
 from metadata import store as st
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
 from tests.runs import ALL_NODES, run_local, serve_accuracy

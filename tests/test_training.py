@@ -15,7 +15,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset import declaration
-from debug.report.training import read_curves
+from report.training import read_curves
 from tests.conftest import REPO, digit_rows, digits_dataset
 from trainer import distribute, input_pipeline, run
 from trainer.config import TrainingConfig

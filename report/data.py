@@ -19,7 +19,7 @@ from PIL import Image
 from tensorflow_data_validation.utils import display_util
 
 from dataset.declaration import Declaration
-from debug.report.html import Raw, esc, table
+from report.html import Raw, esc, table
 
 SAMPLE_IMAGES = 500  # records decoded per split for the image summary
 

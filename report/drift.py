@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the file backend)
 
-from debug.report.html import esc, png, table  # noqa: E402
+from report.html import esc, png, table  # noqa: E402
 
 
 def chart(feature: str, shares: dict) -> bytes:

@@ -19,9 +19,10 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
-from debug.report import dag, data, drift, evaluation, serving, training, tuning
-from debug.report.html import Raw, esc, page, png, section, table
+from metadata import evaluation, serving_result
 from metadata import store as st
+from report import dag, data, drift, serving, training, tuning
+from report.html import Raw, esc, page, png, section, table
 from trainer import warm_start
 
 
@@ -71,7 +72,7 @@ def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]
     return st.split_uris(store, st.output(store, run, node, key))
 
   decl = st.declaration(store, run)
-  checked = serving.load(store, run)
+  checked = serving_result.load(store, run)
   sections = [
       section("dag", "Components", [dag.svg(
           upstream, {n: r.state for n, r in run.nodes.items()},

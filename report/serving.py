@@ -1,32 +1,9 @@
 """The report's serving-check section: what loading the candidate in a fresh
 process found (serving/check.py), each check and the latency figures."""
 
-import json
 from typing import List, Optional
 
-import tensorflow as tf
-
-from debug.report.html import esc, table
-from metadata import store as st
-from serving.check import RESULT_FILE
-
-
-def load(store, run: st.Run) -> Optional[dict]:
-  """ServingCheck's result in this run, or None when it did not run."""
-  return read_result(st.output(store, run, "ServingCheck", "infra_blessing"))
-
-
-def read_result(artifact) -> Optional[dict]:
-  """The result a ServingCheck output (its InfraBlessing) holds, with
-  whether it checked at all; None for no artifact or no result file."""
-  if artifact is None:
-    return None
-  path = f"{artifact.uri}/{RESULT_FILE}"
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return {**json.loads(f.read()),
-            "checked": bool(artifact.custom_properties["checked"].int_value)}
+from report.html import esc, table
 
 
 def section_parts(result: Optional[dict]) -> List[str]:

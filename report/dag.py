@@ -6,7 +6,7 @@ pipeline is deeper than it is wide, and this keeps it within the page.
 
 from typing import Dict, List, Optional
 
-from debug.report.html import esc
+from report.html import esc
 
 COLOURS = {"COMPLETE": "#d9f2de", "CACHED": "#dde8f7", "FAILED": "#f8d3d3",
            "RUNNING": "#fff1c2", "not run": "#eeeeee"}

@@ -6,14 +6,15 @@ where it was pushed, and by the tests to assert on what really ran.
 
 import dataclasses
 import json
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 import tensorflow as tf
 
+import serving
 from components.pusher import REFUSED
 from dataset import metrics
-from debug.report import evaluation as results
-from debug.report import serving as serving_report
+from metadata import evaluation as results
+from metadata import serving_result
 from metadata import store as st
 from serving import check as serving_check
 from trainer import warm_start
@@ -94,6 +95,22 @@ def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
   return outcome_of(store, all_runs[-1])
 
 
+def verdict(metadata_path: str, pipeline_name: str, serving_dir: str, window: str,
+            partial: bool) -> Tuple[str, int]:
+  """What a local run decided, as the runner prints it, and its exit status:
+  0 when it pushed, or had nothing to push; `window` describes the data.
+
+  A run served wholly from the cache had no new data: not a failure,
+  whatever the last real run decided (a scheduled run with nothing new).
+  """
+  result = read_outcome(metadata_path, pipeline_name)
+  if result.states and set(result.states.values()) == {"CACHED"} and not partial:
+    return (f"no new data: {window} already went through this pipeline; every "
+            f"component came from the cache\nserved model: "
+            f"{serving.latest(serving_dir) or 'none'}"), 0
+  return result.summary(), 0 if result.pushed_dir or "Pusher" not in result.states else 1
+
+
 def outcome_of(store, run: st.Run) -> Outcome:
   """One run's outcome."""
   outcome = Outcome(states={})
@@ -116,7 +133,7 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
           outcome.drift = json.loads(f.read())
   if node_id == "ServingCheck":
     for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-      result = serving_report.read_result(artifact)
+      result = serving_result.read_result(artifact)
       if result and result["checked"]:
         outcome.serving = result
   if node_id not in ("Evaluator", "Pusher"):

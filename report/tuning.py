@@ -7,7 +7,7 @@ from typing import List, Optional
 
 import tensorflow as tf
 
-from debug.report.html import Raw, esc, table
+from report.html import Raw, esc, table
 from tuner.record import TRIALS
 
 

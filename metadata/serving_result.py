@@ -1,0 +1,28 @@
+"""ServingCheck's result in a run, as its InfraBlessing output holds it
+(serving/check.py writes it): for the run's outcome and its report."""
+
+import json
+from typing import Optional
+
+import tensorflow as tf
+
+from metadata import store as st
+from serving.check import RESULT_FILE
+
+
+def load(store, run: st.Run) -> Optional[dict]:
+  """ServingCheck's result in this run, or None when it did not run."""
+  return read_result(st.output(store, run, "ServingCheck", "infra_blessing"))
+
+
+def read_result(artifact) -> Optional[dict]:
+  """The result a ServingCheck output (its InfraBlessing) holds, with
+  whether it checked at all; None for no artifact or no result file."""
+  if artifact is None:
+    return None
+  path = f"{artifact.uri}/{RESULT_FILE}"
+  if not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return {**json.loads(f.read()),
+            "checked": bool(artifact.custom_properties["checked"].int_value)}

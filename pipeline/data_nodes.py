@@ -1,0 +1,74 @@
+"""The pipeline's data half: ImportExampleGen, StatisticsGen, the schema
+(curated or inferred), DriftGate with spans, ExampleValidator, and the gate
+that stops a run on anomalies; and what those gates raise."""
+
+from typing import Dict, List
+
+from tfx.components.example_validator.component import ExampleValidator
+from tfx.components.schema_gen.component import SchemaGen
+from tfx.proto import example_gen_pb2
+
+from components.anomalies_gate import AnomaliesFound, AnomaliesGate
+from components.curated_schema import curated_schema
+from components.drift import rules_json
+from components.drift_gate import DriftFound, DriftGate
+from components.import_examples import ImportExampleGen
+from components.statistics import StatisticsGen
+from pipeline.config import PipelineConfig
+from pipeline.runtime import runtime
+
+# What a gate raises to stop a run on its data: a runner says it in a line
+# and "no model pushed", not with a traceback.
+GATE_STOPS = (AnomaliesFound, DriftFound)
+
+
+def output_config(config: PipelineConfig):
+  """ImportExampleGen's output: hash-split unless the data is pre-split.
+  Explicit even when empty (keep the input splits): TFX would derive it from
+  the input config, which on Kubeflow is a runtime parameter."""
+  data = config.declaration.data
+  if data.splits:
+    return example_gen_pb2.Output()
+  return example_gen_pb2.Output(split_config=example_gen_pb2.SplitConfig(splits=[
+      example_gen_pb2.SplitConfig.Split(name=name, hash_buckets=buckets)
+      for name, buckets in data.hash_buckets.items()]))
+
+
+def data_components(config: PipelineConfig, by_window: Dict) -> List:
+  """ImportExampleGen, StatisticsGen, the schema, ExampleValidator and the
+  gate that stops the run on anomalies."""
+  decl = config.declaration
+  # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
+  # each span of the window into splits of its own; pre-split files are
+  # copied whole, not re-written (components/import_examples.py).
+  example_gen = ImportExampleGen(
+      input_base=runtime(config, "data_root", decl.data.root),
+      input_config=by_window["input_config"], output_config=output_config(config))
+  if decl.schema:
+    # A curated schema from schemas/ is the contract; statistics use it too.
+    schema_gen = curated_schema(decl.schema)
+    statistics_gen = StatisticsGen(
+        examples=example_gen.outputs["examples"],
+        schema=schema_gen.outputs["schema"])
+  else:
+    # Without one, infer it from the training split's statistics.
+    statistics_gen = StatisticsGen(
+        examples=example_gen.outputs["examples"])
+    schema_gen = SchemaGen(
+        statistics=statistics_gen.outputs["statistics"], infer_feature_shape=True)
+  # Compares every split's statistics with the schema.
+  example_validator = ExampleValidator(
+      statistics=statistics_gen.outputs["statistics"],
+      schema=schema_gen.outputs["schema"])
+  # Stops the run on anomalies: Transform waits for it.
+  gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
+  if "drift_baseline" not in by_window:
+    return [example_gen, statistics_gen, schema_gen, example_validator, gate]
+  # With spans: the newest span against the one before, before the schema's
+  # check (a renamed category is drift first, an anomaly second).
+  drift_gate = DriftGate(
+      statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"],
+      drift_baseline=by_window["drift_baseline"],
+      data_root=runtime(config, "data_root", decl.data.root), rules=rules_json(decl))
+  example_validator.add_upstream_node(drift_gate)
+  return [example_gen, statistics_gen, schema_gen, drift_gate, example_validator, gate]
