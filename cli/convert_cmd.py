@@ -13,7 +13,8 @@ import argparse
 import os
 import sys
 
-from convert.writer import ConvertError, Output, convert
+from convert.errors import ConvertError
+from convert.writer import Output, convert
 from dataset import declare
 from dataset.declaration import DeclarationError
 

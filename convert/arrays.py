@@ -13,7 +13,7 @@ from typing import List, Optional
 import numpy as np
 
 from convert import arrow
-from convert.writer import ConvertError
+from convert.errors import ConvertError
 from records.images import RAW_DTYPES
 
 IMAGE_KEYS = ("images", "image", "x", "X")

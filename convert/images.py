@@ -13,7 +13,7 @@ from typing import List, Optional, Tuple
 from PIL import Image
 
 from convert import arrow
-from convert.writer import ConvertError
+from convert.errors import ConvertError
 from records.images import image_format
 
 EXTENSIONS = (".jpg", ".jpeg", ".png")

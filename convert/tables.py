@@ -23,8 +23,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from convert import arrow
+from convert.errors import ConvertError
 from convert.images import image_declaration, load_image
-from convert.writer import ConvertError
 
 
 def _read_csv(path: str, skip_bad: bool, skipped: list) -> pa.Table:

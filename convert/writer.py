@@ -11,23 +11,18 @@ failed convert removes the staging folder and leaves nothing that looks done.
 
 import collections
 import dataclasses
-import hashlib
-import multiprocessing
 import os
 import shutil
 import tempfile
 import time
-import traceback
-from queue import Empty
 from typing import Dict, List, Protocol, Tuple
 
 from tqdm import tqdm
 
-from convert import arrow
-from convert.shards import ShardSink
+from convert import workers
+from convert.errors import ConvertError
 
 SUFFIX = {"GZIP": ".tfrecord.gz", "NONE": ".tfrecord"}
-CHUNK = 512  # items per RecordBatch: big enough to amortize, small in memory
 
 
 class Source(Protocol):
@@ -46,10 +41,6 @@ class Source(Protocol):
     rows kept, [(item, reason)] of the bad items skipped). Counts what the
     declaration needs (image formats and sizes) into summary. Raises
     ConvertError for a bad item unless skip_bad."""
-
-
-class ConvertError(Exception):
-  """An input that cannot be converted: names the path or row, and why."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,38 +68,6 @@ class Output:
   @property
   def splits(self) -> Tuple[str, ...]:
     return ("train", "eval") if self.eval_percent else ("",)
-
-
-def split_of(key: str, eval_percent: int) -> str:
-  """`train` or `eval`, the same for the same key on every run and machine."""
-  bucket = int.from_bytes(hashlib.md5(key.encode()).digest()[:8], "little") % 100
-  return "eval" if bucket < eval_percent else "train"
-
-
-def _work(source, start: int, stop: int, worker: int, staging: str,
-          output: Output, queue) -> None:
-  """Converts items [start, stop) of source; reports through queue."""
-  sink = ShardSink(staging, worker, output)
-  skipped: List[Tuple[str, str]] = []
-  summary: collections.Counter = collections.Counter()
-  try:
-    for lo in range(start, stop, CHUNK):
-      hi = min(lo + CHUNK, stop)
-      batch, keys, bad = source.record_batch(lo, hi, output.skip_bad, summary)
-      skipped += bad
-      records = arrow.encode(batch) if keys else []
-      by_split: Dict[str, List[bytes]] = {}
-      for key, record in zip(keys, records):
-        split = split_of(key, output.eval_percent) if output.eval_percent else ""
-        by_split.setdefault(split, []).append(record)
-      for split, recs in by_split.items():
-        sink.write(split, recs)
-      queue.put(("progress", hi - lo, sum(map(len, records))))
-    queue.put(("done", worker, sink.close(), skipped, summary))
-  except ConvertError as e:
-    queue.put(("error", worker, str(e)))
-  except Exception:  # noqa: BLE001  (reported to the parent, which stops)
-    queue.put(("error", worker, traceback.format_exc()))
 
 
 @dataclasses.dataclass
@@ -144,69 +103,6 @@ def _check_out_dir(out_dir: str) -> None:
     raise ConvertError(f"{out_dir}: exists and is not a folder")
 
 
-class _InlineQueue:
-  """The queue of a single in-process worker: progress goes straight to the bar."""
-
-  def __init__(self, bar):
-    self.bar, self.items = bar, []
-
-  def put(self, message):
-    if message[0] == "progress":
-      self.bar.update(message[1])
-    else:
-      self.items.append(message)
-
-
-def _collect(queue, processes, n: int, bar) -> list:
-  """Waits for n 'done' messages; raises ConvertError on a worker's error or death."""
-  done = []
-  while len(done) < n:
-    try:
-      message = queue.get(timeout=1.0)
-    except Empty:
-      dead = [p for p in processes if p.exitcode not in (None, 0)]
-      if dead:
-        raise ConvertError(f"a convert worker died (exit code {dead[0].exitcode}); "
-                           "nothing was written") from None
-      continue
-    if message[0] == "progress":
-      bar.update(message[1])
-    elif message[0] == "error":
-      raise ConvertError(message[2])
-    else:
-      done.append(message)
-  return done
-
-
-def _run_workers(source, output: Output, staging: str, bar) -> list:
-  """Runs the workers; returns their 'done' messages or raises ConvertError."""
-  n = max(1, min(output.workers, source.num_items // CHUNK + 1))
-  if n == 1:
-    inline = _InlineQueue(bar)
-    _work(source, 0, source.num_items, 0, staging, output, inline)
-    for message in inline.items:
-      if message[0] == "error":
-        raise ConvertError(message[2])
-    return inline.items
-  bounds = [source.num_items * i // n for i in range(n + 1)]
-  # fork: workers inherit the source (a table, arrays, a file list) without
-  # pickling it. They use only pyarrow, tfx_bsl, PIL and zlib, never
-  # TensorFlow, so forking is safe even in a process that imported it.
-  ctx = multiprocessing.get_context("fork")
-  queue = ctx.Queue()
-  processes = [ctx.Process(target=_work, daemon=True, args=(
-      source, bounds[i], bounds[i + 1], i, staging, output, queue)) for i in range(n)]
-  for p in processes:
-    p.start()
-  try:
-    return sorted(_collect(queue, processes, n, bar), key=lambda m: m[1])
-  finally:
-    for p in processes:
-      if p.is_alive():
-        p.terminate()
-      p.join()
-
-
 def convert(source: Source, output: Output, declaration_fn=None, progress: bool = True) -> Result:
   """Converts every item of source into sharded TFRecords under output.out_dir.
 
@@ -236,7 +132,7 @@ def convert(source: Source, output: Output, declaration_fn=None, progress: bool 
   try:
     with tqdm(total=source.num_items, unit="ex", unit_scale=True,
               desc="convert", mininterval=0.5, disable=not progress) as bar:
-      done = _run_workers(source, output, staging, bar)
+      done = workers.run(source, output, staging, bar)
     result = _finalize(done, output, os.path.join(staging, "out"), out_dir)
     result.seconds = time.time() - start
     if declaration_fn:

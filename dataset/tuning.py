@@ -28,7 +28,7 @@ DISTRIBUTIONS = ("log_uniform", "uniform", "int", "choice")
 # The TrainingConfig fields a search may set: the ones that change what is
 # learnt, not how fast or where (steps, loop, precision, cache, GPUs); each
 # with the values TrainingConfig accepts (trainer/config.py, which this floor
-# cannot import; tests/test_tuning.py checks that the two agree).
+# cannot import; tests/e2e/test_tuning.py checks that the two agree).
 def _int(v):
   return isinstance(v, int) and not isinstance(v, bool) and v >= 1
 

@@ -6,7 +6,7 @@ Each record is framed as
 
 little-endian, and a GZIP file is that stream compressed. Writing and reading
 here needs no TensorFlow import, so worker processes start fast and are safe
-to fork; `tests/test_records.py` checks that TensorFlow and an independent
+to fork; `tests/unit/test_records.py` checks that TensorFlow and an independent
 reader read what this writes, bit for bit.
 """
 

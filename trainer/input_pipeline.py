@@ -29,7 +29,6 @@ ordering options (TFX issue #4814). `python -m bench.input_bench` measures
 all three against the read ceiling.
 """
 
-import logging
 import math
 import os
 import random
@@ -40,13 +39,10 @@ import tensorflow as tf
 from dataset.declaration import Declaration
 from trainer import images
 from trainer.config import TrainingConfig
+from trainer.input_sizing import fits_in_memory, parse_block
 
 AUTOTUNE = tf.data.AUTOTUNE
 READ_BLOCK = 64
-MAX_PARSE_BLOCK = 4096
-# Parse blocks of large images stay this small, so a prefetched block of
-# decoded pixels does not hold hundreds of MB.
-PARSE_BLOCK_BYTES = 16 << 20
 DECODE_BATCHES_IN_FLIGHT = min(16, 4 * (os.cpu_count() or 1))
 
 Example = Tuple[Dict[str, tf.Tensor], tf.Tensor]
@@ -174,53 +170,6 @@ def batch(examples: tf.data.Dataset, decl: Declaration, batch_size: int,
                deterministic=deterministic))
 
 
-def example_bytes(decl: Declaration, encoded_images: bool = True) -> int:
-  """Bytes one parsed example holds in memory (the model's inputs and label).
-
-  With encoded_images=False, PNG/JPEG images count as nothing: they are
-  held as their bytes until after the cache.
-  """
-  size = 8
-  for f in decl.features:
-    if f.kind == "image":
-      if f.image.encoding == "raw":
-        size += f.image.raw_num_bytes
-      elif encoded_images:
-        size += f.image.height * f.image.width * f.image.channels  # uint8 pixels
-    elif f.kind == "numeric":
-      size += 4 * f.length
-    elif f.kind == "categorical":
-      size += 8
-    else:
-      size += 8 * f.max_length
-  return size
-
-
-def parse_block(decl: Declaration) -> int:
-  return max(1, min(MAX_PARSE_BLOCK, PARSE_BLOCK_BYTES // example_bytes(decl)))
-
-
-def fits_in_memory(files: List[str], compression: str, decl: Declaration,
-                   budget_mb: int) -> bool:
-  """Whether the parsed records of `files` fit in `budget_mb`.
-
-  A record is counted at the larger of its serialized size and its parsed
-  size, and reading stops once the budget is exceeded, so a large dataset
-  costs no more than reading a budget's worth of records.
-  """
-  budget = budget_mb << 20
-  parsed = example_bytes(decl, encoded_images=False)
-  sizes = read(files, compression, False, False).map(
-      lambda block: tf.reduce_sum(tf.maximum(
-          tf.cast(tf.strings.length(block), tf.int64), parsed)))
-  totals = sizes.scan(tf.constant(0, tf.int64), lambda acc, n: (acc + n, acc + n))
-  over = next(iter(totals.filter(lambda total: total > budget).take(1)), None)
-  logging.info("input pipeline: %s the parsed training data in memory "
-               "(budget %d MB)", "not caching" if over is not None else "caching",
-               budget_mb)
-  return over is None
-
-
 def permute(index: tf.Tensor, inputs: Dict[str, tf.Tensor], label: tf.Tensor,
             seed: int) -> Example:
   """The block's examples in a random order, features and label together.
@@ -279,7 +228,8 @@ def make_dataset(file_pattern: List[str], feature_spec: Mapping,
       lambda s: parse(decode(s, feature_spec), decl, transform),
       num_parallel_calls=AUTOTUNE, deterministic=deterministic)
   if training:
-    if config.cache_mb and fits_in_memory(files, compression, decl, config.cache_mb):
+    if config.cache_mb and fits_in_memory(
+        read(files, compression, False, False), decl, config.cache_mb):
       examples = examples.cache()
     # Block i of the endless stream gets its own order: anew every epoch.
     examples = examples.repeat().enumerate().map(

@@ -3,7 +3,7 @@ LocalDagRunner with two trial workers in keras-tuner's distributed mode,
 reuse across runs, and Hyperband (which TFX's own Tuner crashes on).
 
 The Kubeflow side (SpanWindow chooses the search, the backend's cache serves
-the run after it, `tuning.every`) is in tests/test_kubeflow_steps.py.
+the run after it, `tuning.every`) is in tests/e2e/test_kubeflow_steps.py.
 """
 
 import glob

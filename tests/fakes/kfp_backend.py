@@ -506,7 +506,7 @@ def pod_image(folder: str) -> Dict:
     {"python": the interpreter, "env": what the pod's environment adds}.
   """
   image = os.path.join(folder, "image")
-  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   os.makedirs(image)
   for source, target in ((sys.base_prefix, "base"), (sys.prefix, "venv")):
     subprocess.run(["cp", "-al", source, os.path.join(image, target)], check=True)

@@ -1,6 +1,6 @@
 """Data kinds on the compiled pipeline, fed as the open-source backend feeds
 it, with everything on s3://: cells chosen for the branches the code takes
-on kind and store that the digits (tests/test_kubeflow_steps.py: a PNG
+on kind and store that the digits (tests/e2e/test_kubeflow_steps.py: a PNG
 image, float numbers, a string category, an int sequence, class ids, spans,
 Transform with analyzers and its cache) do not take.
 
@@ -21,7 +21,7 @@ Transform with analyzers and its cache) do not take.
   length 2, an optional int category (its `__missing__` id), a
   variable-length float sequence (z-scored).
 
-Stand-ins as in tests/test_kubeflow_steps.py: tests/kfp_backend.py (every
+Stand-ins as in tests/e2e/test_kubeflow_steps.py: tests/fakes/kfp_backend.py (every
 step as uid 65534 without capabilities) and moto's S3 server. Tiny data, a
 few training steps: what is judged is that every step runs and the model is
 pushed and answers in the label's shape, not its accuracy.
@@ -37,9 +37,9 @@ import yaml
 from convert.digits import load_images
 from convert.rows import write_rows
 from kubeflow.cli import main as kubeflow
-from tests.kfp_backend import Backend
-from tests.s3_server import env, s3_server, upload_folder
-from tests.test_kubeflow_steps import NOBODY, SECRETS, download, steps
+from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, download, steps
+from tests.fakes.kfp_backend import Backend
+from tests.fakes.s3_server import env, s3_server, upload_folder
 
 pytestmark = pytest.mark.e2e
 
@@ -159,7 +159,7 @@ def test_transform_keeps_no_cache_without_analyzers_or_spans(cell):
                   if key.count("/") > 3})
   # Raw images alone have no analyzer: nothing to cache, and on S3 no
   # folder. Without spans there is no cache. (The digits' analyzers are
-  # cached per span: tests/test_kubeflow_steps.py.)
+  # cached per span: tests/e2e/test_kubeflow_steps.py.)
   assert spans == [], cell["cache"]
 
 

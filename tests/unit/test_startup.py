@@ -132,7 +132,7 @@ def test_no_package_sets_the_process_up_when_imported():
   """Only startup.start() sets the environment or the tensorflow-io guard:
   a module's import-time code never does (a Beam worker that unpickles our
   functions would otherwise get whatever its imports happened to set)."""
-  from tests.test_image import project_packages
+  from tests.unit.test_architecture import project_packages
   found = []
   for package in sorted(project_packages() - {"startup"}) + ["bench"]:
     for folder, _, files in os.walk(os.path.join(REPO, package)):

@@ -9,7 +9,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from convert.rows import serialize
-from trainer import export, input_pipeline, model, run
+from trainer import export, input_pipeline, input_sizing, model, run
 from trainer.config import TrainingConfig
 
 CONFIG = TrainingConfig(batch_size=16, shuffle_buffer=64, learning_rate=0.01)
@@ -121,14 +121,14 @@ def test_deterministic_training_order_repeats_across_runs(parts, sharded):
 def test_parsed_data_is_cached_only_when_it_fits_the_budget(parts, sharded):
   decl, _, _ = parts
   files = input_pipeline.list_files(sharded)
-  assert input_pipeline.fits_in_memory(files, "NONE", decl, 1)
+  assert input_sizing.fits_in_memory(input_pipeline.read(files, "NONE", False, False), decl, 1)
   # Declared as raw pixels, each record parses to 160 kB: 64 x 160 kB > 8 MB.
   big = dataclasses.replace(decl, features=tuple(
       dataclasses.replace(f, image=dataclasses.replace(
           f.image, encoding="raw", height=400, width=400))
       if f.kind == "image" else f for f in decl.features))
-  assert not input_pipeline.fits_in_memory(files, "NONE", big, 8)
-  assert input_pipeline.fits_in_memory(files, "NONE", big, 16)
+  assert not input_sizing.fits_in_memory(input_pipeline.read(files, "NONE", False, False), big, 8)
+  assert input_sizing.fits_in_memory(input_pipeline.read(files, "NONE", False, False), big, 16)
 
 
 def test_raw_records_through_the_transform_graph_match_transformed_records(

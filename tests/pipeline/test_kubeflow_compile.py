@@ -429,7 +429,7 @@ def test_bad_platform_flags_give_one_clear_line(tmp_path, capsys, flags, message
 
 def test_a_trainer_given_a_gpu_is_told_to_insist_on_it(compiled):
   """--resource Trainer:gpus=1 makes the Trainer stop, rather than train on
-  the CPU, when TensorFlow cannot use the GPU (tests/test_image.py)."""
+  the CPU, when TensorFlow cannot use the GPU (tests/unit/test_docker_image.py)."""
   custom = json.loads(compiled["spec"]["root"]["dag"]["tasks"]["Trainer"]["inputs"]
                       ["parameters"]["custom_config"]["runtimeValue"]["constant"])
   assert custom["training"]["gpus"] == 1

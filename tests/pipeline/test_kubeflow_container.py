@@ -4,7 +4,7 @@ The open-source Kubeflow Pipelines backend reads an upstream artifact back
 from ML Metadata and hands it over untyped (`instanceSchema: ""`), named by
 its MLMD id, with its custom properties as metadata (lists and structs
 wrapped, `display_name` and `store_session_info` added). Vertex AI hands it
-over typed. Both must give TFX the same artifact. tests/test_kubeflow_steps.py
+over typed. Both must give TFX the same artifact. tests/e2e/test_kubeflow_steps.py
 runs every step that way; this checks the conversion itself.
 """
 

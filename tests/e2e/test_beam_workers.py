@@ -24,9 +24,9 @@ import time
 import psutil
 import pytest
 
+from tests.fakes.s3_server import free_port
 from tests.runs import run_local
-from tests.s3_server import free_port
-from tests.test_image import image_env
+from tests.unit.test_docker_image import image_env
 
 pytestmark = pytest.mark.e2e
 

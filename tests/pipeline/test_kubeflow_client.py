@@ -1,6 +1,6 @@
 """submit, schedule and schedules against a STAND-IN Kubeflow Pipelines API.
 
-tests/kfp_server.py implements the v2beta1 REST calls these commands make
+tests/fakes/kfp_server.py implements the v2beta1 REST calls these commands make
 and checks every request body against kfp-server-api's models. This is a
 contract test of what we send and how we react, not a cluster test.
 """
@@ -11,8 +11,8 @@ import pytest
 
 from kubeflow import cron
 from kubeflow.cli import main as kubeflow
-from tests import kfp_server
 from tests.conftest import compile_digits_spec, span_declaration
+from tests.fakes import kfp_server
 
 
 @pytest.fixture(scope="module")

@@ -1,66 +1,25 @@
-"""What the Kubeflow image holds agrees with what the steps need, and the
-packages import one way.
+"""What the Kubeflow image holds agrees with what the steps need.
 
 No image is built here (no Docker); these hold its recipe against the code:
 - the packages: pyproject.toml's, the Dockerfile's COPY lines, and the
   project packages the installed code imports are the same set, since a
   step starts in an empty working directory where only installed packages
-  import (tests/test_kubeflow_steps.py runs them that way);
+  import (tests/e2e/test_kubeflow_steps.py runs them that way);
 - the GPU variant's CUDA libraries: the pins TensorFlow publishes for its
   own build, so a bump of either cannot drift apart unnoticed;
 - a Trainer given a GPU that TensorFlow cannot use stops, naming what did
   not load (run here on the CPU, which has none).
-And the code stays readable: short modules and functions.
+How the packages import each other: tests/unit/test_architecture.py.
 """
 
-import ast
 import importlib.metadata
-import os
 import re
 
 import pytest
 import tensorflow as tf
 
-from tests.conftest import REPO
+from tests.unit.test_architecture import imported_by, packaged, project_packages, read
 from trainer import distribute
-
-
-def read(name: str) -> str:
-  with open(os.path.join(REPO, name), encoding="utf-8") as f:
-    return f.read()
-
-
-def packaged() -> set:
-  text = read("pyproject.toml")
-  listed = re.search(r"^packages = \[(.*?)\]", text, re.M | re.S).group(1)
-  return {p.strip().strip('"').split(".")[0] for p in listed.split(",") if p.strip()}
-
-
-def project_packages() -> set:
-  return {d for d in os.listdir(REPO)
-          if os.path.isfile(os.path.join(REPO, d, "__init__.py")) and d not in ("tests", "bench")}
-
-
-def imported_by(package: str) -> set:
-  """The project's top-level packages that `package`'s modules import."""
-  return {top for top, _ in imports_of(package)}
-
-
-def imports_of(package: str) -> set:
-  """(imported project package, importing file) for `package`'s modules."""
-  found = set()
-  for folder, _, files in os.walk(os.path.join(REPO, package)):
-    for name in files:
-      if name.endswith(".py"):
-        tree = ast.parse(read(os.path.join(os.path.relpath(folder, REPO), name)))
-        where = os.path.join(os.path.relpath(folder, REPO), name)
-        for node in ast.walk(tree):
-          if isinstance(node, ast.Import):
-            found |= {(a.name.split(".")[0], where) for a in node.names}
-          elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add((node.module.split(".")[0], where))
-  ours = project_packages() | {"bench"}
-  return {(top, where) for top, where in found if top in ours and top != package}
 
 
 def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
@@ -71,54 +30,6 @@ def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
   for package in packaged():
     missing = imported_by(package) - packaged()
     assert not missing, f"{package}/ imports {missing}, which the image does not install"
-
-
-# Floors, lowest first (STYLE.md 10): a package imports only from its own floor
-# or below, so data flows one way and no two folders import each other.
-FLOORS = [{"startup"}, {"storage", "records", "serving"}, {"convert"}, {"dataset"},
-          {"trainer", "components", "tuner", "metadata"},
-          {"pipeline"}, {"report"}, {"cli", "kubeflow", "bench", "debug"}]
-
-
-def test_no_import_runs_up_a_floor():
-  floor = {p: i for i, packages in enumerate(FLOORS) for p in packages}
-  assert set(floor) >= project_packages(), project_packages() - set(floor)
-  upward = sorted(f"{where} imports {top} ({FLOORS[floor[top]]} is above "
-                  f"{FLOORS[floor[package]]})"
-                  for package in floor for top, where in imports_of(package)
-                  if floor[top] > floor[package])
-  assert not upward, "\n".join(upward)
-
-
-def test_no_two_folders_import_each_other():
-  graph = {p: imported_by(p) for p in project_packages() | {"bench"}}
-  pairs = sorted((a, b) for a in graph for b in graph[a] if a < b and a in graph.get(b, ()))
-  assert not pairs, pairs
-
-
-# "About 250 lines" and "about 50": a little over is a judgment call, well
-# over is a module or a function doing two things.
-MODULE_LINES, FUNCTION_LINES = 300, 60
-
-
-def test_modules_and_functions_stay_short():
-  long = []
-  for package in sorted(project_packages() | {"bench"}) + ["local_runner.py"]:
-    path = os.path.join(REPO, package)
-    files = ([os.path.join(folder, n) for folder, _, names in os.walk(path)
-              for n in names if n.endswith(".py")] if os.path.isdir(path) else [path])
-    for name in files:
-      text = open(name, encoding="utf-8").read()
-      where = os.path.relpath(name, REPO)
-      if text.count("\n") > MODULE_LINES:
-        long.append(f"{where}: {text.count(chr(10))} lines (expected <= {MODULE_LINES})")
-      for node in ast.walk(ast.parse(text)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-          lines = node.end_lineno - node.lineno + 1
-          if lines > FUNCTION_LINES:
-            long.append(f"{where}:{node.lineno} {node.name}: {lines} lines "
-                        f"(expected <= {FUNCTION_LINES})")
-  assert not long, "\n".join(long)
 
 
 def and_cuda_pins() -> dict:

@@ -2,13 +2,13 @@
 with everything on s3://.
 
 Stand-ins, since no cluster and no cloud bucket can be had here:
-- tests/kfp_backend.py, the backend's driver and launcher, written from its
+- tests/fakes/kfp_backend.py, the backend's driver and launcher, written from its
   source: untyped inputs read back from a real ML Metadata store, its cache
   keys, pods with an empty working directory and only the spec's
   environment and secrets;
-- tests/s3_server.py, moto's S3 server on 127.0.0.1, for the pipeline root,
+- tests/fakes/s3_server.py, moto's S3 server on 127.0.0.1, for the pipeline root,
   the data and the serving dir;
-- tests/kfp_server.py, the Kubeflow API, which `python -m kubeflow submit`
+- tests/fakes/kfp_server.py, the Kubeflow API, which `python -m kubeflow submit`
   talks to and which hands the submitted parameters to the backend.
 
 The digits are one span. `submit` starts a run; its first step, SpanWindow,
@@ -50,10 +50,10 @@ import yaml
 
 from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
-from tests import kfp_server
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw
-from tests.kfp_backend import Backend, StepFailed
-from tests.s3_server import KEY, SECRET, env, free_port, s3_server, upload_folder
+from tests.fakes import kfp_server
+from tests.fakes.kfp_backend import Backend, StepFailed
+from tests.fakes.s3_server import KEY, SECRET, env, free_port, s3_server, upload_folder
 
 pytestmark = pytest.mark.e2e
 
@@ -68,7 +68,7 @@ def _has_object(client, uri: str, ending: str = "") -> bool:
 
 
 def preemptions(client) -> dict:
-  """Where the first run's first attempts are killed (tests/kfp_backend.py)."""
+  """Where the first run's first attempts are killed (tests/fakes/kfp_backend.py)."""
   def output(key):
     return lambda executor_input: _has_object(
         client, executor_input["outputs"]["artifacts"][key]["artifacts"][0]["uri"])

@@ -1,7 +1,7 @@
 """s3:// for real: a bucket that cannot be used is one clear line, and a process
 that loaded the S3 file system exits with its own status.
 
-Against tests/s3_server.py, moto's S3 server on 127.0.0.1 (a STAND-IN for a
+Against tests/fakes/s3_server.py, moto's S3 server on 127.0.0.1 (a STAND-IN for a
 cloud bucket). Every process that loads the S3 file system here is a
 subprocess: tensorflow-io aborts at exit (134) in any process that loaded
 it, and `storage.exit` is what prevents that.
@@ -15,7 +15,7 @@ import pytest
 import storage
 from convert.digits import write_digits
 from tests.conftest import REPO
-from tests.s3_server import env, free_port, s3_server, upload_folder
+from tests.fakes.s3_server import env, free_port, s3_server, upload_folder
 
 
 def python(code: str, extra_env: dict, *args):

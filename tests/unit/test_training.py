@@ -135,7 +135,7 @@ def test_two_workers_train_the_same_weights_on_different_shards(digits, tmp_path
   assert os.path.exists(os.path.join(tmp_path, "serving", "saved_model.pb"))
 
 
-# `fit` on one worker is the compiled Trainer's case: tests/test_kubeflow_steps.py
+# `fit` on one worker is the compiled Trainer's case: tests/e2e/test_kubeflow_steps.py
 # kills it at its first checkpoint, and the retry resumes and serves >= 0.95.
 @pytest.mark.parametrize("loop,workers", [("custom", 1), ("fit", 2), ("custom", 2)])
 def test_a_killed_training_resumes_from_its_checkpoint(digits, tmp_path, loop, workers):

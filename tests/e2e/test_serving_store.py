@@ -1,5 +1,5 @@
 """A push to an object store, watched by a poller the way a model server
-polls its base path, on the S3 protocol (tests/s3_server.py, moto: a
+polls its base path, on the S3 protocol (tests/fakes/s3_server.py, moto: a
 STAND-IN for S3, GCS or MinIO, which no test here can reach).
 
 On an object store a folder is only a prefix: a version's folder is listed
@@ -27,7 +27,7 @@ import pytest
 import tensorflow as tf
 
 from tests.conftest import REPO
-from tests.s3_server import env, s3_server
+from tests.fakes.s3_server import env, s3_server
 
 pytestmark = pytest.mark.e2e
 
