@@ -73,22 +73,6 @@ def _patterns(examples, splits):
           for split in splits]
 
 
-def choose(tuning: Tuning, serving_dir: str, search: str, tune: str, span):
-  """(the search's id, its record when it exists and is to be reused, or
-  None to run it; why)."""
-  latest = record.latest(serving_dir)
-  planned, why = record.plan(tuning, latest, span, tune)
-  if tune or not search:
-    search = planned
-  found = latest if latest and latest["id"] == search else record.find(serving_dir, search)
-  if found and not tune:
-    return search, found, "reusing " + record.describe(found)
-  # A new search that this step's own plan would not start was asked for
-  # when the run started: the local runner's --tune is in the id.
-  return search, None, why if search == planned else (
-      f"a new search was asked for when the run started (--tune): {search}")
-
-
 @component
 def Tuner(
     examples: InputArtifact[standard_artifacts.Examples],
@@ -106,7 +90,7 @@ def Tuner(
   serving_dir = serving.from_push_destination(push_destination)
   train = json_format.Parse(train_args, trainer_pb2.TrainArgs()).splits
   span = newest_span(train)
-  search, found, why = choose(tuning, serving_dir, search, tune, span)
+  search, found, why = record.choose(tuning, serving_dir, span, tune, search)
   print(f"Tuner: {why}", flush=True)
   if found is None:
     data = TrialData(_patterns(examples, train),

@@ -72,8 +72,9 @@ def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Wind
   if tuning is None:
     return "", ""
   from tuner import record
-  return record.plan(tuning, record.latest(serving_dir),
-                     window.spans[-1][0] if window.spans else None, tune)
+  search, _, why = record.choose(tuning, serving_dir,
+                                 window.spans[-1][0] if window.spans else None, tune)
+  return search, why
 
 
 def drift_baseline(window: spans.Window, data: Data, statistics: str = "") -> str:

@@ -106,6 +106,34 @@ def plan(tuning: Tuning, found: Optional[dict], newest_span: Optional[int],
   return found["id"], "reusing " + describe(found)
 
 
+def choose(tuning: Tuning, serving_dir: str, newest_span: Optional[int], tune: str = "",
+           search: str = "") -> Tuple[str, Optional[dict], str]:
+  """The one plan of a run's search, made when the run starts (the local
+  runner; SpanWindow on Kubeflow) and read again by the Tuner step.
+
+  Args:
+    search: the id chosen when the run started, if one was; the Tuner plans
+      anew without it (Kubeflow without spans) or when `tune` asks for a
+      new search at run time.
+
+  Returns:
+    (the search's id, its record when it exists and is to be reused or
+    None to run it, why in words).
+  """
+  latest_found = latest(serving_dir)
+  planned, why = plan(tuning, latest_found, newest_span, tune)
+  if tune or not search:
+    search = planned
+  found = (latest_found if latest_found and latest_found["id"] == search
+           else find(serving_dir, search))
+  if found and not tune:
+    return search, found, "reusing " + describe(found)
+  # A new search that this plan would not start was asked for when the run
+  # started: the local runner's --tune is in the id.
+  return search, None, why if search == planned else (
+      f"a new search was asked for when the run started (--tune): {search}")
+
+
 def describe(found: dict) -> str:
   """`search <id> (<when>, span N): best accuracy 0.97 after 10 trials`."""
   span = f", span {found['span']}" if found.get("span") is not None else ""
