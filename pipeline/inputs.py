@@ -41,6 +41,9 @@ class RunInputs:
   # (tuner/record.py `plan`).
   tuning_search: str = ""
   tuning_why: str = ""
+  # The Trainer's custom_config (pipeline/keys.py), computed once: it hashes
+  # the Trainer's code.
+  trainer_config: dict = dataclasses.field(default_factory=dict)
 
 
 def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
@@ -62,7 +65,7 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
                      {**trainer_settings, "tuning_search": search} if search
                      else trainer_settings, protos)
   return RunInputs(window, key, serving.baseline_version(serving_dir, key), protos,
-                   drift_baseline(window, data), search, why)
+                   drift_baseline(window, data), search, why, trainer_settings)
 
 
 def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Window,
@@ -120,7 +123,8 @@ def unresolved_inputs(config: PipelineConfig) -> RunInputs:
   spans, the pipeline's first step resolves them per run
   (pipeline/window_step.py); without, the newest served version is taken
   when BaselineModel runs."""
-  return RunInputs(spans.unresolved(config.declaration.data), "", "")
+  return RunInputs(spans.unresolved(config.declaration.data), "", "",
+                   trainer_config=trainer_config(config))
 
 
 def window_protos(window: spans.Window, materialize: bool, train_steps: int,

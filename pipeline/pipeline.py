@@ -30,7 +30,7 @@ from pipeline.config import ConfigError, PipelineConfig
 from pipeline.data_nodes import data_components
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
-from pipeline.keys import checkpoint_root, to_json, trainer_config, transform_config
+from pipeline.keys import checkpoint_root, to_json, transform_config
 from pipeline.runtime import push_destination, runtime
 from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
 from trainer.checkpoints import CONFIG_KEY
@@ -45,7 +45,7 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   window_step, by_window = _window(config, inputs)
   nodes = data_components(config, by_window)
   example_gen, schema_gen, gate = nodes[0], nodes[2], nodes[-1]
-  nodes += _model_components(config, by_window, example_gen, schema_gen, gate)
+  nodes += _model_components(config, inputs, by_window, example_gen, schema_gen, gate)
   if window_step:
     for node in nodes:
       if any(by_window[name] is value for name, value in node.exec_properties.items()
@@ -79,11 +79,11 @@ def _window(config: PipelineConfig, inputs: RunInputs):
       push_destination=to_json(runtime(config, "push_destination",
                                         push_destination(config.serving_dir))),
       train_steps=runtime(config, "train_steps", str(training.train_steps)),
-      window_spec=window_spec(config))
+      window_spec=window_spec(config, inputs.trainer_config))
   return step, {name: step.outputs[name].future()[0].value for name in OUTPUTS}
 
 
-def _model_components(config: PipelineConfig, by_window: Dict,
+def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict,
                       example_gen, schema_gen, gate) -> List:
   """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
   Evaluator, ServingCheck and the Pusher."""
@@ -108,7 +108,7 @@ def _model_components(config: PipelineConfig, by_window: Dict,
   baseline = BaselineModel(
       push_destination=to_json(destination),
       served_version=by_window["served_version"], training_key=by_window["training_key"])
-  tuner, trainer_node = _training(config, by_window, examples, schema, transform,
+  tuner, trainer_node = _training(config, inputs, by_window, examples, schema, transform,
                                   baseline, destination)
   # Blesses the model only if it clears the thresholds, on this window's
   # eval splits, and does no worse than the baseline there.
@@ -137,8 +137,8 @@ def _model_components(config: PipelineConfig, by_window: Dict,
           serving_check, pusher]
 
 
-def _training(config: PipelineConfig, by_window: Dict, examples, schema, transform,
-              baseline, destination):
+def _training(config: PipelineConfig, inputs: RunInputs, by_window: Dict, examples,
+              schema, transform, baseline, destination):
   """(the Tuner or None, the Trainer)."""
   if config.materialize:
     examples = transform.outputs["transformed_examples"]
@@ -153,7 +153,7 @@ def _training(config: PipelineConfig, by_window: Dict, examples, schema, transfo
       hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
       train_args=by_window["train_args"], eval_args=by_window["eval_args"],
       # Not in the training key: where checkpoints go changes no model.
-      custom_config={**trainer_config(config), CONFIG_KEY: checkpoint_root(config)})
+      custom_config={**inputs.trainer_config, CONFIG_KEY: checkpoint_root(config)})
   return tuner, trainer_node
 
 

@@ -35,7 +35,7 @@ from dataset.declaration import Data
 from dataset.tuning import Tuning
 from pipeline.config import PipelineConfig
 from pipeline.inputs import RunInputs, resolve
-from pipeline.keys import to_json, trainer_config
+from pipeline.keys import to_json
 
 OUTPUTS = ("input_config", "splits_config", "train_args", "eval_args", "example_splits",
            "served_version", "training_key", "drift_baseline", "tuning_search")
@@ -43,7 +43,7 @@ Out = OutputArtifact[String]
 Param = Parameter[str]
 
 
-def window_spec(config: PipelineConfig) -> str:
+def window_spec(config: PipelineConfig, trainer_config: dict) -> str:
   """What the step needs besides its runtime parameters, fixed when the
   pipeline is compiled: the data's patterns and window, the Trainer's
   settings (for the training key) and the evaluation steps."""
@@ -52,7 +52,7 @@ def window_spec(config: PipelineConfig) -> str:
       "data": {"compression": data.compression, "splits": dict(data.splits),
                "pattern": data.pattern, "hash_buckets": dict(data.hash_buckets),
                "window": data.window},
-      "settings": trainer_config(config), "materialize": config.materialize,
+      "settings": trainer_config, "materialize": config.materialize,
       "tuning": config.declaration.tuning and config.declaration.tuning.to_dict(),
       "eval_steps": config.training.eval_steps}, sort_keys=True)
 

@@ -10,6 +10,7 @@ from tfx.types import standard_artifacts
 from dataset import declaration
 from pipeline import window_step
 from pipeline.config import PipelineConfig, TrainingConfig
+from pipeline.keys import trainer_config
 from tests.conftest import span_declaration
 
 
@@ -18,7 +19,7 @@ def _spec(tmp_path, spans=(1, 2, 3), window=2):
   config = PipelineConfig(pipeline_name="spans", pipeline_root="gs://b/p",
                           serving_dir="", declaration=declaration.load(str(path)),
                           training=TrainingConfig(train_steps=50))
-  return window_step.window_spec(config), root
+  return window_step.window_spec(config, trainer_config(config)), root
 
 
 def _destination(serving) -> str:
