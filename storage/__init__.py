@@ -21,6 +21,9 @@ Two measured behaviours of tensorflow-io 0.37.1 shape this module:
   not exist, so a typo would read as "no spans found" or "no model served".
   `check` asks for the bucket itself, which raises, and turns that into one
   line naming the URI.
+- an endpoint that refuses connections is retried with backoff for about
+  30 s before anything raises; `check` first opens a TCP connection to an
+  S3_ENDPOINT, and says in a second what is wrong.
 - a process that loaded it aborts at exit ("pure virtual method called",
   exit 134) after its work is done. `exit` ends such a process with the
   status its work deserves, after flushing what it wrote.
@@ -38,7 +41,9 @@ on without it, as it does when it is not installed.
 import logging
 import os
 import re
+import socket
 import sys
+import urllib.parse
 from typing import Iterable, List, Set
 
 S3_BUCKET = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])")
@@ -122,6 +127,8 @@ def check(texts: Iterable[str], what: str = "") -> None:
     return
   import tensorflow as tf
   endpoint = os.environ.get("S3_ENDPOINT", "AWS's default endpoint")
+  if "S3_ENDPOINT" in os.environ:
+    _connect(endpoint, f"{what}s3://{buckets[0]}/")
   for bucket in buckets:
     uri = f"s3://{bucket}/"
     try:
@@ -138,6 +145,26 @@ def check(texts: Iterable[str], what: str = "") -> None:
       raise StorageError(f"{what}{uri}: S3 at {endpoint} refused: {detail}; check "
                          f"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") from None
     _reachable.add(bucket)
+
+
+def _connect(endpoint: str, uri: str) -> None:
+  """Opens and closes a TCP connection to S3_ENDPOINT (scheme-less, as
+  tensorflow-io accepts it, means S3_USE_HTTPS's), within
+  S3_CONNECT_TIMEOUT_MSEC or 10 s.
+
+  Raises:
+    StorageError: the endpoint cannot be reached.
+  """
+  secure = os.environ.get("S3_USE_HTTPS", "1") != "0"
+  parsed = urllib.parse.urlsplit(endpoint if "://" in endpoint else
+                                 f"{'https' if secure else 'http'}://{endpoint}")
+  port = parsed.port or (443 if parsed.scheme == "https" else 80)
+  timeout = int(os.environ.get("S3_CONNECT_TIMEOUT_MSEC", "10000")) / 1000
+  try:
+    socket.create_connection((parsed.hostname, port), timeout=timeout).close()
+  except OSError as e:
+    raise StorageError(f"{uri}: cannot reach the S3 endpoint {endpoint} ({e}); set "
+                       f"S3_ENDPOINT (and S3_USE_HTTPS=0 for plain HTTP)") from None
 
 
 def exit(status: int) -> None:  # it is the process's exit
