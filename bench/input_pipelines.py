@@ -5,8 +5,8 @@ import functools
 
 import tensorflow as tf
 
+from dataset.training import TrainingConfig
 from trainer import images, input_pipeline
-from trainer.config import TrainingConfig
 
 AUTOTUNE = tf.data.AUTOTUNE
 

@@ -33,8 +33,8 @@ from tfx.types import artifact_utils, standard_artifacts
 import serving
 from dataset import spans
 from dataset.declaration import Declaration
+from dataset.training import TrainingConfig
 from dataset.tuning import Tuning
-from trainer.config import TrainingConfig
 from tuner import record, space
 from tuner import search as tuner_search
 from tuner.trial import TrialData

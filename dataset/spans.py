@@ -193,13 +193,17 @@ def _notes(data: Data, found: List[Dict], complete: List[int], malformed: List[s
   return tuple(notes)
 
 
+def has_spans(data: Data) -> bool:
+  """Whether the data is read by span: a pattern holds `{SPAN}`."""
+  return any(SPAN in p for p in (dict(data.splits) or {"all": data.pattern}).values())
+
+
 def unresolved(data: Data) -> Window:
   """The window as far as it is known without listing anything: all of it
   without spans; with spans, the patterns with `{SPAN}` still in them, which
   compiled Kubeflow defaults hold until `submit` passes the real window."""
   patterns = dict(data.splits) or {"all": data.pattern}
-  return Window((), patterns, ("train",), ("eval",),
-                unresolved=any(SPAN in p for p in patterns.values()))
+  return Window((), patterns, ("train",), ("eval",), unresolved=has_spans(data))
 
 
 def fingerprint(root: str, inputs: Dict[str, str]) -> str:

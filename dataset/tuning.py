@@ -22,36 +22,16 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from dataset import metrics
 from dataset.fields import MISSING, DeclarationError, FieldReader
+from dataset.training import ConfigError, TrainingConfig
 
 ALGORITHMS = ("bayesian", "random", "hyperband")
 DISTRIBUTIONS = ("log_uniform", "uniform", "int", "choice")
 # The TrainingConfig fields a search may set: the ones that change what is
-# learnt, not how fast or where (steps, loop, precision, cache, GPUs); each
-# with the values TrainingConfig accepts (trainer/config.py, which this floor
-# cannot import; tests/e2e/test_tuning.py checks that the two agree).
-def _int(v):
-  return isinstance(v, int) and not isinstance(v, bool) and v >= 1
-
-
-def _rate(v):
-  return _number(v) and 0 < v < 1
-
-
-def _fraction(v):
-  return _number(v) and 0 <= v < 1
-
-
-TUNABLE = {
-    "learning_rate": (_rate, "a number in (0, 1)"),
-    "batch_size": (_int, "an integer >= 1"),
-    "width": (_int, "an integer >= 1"),
-    "dropout": (_fraction, "a number in [0, 1)"),
-    "fine_tune_learning_rate": (_rate, "a number in (0, 1)"),
-    "flip_left_right": (lambda v: isinstance(v, bool), "true or false"),
-    "max_crop_fraction": (_fraction, "a number in [0, 1)"),
-    "max_brightness_delta": (_fraction, "a number in [0, 1)"),
-    "max_contrast_delta": (_fraction, "a number in [0, 1)"),
-}
+# learnt, not how fast or where (steps, loop, precision, cache, GPUs). Every
+# value a search may pick is checked by TrainingConfig itself.
+TUNABLE = ("learning_rate", "batch_size", "width", "dropout", "fine_tune_learning_rate",
+           "flip_left_right", "max_crop_fraction", "max_brightness_delta",
+           "max_contrast_delta")
 _KEYS = ("algorithm", "max_trials", "objective", "steps", "every", "space")
 
 
@@ -133,11 +113,15 @@ def _dimension(field: str, node: Any, backbone: bool) -> Tuple[Optional[Dimensio
     return None, f"two integers; {values!r}"
   elif distribution == "log_uniform" and values[0] <= 0:
     return None, f"a low bound above 0 for log_uniform; {values!r}"
-  # Every value the search may pick must be one TrainingConfig accepts.
-  accepts, allowed = TUNABLE[field]
+  # Every value the search may pick must be one TrainingConfig accepts; a
+  # fine-tuning rate of 0 means "the declaration's", nothing to search.
   for value in values:
-    if not accepts(value):
-      return None, f"values {field} accepts ({allowed}); {value!r}"
+    if field == "fine_tune_learning_rate" and value == 0:
+      return None, f"values {field} accepts (a number in (0, 1)); {value!r}"
+    try:
+      TrainingConfig(**{field: value})
+    except ConfigError as e:
+      return None, f"values {field} accepts ({e.allowed}); {value!r}"
   return Dimension(field, distribution, tuple(values)), ""
 
 

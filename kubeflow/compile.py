@@ -160,7 +160,7 @@ def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
   """The steps Kubeflow must always run. With spans, only SpanWindow:
   ImportExampleGen reads immutable spans named by its values, and
   BaselineModel copies the version named by `served_version`."""
-  if spans.unresolved(config.declaration.data).unresolved:
+  if spans.has_spans(config.declaration.data):
     return (WINDOW_STEP,)
   # Without spans, nothing chose the Tuner's search when the run started:
   # the step looks for the latest one when it runs (components/tuner.py).

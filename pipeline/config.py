@@ -9,8 +9,8 @@ import dataclasses
 from typing import List, Mapping, Optional
 
 from dataset.declaration import Declaration, Evaluation
-from trainer.config import ConfigError, TrainingConfig
-from trainer.config import check as _check
+from dataset.training import ConfigError, TrainingConfig
+from dataset.training import check as _check
 
 __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 

@@ -14,6 +14,7 @@ from components.drift import rules_json
 from components.drift_gate import DriftFound, DriftGate
 from components.import_examples import ImportExampleGen
 from components.statistics import StatisticsGen
+from dataset import spans
 from pipeline.config import PipelineConfig
 from pipeline.runtime import runtime
 
@@ -62,7 +63,7 @@ def data_components(config: PipelineConfig, by_window: Dict) -> List:
       schema=schema_gen.outputs["schema"])
   # Stops the run on anomalies: Transform waits for it.
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
-  if "drift_baseline" not in by_window:
+  if not spans.has_spans(decl.data):
     return [example_gen, statistics_gen, schema_gen, example_validator, gate]
   # With spans: the newest span against the one before, before the schema's
   # check (a renamed category is drift first, an anomaly second).

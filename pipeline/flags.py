@@ -51,7 +51,7 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
   parser.add_argument("--train", action="append", default=[], metavar="FIELD=VALUE",
                       help="a training setting (repeatable), e.g. loop=custom, "
                            "batch_size=128, flip_left_right=true: any field of "
-                           "trainer/config.py's TrainingConfig")
+                           "dataset/training.py's TrainingConfig")
   parser.add_argument("--materialize", action=argparse.BooleanOptionalAction,
                       default=PipelineConfig.materialize,
                       help="Transform writes transformed examples for the "

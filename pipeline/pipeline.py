@@ -68,7 +68,7 @@ def _window(config: PipelineConfig, inputs: RunInputs):
                          training.eval_steps)
   values = {**protos, "served_version": inputs.served_version,
             "training_key": inputs.training_key}
-  if spans.unresolved(config.declaration.data).unresolved:  # data with spans
+  if spans.has_spans(config.declaration.data):
     values["drift_baseline"] = inputs.drift_baseline
   if config.declaration.tuning:
     values["tuning_search"] = inputs.tuning_search
@@ -98,7 +98,7 @@ def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict
       examples=examples, schema=schema, materialize=config.materialize,
       preprocessing_fn=PREPROCESSING_FN, splits_config=by_window["splits_config"],
       disable_statistics=True, custom_config=transform_config(config),
-      disable_analyzer_cache="drift_baseline" not in by_window)
+      disable_analyzer_cache=not spans.has_spans(config.declaration.data))
   transform.add_upstream_node(gate)
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.

@@ -24,8 +24,8 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset.declaration import Declaration
+from dataset.training import TrainingConfig
 from trainer import checkpoints, distribute, input_pipeline, run, warm_start
-from trainer.config import TrainingConfig
 
 
 def main(setup_path: str, out: str) -> None:

@@ -14,7 +14,7 @@ Out: float [batch, h, w, c]; integer pixels scaled to [0, 1], float pixels
 import tensorflow as tf
 
 from dataset.declaration import Feature
-from trainer.config import TrainingConfig
+from dataset.training import TrainingConfig
 from trainer.images import pixel_dtype
 
 keras = tf.keras

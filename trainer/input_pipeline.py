@@ -37,8 +37,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Tuple
 import tensorflow as tf
 
 from dataset.declaration import Declaration
+from dataset.training import TrainingConfig
 from trainer import images
-from trainer.config import TrainingConfig
 from trainer.input_sizing import fits_in_memory, parse_block
 
 AUTOTUNE = tf.data.AUTOTUNE

@@ -11,10 +11,10 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
+from dataset.training import TrainingConfig
 from trainer import curves
 from trainer import model as model_lib
 from trainer.checkpoints import LoopCheckpoint
-from trainer.config import TrainingConfig
 
 keras = tf.keras
 

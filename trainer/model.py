@@ -26,8 +26,8 @@ import tensorflow as tf
 
 from dataset import metrics
 from dataset.declaration import Declaration, Feature
+from dataset.training import TrainingConfig
 from trainer.augment import scale_and_augment
-from trainer.config import TrainingConfig
 from trainer.images import pixel_dtype
 
 keras = tf.keras

@@ -15,17 +15,17 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 
 from dataset import spans
 from dataset.declaration import Declaration
+from dataset.training import TrainingConfig
 from trainer import (
-    checkpoints,
-    curves,
-    distribute,
-    export,
-    input_pipeline,
-    loop,
-    model,
-    warm_start,
+  checkpoints,
+  curves,
+  distribute,
+  export,
+  input_pipeline,
+  loop,
+  model,
+  warm_start,
 )
-from trainer.config import TrainingConfig
 
 
 def vocab_sizes(tft_output: tft.TFTransformOutput, decl: Declaration) -> dict:

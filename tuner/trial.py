@@ -17,9 +17,9 @@ import tensorflow_transform as tft
 
 from dataset import metrics
 from dataset.declaration import Declaration
+from dataset.training import TrainingConfig
 from trainer import distribute, input_pipeline
 from trainer import run as trainer_run
-from trainer.config import TrainingConfig
 
 
 @dataclasses.dataclass(frozen=True)

@@ -125,7 +125,7 @@ def _first_run_id(tuned) -> str:
 
 def test_hyperband_runs_its_brackets_through_the_trainers_code(tuned):
   """TFX's own Tuner crashes writing Hyperband's results (tfx#7778)."""
-  from trainer.config import TrainingConfig
+  from dataset.training import TrainingConfig
   from tuner import search
   from tuner.trial import TrialData
   out = tuned["root"] / "out" / "digits" / "pipeline_root"

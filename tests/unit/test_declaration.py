@@ -7,6 +7,7 @@ import pytest
 
 from convert.rows import write_rows
 from dataset import check, declaration
+from dataset.training import ConfigError, TrainingConfig
 from tests.conftest import (
   DIGITS_SCHEMA,
   DIGITS_YAML,
@@ -198,25 +199,27 @@ def test_wrong_compression_and_missing_files_are_named(tmp_path):
     check.check_records(empty)
 
 
-@pytest.mark.parametrize("field", sorted(__import__("dataset.tuning").tuning.TUNABLE))
-def test_tuning_accepts_exactly_the_values_training_config_accepts(field):
-  """dataset/ cannot import trainer/: its table of tunable fields must agree
-  with TrainingConfig's own checks, value by value."""
-  from dataset.tuning import TUNABLE
-  from trainer.config import ConfigError, TrainingConfig
-  accepts, _ = TUNABLE[field]
-  for value in (-1, 0, 1e-9, 0.5, 0.999, 1, 2, 64, 1.5, True, False):
-    try:
-      TrainingConfig().with_values({field: value})
-      config_ok = type(getattr(TrainingConfig(), field)) is type(value) or (
-          isinstance(value, int) and not isinstance(value, bool)
-          and isinstance(getattr(TrainingConfig(), field), float))
-    except (ConfigError, TypeError, ValueError):
-      config_ok = False
-    if field == "fine_tune_learning_rate" and value == 0:
-      config_ok = False  # 0 means "the declaration's": no value to search
-    assert accepts(value) == config_ok, (
-        f"{field}={value!r}: tuning accepts it {accepts(value)}, TrainingConfig {config_ok}")
+def test_a_search_may_pick_only_values_training_config_accepts(tmp_path):
+  """A tuning space is checked by TrainingConfig itself (dataset/training.py):
+  each value out of its range is a line naming the field and the rule, as
+  a flag would get; a boolean is not an integer, nor 1 a boolean."""
+  raw = digits_raw()
+  raw["schema"] = DIGITS_SCHEMA
+  raw["tuning"] = {"space": {"dropout": {"uniform": [0.1, 1.5]},
+                             "width": {"choice": [True, 64]},
+                             "flip_left_right": {"choice": [1, False]},
+                             "learning_rate": {"log_uniform": [1e-4, 1e-2]}}}
+  with pytest.raises(DeclarationError) as e:
+    declaration.load(write_declaration(tmp_path, raw))
+  lines = {line.split("'")[1]: line for line in str(e.value).splitlines()}
+  assert sorted(lines) == ["tuning.space.dropout", "tuning.space.flip_left_right",
+                           "tuning.space.width"], str(e.value)
+  assert lines["tuning.space.dropout"].endswith(
+      "expected values dropout accepts (a number in [0, 1)), found 1.5"), lines
+  assert lines["tuning.space.width"].endswith("(an integer >= 1), found True"), lines
+  assert lines["tuning.space.flip_left_right"].endswith("(true or false), found 1"), lines
+  with pytest.raises(ConfigError, match="config field 'width': expected an integer >= 1"):
+    TrainingConfig(width=True)
 
 
 def test_a_tuning_section_reads_back_from_the_pipelines_json(tmp_path):

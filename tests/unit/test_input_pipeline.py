@@ -9,8 +9,8 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from convert.rows import serialize
+from dataset.training import TrainingConfig
 from trainer import export, input_pipeline, input_sizing, model, run
-from trainer.config import TrainingConfig
 
 CONFIG = TrainingConfig(batch_size=16, shuffle_buffer=64, learning_rate=0.01)
 

@@ -12,9 +12,9 @@ import tensorflow_transform as tft
 
 from convert.rows import serialize
 from dataset import check, declaration, schema
+from dataset.training import TrainingConfig
 from tests.conftest import digit_rows, digits_raw, write_declaration
 from trainer import export, input_pipeline, model, run
-from trainer.config import TrainingConfig
 
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 CONFIG = TrainingConfig(batch_size=16)

@@ -12,9 +12,9 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from components.preprocessing import MISSING_CATEGORY
 from convert.rows import serialize, write_rows
 from dataset import check, declaration, schema
+from dataset.training import TrainingConfig
 from tests.conftest import digit_rows, digits_raw, write_declaration
 from trainer import export, input_pipeline, model, run
-from trainer.config import TrainingConfig
 
 CONFIG = TrainingConfig(batch_size=16)
 BRIGHTNESS_DEFAULT = 0.3

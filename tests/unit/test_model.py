@@ -5,8 +5,8 @@ import pytest
 import tensorflow as tf
 
 from dataset.declaration import Data, Declaration, Feature, Image, Label
+from dataset.training import TrainingConfig
 from trainer import distribute, model
-from trainer.config import TrainingConfig
 
 IMAGE = Feature("photo", "image", dtype="bytes", image=Image("jpeg", 32, 24, 3))
 RAW = Feature("scan", "image", dtype="bytes",

@@ -15,10 +15,10 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset import declaration
+from dataset.training import TrainingConfig
 from report.training import read_curves
 from tests.conftest import REPO, digit_rows, digits_dataset
 from trainer import distribute, input_pipeline, run
-from trainer.config import TrainingConfig
 
 CONFIG = TrainingConfig(train_steps=400, epochs=4, eval_steps=4, batch_size=64)
 MIN_ACCURACY = 0.9  # the pipeline blesses at 0.9 too; fit reaches ~0.97 here

@@ -9,9 +9,9 @@ import tensorflow as tf
 
 import serving
 from dataset import declaration
+from dataset.training import TrainingConfig
 from tests.conftest import digits_raw, write_declaration
 from trainer import model, run, warm_start
-from trainer.config import TrainingConfig
 
 keras = tf.keras
 

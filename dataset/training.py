@@ -2,6 +2,9 @@
 
 The pipeline's configuration (`pipeline/config.py`) holds one of these and
 hands it to the Trainer through `custom_config` as a plain dict (`to_dict`).
+It lives with the declaration, below the Trainer, because the declaration's
+`tuning:` space is checked against it (dataset/tuning.py): one set of rules
+for a value, whether set by a flag or picked by a search.
 """
 
 import dataclasses
@@ -13,12 +16,30 @@ PRECISIONS = ("auto", "float32", "mixed_float16")
 
 
 class ConfigError(ValueError):
-  """A configuration value outside its allowed range; names the field."""
+  """A configuration value outside its allowed range; names the field.
+
+  Attributes:
+    field: the field's name.
+    allowed: what the field accepts, in words.
+  """
+
+  def __init__(self, message: str, field: str = "", allowed: str = ""):
+    super().__init__(message)
+    self.field, self.allowed = field, allowed
 
 
 def check(name: str, value, ok: bool, allowed: str) -> None:
   if not ok:
-    raise ConfigError(f"config field '{name}': expected {allowed}, found {value!r}")
+    raise ConfigError(f"config field '{name}': expected {allowed}, found {value!r}",
+                      name, allowed)
+
+
+def _integer(value) -> bool:
+  return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value) -> bool:
+  return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,29 +105,29 @@ class TrainingConfig:
     for name in ("train_steps", "eval_steps", "epochs", "batch_size",
                  "shuffle_buffer", "width"):
       value = getattr(self, name)
-      check(name, value, isinstance(value, int) and value >= 1,
-            "an integer >= 1")
+      check(name, value, _integer(value) and value >= 1, "an integer >= 1")
     check("epochs", self.epochs, self.epochs <= self.train_steps,
           f"at most train_steps ({self.train_steps})")
     check("learning_rate", self.learning_rate,
-          0 < self.learning_rate < 1, "a number in (0, 1)")
+          _number(self.learning_rate) and 0 < self.learning_rate < 1, "a number in (0, 1)")
     check("fine_tune_learning_rate", self.fine_tune_learning_rate,
-          0 <= self.fine_tune_learning_rate < 1, "a number in [0, 1) (0: the declaration's)")
+          _number(self.fine_tune_learning_rate) and 0 <= self.fine_tune_learning_rate < 1,
+          "a number in [0, 1) (0: the declaration's)")
     check("loop", self.loop, self.loop in LOOPS, f"one of {LOOPS}")
     check("precision", self.precision, self.precision in PRECISIONS,
           f"one of {PRECISIONS}")
-    check("gpus", self.gpus, isinstance(self.gpus, int) and self.gpus >= 0,
-          "an integer >= 0")
+    check("gpus", self.gpus, _integer(self.gpus) and self.gpus >= 0, "an integer >= 0")
     check("checkpoint_every", self.checkpoint_every,
-          isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 0,
+          _integer(self.checkpoint_every) and self.checkpoint_every >= 0,
           "an integer >= 0 (0: at each epoch's end)")
-    check("cache_mb", self.cache_mb,
-          isinstance(self.cache_mb, int) and self.cache_mb >= 0,
+    check("cache_mb", self.cache_mb, _integer(self.cache_mb) and self.cache_mb >= 0,
           "an integer >= 0")
     for name in ("dropout", "max_crop_fraction", "max_brightness_delta",
                  "max_contrast_delta"):
       value = getattr(self, name)
-      check(name, value, 0 <= value < 1, "a number in [0, 1)")
+      check(name, value, _number(value) and 0 <= value < 1, "a number in [0, 1)")
+    for name in ("deterministic", "flip_left_right"):
+      check(name, getattr(self, name), isinstance(getattr(self, name), bool), "true or false")
 
   def with_train_steps(self, train_steps: int) -> "TrainingConfig":
     """The same configuration for another number of steps (a run-time value
