@@ -36,7 +36,9 @@ SHOWN = ("ImportExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
          "Transform", "Trainer", "Evaluator", "ServingCheck", "Pusher")
 EVAL_FRACTION = 1 / 5  # hash buckets 4:1
 BATCH_SIZE = 64
-GOAL_RATIO = {200_000: 0.5, 1_000_000: 1 / 3}  # project / stock, at most
+# project / stock time, at most (issue "Speed where users wait"): 0.40 from
+# the debugging sizes (5k rows) to 200k rows, 0.30 from 1M rows.
+GOAL_RATIO, GOAL_RATIO_1M = 0.40, 0.30
 MAX_ACCURACY_CHANGE = 0.01
 
 
@@ -110,9 +112,15 @@ def goal_lines(results: dict, earlier: dict = None) -> list:
   200k-row run of the same JSON folder, when given)."""
   rows = results["rows"]
   ratio = results["project"]["total_s"] / results["stock"]["total_s"]
-  goal = GOAL_RATIO.get(rows, 0.5)
+  goal = GOAL_RATIO_1M if rows >= 1_000_000 else GOAL_RATIO
   lines = [f"{'met' if ratio <= goal else 'NOT met'}: project/stock time {ratio:.2f} "
            f"(goal at most {goal:.2f} at {rows:,} rows)"]
+  stock, project = results["stock"]["components"], results["project"]["components"]
+  slower = [f"{name} {project[name]:.1f} s against {stock[name]:.1f} s"
+            for name in SHOWN if name in stock and name in project
+            and project[name] > stock[name] >= 0.5]
+  lines.append(f"{'NOT met' if slower else 'met'}: no component slower than its stock "
+               f"counterpart{': ' + '; '.join(slower) if slower else ''}")
   change = abs(results["project"]["eval_accuracy"] - results["stock"]["eval_accuracy"])
   lines.append(f"{'met' if change <= MAX_ACCURACY_CHANGE else 'NOT met'}: eval accuracy "
                f"differs by {change:.4f} (goal at most {MAX_ACCURACY_CHANGE})")

@@ -37,4 +37,5 @@ def test_the_benchmark_runs_both_pipelines_and_writes_its_json_and_chart(tmp_pat
   table = done.stdout
   assert "ImportExampleGen" in table and "total (wall)" in table, table
   assert "project/stock time" in table and "eval accuracy differs by" in table, table
+  assert "no component slower than its stock counterpart" in table, table
   assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

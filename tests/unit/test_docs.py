@@ -25,6 +25,7 @@ def _parsers():
     convert_bench,
     e2e_bench,
     input_bench,
+    rerun_bench,
     startup_bench,
     transform_bench,
     tuner_bench,
@@ -39,6 +40,7 @@ def _parsers():
           "-m bench.convert_bench": convert_bench.build_parser,
           "-m bench.e2e_bench": e2e_bench.build_parser,
           "-m bench.input_bench": input_bench.build_parser,
+          "-m bench.rerun_bench": rerun_bench.build_parser,
           "-m bench.startup_bench": startup_bench.build_parser,
           "-m bench.transform_bench": transform_bench.build_parser,
           "-m bench.tuner_bench": tuner_bench.build_parser}
