@@ -16,7 +16,7 @@ from components.import_examples import ImportExampleGen
 from components.statistics import StatisticsGen
 from dataset import spans
 from pipeline.config import PipelineConfig
-from pipeline.runtime import runtime
+from pipeline.runtime import RunValues
 
 # What a gate raises to stop a run on its data: a runner says it in a line
 # and "no model pushed", not with a traceback.
@@ -35,7 +35,7 @@ def output_config(config: PipelineConfig):
       for name, buckets in data.hash_buckets.items()]))
 
 
-def data_components(config: PipelineConfig, by_window: Dict) -> List:
+def data_components(config: PipelineConfig, run: RunValues, by_window: Dict) -> List:
   """ImportExampleGen, StatisticsGen, the schema, ExampleValidator and the
   gate that stops the run on anomalies."""
   decl = config.declaration
@@ -43,7 +43,7 @@ def data_components(config: PipelineConfig, by_window: Dict) -> List:
   # each span of the window into splits of its own; pre-split files are
   # copied whole, not re-written (components/import_examples.py).
   example_gen = ImportExampleGen(
-      input_base=runtime(config, "data_root", decl.data.root),
+      input_base=run.data_root,
       input_config=by_window["input_config"], output_config=output_config(config))
   if decl.schema:
     # A curated schema from schemas/ is the contract; statistics use it too.
@@ -70,6 +70,6 @@ def data_components(config: PipelineConfig, by_window: Dict) -> List:
   drift_gate = DriftGate(
       statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"],
       drift_baseline=by_window["drift_baseline"],
-      data_root=runtime(config, "data_root", decl.data.root), rules=rules_json(decl))
+      data_root=run.data_root, rules=rules_json(decl))
   example_validator.add_upstream_node(drift_gate)
   return [example_gen, statistics_gen, schema_gen, drift_gate, example_validator, gate]

@@ -31,7 +31,7 @@ from pipeline.data_nodes import data_components
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
 from pipeline.keys import checkpoint_root, to_json, transform_config
-from pipeline.runtime import push_destination, runtime
+from pipeline.runtime import RunValues, runtime
 from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
 from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
@@ -42,10 +42,11 @@ RUN_FN = "trainer.run.run_fn"
 
 def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
-  window_step, by_window = _window(config, inputs)
-  nodes = data_components(config, by_window)
+  run = RunValues.of(config)
+  window_step, by_window = _window(config, run, inputs)
+  nodes = data_components(config, run, by_window)
   example_gen, schema_gen, gate = nodes[0], nodes[2], nodes[-1]
-  nodes += _model_components(config, inputs, by_window, example_gen, schema_gen, gate)
+  nodes += _model_components(config, run, inputs, by_window, example_gen, schema_gen, gate)
   if window_step:
     for node in nodes:
       if any(by_window[name] is value for name, value in node.exec_properties.items()
@@ -56,7 +57,7 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   return nodes
 
 
-def _window(config: PipelineConfig, inputs: RunInputs):
+def _window(config: PipelineConfig, run: RunValues, inputs: RunInputs):
   """(the SpanWindow step or None, what the window sets by parameter name).
 
   Resolved inputs (a local run) are constants, or runtime parameters with
@@ -75,20 +76,17 @@ def _window(config: PipelineConfig, inputs: RunInputs):
   if not inputs.window.unresolved:
     return None, {name: runtime(config, name, value) for name, value in values.items()}
   step = SpanWindow(
-      data_root=runtime(config, "data_root", config.declaration.data.root),
-      push_destination=to_json(runtime(config, "push_destination",
-                                        push_destination(config.serving_dir))),
-      train_steps=runtime(config, "train_steps", str(training.train_steps)),
+      data_root=run.data_root, push_destination=to_json(run.push_destination),
+      train_steps=run.train_steps,
       window_spec=window_spec(config, inputs.trainer_config))
   return step, {name: step.outputs[name].future()[0].value for name in OUTPUTS}
 
 
-def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict,
-                      example_gen, schema_gen, gate) -> List:
+def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
+                      by_window: Dict, example_gen, schema_gen, gate) -> List:
   """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
   Evaluator, ServingCheck and the Pusher."""
   examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
-  destination = runtime(config, "push_destination", push_destination(config.serving_dir))
   # Builds the preprocessing graph from the declaration, and applies it
   # unless the Trainer's input pipeline is to (materialize=False). Its
   # analyzer cache skips spans analysed by earlier runs. No statistics:
@@ -106,10 +104,10 @@ def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict
   # (pipeline/inputs.py), or by the SpanWindow step; without spans on
   # Kubeflow, when the step runs.
   baseline = BaselineModel(
-      push_destination=to_json(destination),
+      push_destination=to_json(run.push_destination),
       served_version=by_window["served_version"], training_key=by_window["training_key"])
-  tuner, trainer_node = _training(config, inputs, by_window, examples, schema, transform,
-                                  baseline, destination)
+  tuner, trainer_node = _training(config, run, inputs, by_window, examples, schema, transform,
+                                  baseline)
   # Blesses the model only if it clears the thresholds, on this window's
   # eval splits, and does no worse than the baseline there.
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
@@ -132,17 +130,17 @@ def _model_components(config: PipelineConfig, inputs: RunInputs, by_window: Dict
   pusher = Pusher(model=trainer_node.outputs["model"],
                   model_blessing=evaluator.outputs["blessing"],
                   infra_blessing=serving_check.outputs["infra_blessing"],
-                  push_destination=destination)
+                  push_destination=run.push_destination)
   return [transform, baseline, *([tuner] if tuner else []), trainer_node, evaluator,
           serving_check, pusher]
 
 
-def _training(config: PipelineConfig, inputs: RunInputs, by_window: Dict, examples,
-              schema, transform, baseline, destination):
+def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_window: Dict,
+              examples, schema, transform, baseline):
   """(the Tuner or None, the Trainer)."""
   if config.materialize:
     examples = transform.outputs["transformed_examples"]
-  tuner = _tuner(config, by_window, examples, transform, destination)
+  tuner = _tuner(config, run, by_window, examples, transform)
   # Trains the Keras model on the transformed examples, or on the examples
   # with the transform graph applied as they are read; with tuning, with the
   # Tuner's best settings over its own.
@@ -157,7 +155,7 @@ def _training(config: PipelineConfig, inputs: RunInputs, by_window: Dict, exampl
   return tuner, trainer_node
 
 
-def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destination):
+def _tuner(config: PipelineConfig, run: RunValues, by_window: Dict, examples, transform):
   """The Tuner, when the declaration has `tuning:`: it reuses the latest
   search or runs one (components/tuner.py), on the Trainer's data."""
   if not config.declaration.tuning:
@@ -165,11 +163,12 @@ def _tuner(config: PipelineConfig, by_window: Dict, examples, transform, destina
   return Tuner(
       examples=examples, transform_graph=transform.outputs["transform_graph"],
       config=tuner_config(config.declaration, config.training, config.materialize),
-      push_destination=to_json(destination), train_args=to_json(by_window["train_args"]),
+      push_destination=to_json(run.push_destination),
+      train_args=to_json(by_window["train_args"]),
       eval_args=to_json(by_window["eval_args"]), search=by_window["tuning_search"],
       # Locally a new search's request is in its id (pipeline/inputs.py); on
       # Kubeflow, `tune` asks for one at run time.
-      tune=runtime(config, "tune", config.tune) if config.runtime_parameters else "")
+      tune=run.tune)
 
 
 def _check_resources(config: PipelineConfig, ids: List[str]) -> None:

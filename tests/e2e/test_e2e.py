@@ -413,7 +413,7 @@ def test_a_push_is_refused_when_another_run_pushed_after_the_judgement(digits_ru
   import serving
   from components.baseline import JUDGED
   from components.pusher import REFUSED, Executor
-  from pipeline.pipeline import push_destination
+  from pipeline.runtime import push_destination
   candidate = digits_run["outcome"].pushed_dir
   model = standard_artifacts.Model()
   model.uri = str(tmp_path / "model")
