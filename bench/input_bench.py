@@ -35,7 +35,8 @@ import time
 
 import startup
 
-startup.start()  # the Keras choice, before TF loads Keras
+if __name__ == "__main__":  # the command; importing this sets nothing up
+  startup.start()  # the Keras choice, before TF loads Keras
 
 # isort: split
 import tensorflow as tf

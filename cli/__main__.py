@@ -4,9 +4,8 @@ import sys
 
 import startup
 
-startup.start(quiet=True)
+if __name__ == "__main__":
+  startup.start(quiet=True)
+  from cli.main import main
 
-# isort: split
-from cli.main import main
-
-sys.exit(main())
+  sys.exit(main())

@@ -1,10 +1,9 @@
 import startup
 
-startup.start()  # before TFMA: tensorflow-io stays unloaded (storage/)
+if __name__ == "__main__":
+  startup.start()  # before TFMA: tensorflow-io stays unloaded (storage/)
+  import storage
+  from debug.cli import main
 
-# isort: split
-import storage
-from debug.cli import main
-
-# storage.exit: a rollback on s3:// loads tensorflow-io, whose shutdown aborts.
-storage.exit(main())
+  # storage.exit: a rollback on s3:// loads tensorflow-io, whose shutdown aborts.
+  storage.exit(main())

@@ -4,11 +4,10 @@ import sys
 
 import startup
 
-# Before TensorFlow loads: the same quiet start-up as local runs.
-startup.start(quiet=not {"-v", "--verbose"} & set(sys.argv[1:]))
+if __name__ == "__main__":
+  # Before TensorFlow loads: the same quiet start-up as local runs.
+  startup.start(quiet=not {"-v", "--verbose"} & set(sys.argv[1:]))
+  import storage
+  from kubeflow.cli import main
 
-# isort: split
-import storage
-from kubeflow.cli import main
-
-storage.exit(main())
+  storage.exit(main())

@@ -31,7 +31,8 @@ and the venv run the same code.
 
 import startup
 
-startup.start()  # before TFX's imports below load TensorFlow and Keras
+if __name__ == "__main__":  # a step's process; importing this sets nothing up
+  startup.start()  # before TFX's imports below load TensorFlow and Keras
 
 # isort: split
 import datetime

@@ -44,11 +44,22 @@ def start(quiet: Optional[bool] = None) -> None:
       to leave logging as the libraries set it (a step's log on Kubeflow).
   """
   os.environ.update(KERAS_ENV)
+  if os.environ.get("S3_ENDPOINT"):
+    # Beam's s3:// file system (boto3: ImportExampleGen reads through it)
+    # takes its endpoint from AWS_ENDPOINT_URL_S3, tensorflow-io from
+    # S3_ENDPOINT: one setting serves both (storage/).
+    os.environ.setdefault("AWS_ENDPOINT_URL_S3", os.environ["S3_ENDPOINT"])
   if "tensorflow_io" not in sys.modules:
     sys.modules["tensorflow_io"] = None  # an import raises ImportError until `enable`
   lazy_components()
   if quiet is not None:
     _logs(quiet)
+
+
+def allow_tensorflow_io() -> None:
+  """Lifts `start`'s tensorflow-io guard, for `storage.enable` to load it."""
+  if "tensorflow_io" in sys.modules and sys.modules["tensorflow_io"] is None:
+    del sys.modules["tensorflow_io"]
 
 
 def _logs(quiet: bool) -> None:

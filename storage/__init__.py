@@ -13,8 +13,8 @@ credentials from the environment only:
   S3_USE_HTTPS, S3_VERIFY_SSL   0 for a plain-HTTP endpoint
 
 Beam's own s3:// file system (ImportExampleGen reads through it) is boto3's,
-which takes its endpoint from AWS_ENDPOINT_URL_S3; `enable` sets that from
-S3_ENDPOINT, so that one setting serves both.
+which takes its endpoint from AWS_ENDPOINT_URL_S3; `startup.start` sets that
+from S3_ENDPOINT, so that one setting serves both.
 
 Two measured behaviours of tensorflow-io 0.37.1 shape this module:
 - `gfile.exists` answers False for a bucket it cannot reach, or one that does
@@ -45,6 +45,8 @@ import socket
 import sys
 import urllib.parse
 from typing import Iterable, List, Set
+
+import startup
 
 S3_BUCKET = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])")
 # Schemes TensorFlow opens here. minio:// is what the open-source Kubeflow
@@ -101,11 +103,8 @@ def enable(texts: Iterable[str]) -> None:
   """Loads TensorFlow's s3:// file system if any of `texts` names an s3:// URI."""
   if s3_loaded() or not uses_s3(texts):
     return
-  if "tensorflow_io" in sys.modules:
-    del sys.modules["tensorflow_io"]  # the mark startup.start set
+  startup.allow_tensorflow_io()
   import tensorflow_io  # noqa: F401  (registers the s3 scheme with TensorFlow)
-  if os.environ.get("S3_ENDPOINT"):
-    os.environ.setdefault("AWS_ENDPOINT_URL_S3", os.environ["S3_ENDPOINT"])
 
 
 def check(texts: Iterable[str], what: str = "") -> None:

@@ -12,7 +12,8 @@ import sys
 
 import startup
 
-startup.start()  # tf-keras, before TensorFlow loads
+if __name__ == "__main__":  # a worker's process; importing this sets nothing up
+  startup.start()  # tf-keras, before TensorFlow loads
 
 # isort: split
 import storage
