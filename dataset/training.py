@@ -38,7 +38,8 @@ def _integer(value) -> bool:
   return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _number(value) -> bool:
+def is_number(value) -> bool:
+  """An int or a float, not a bool (which Python counts as an int)."""
   return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -109,9 +110,9 @@ class TrainingConfig:
     check("epochs", self.epochs, self.epochs <= self.train_steps,
           f"at most train_steps ({self.train_steps})")
     check("learning_rate", self.learning_rate,
-          _number(self.learning_rate) and 0 < self.learning_rate < 1, "a number in (0, 1)")
+          is_number(self.learning_rate) and 0 < self.learning_rate < 1, "a number in (0, 1)")
     check("fine_tune_learning_rate", self.fine_tune_learning_rate,
-          _number(self.fine_tune_learning_rate) and 0 <= self.fine_tune_learning_rate < 1,
+          is_number(self.fine_tune_learning_rate) and 0 <= self.fine_tune_learning_rate < 1,
           "a number in [0, 1) (0: the declaration's)")
     check("loop", self.loop, self.loop in LOOPS, f"one of {LOOPS}")
     check("precision", self.precision, self.precision in PRECISIONS,
@@ -125,7 +126,7 @@ class TrainingConfig:
     for name in ("dropout", "max_crop_fraction", "max_brightness_delta",
                  "max_contrast_delta"):
       value = getattr(self, name)
-      check(name, value, _number(value) and 0 <= value < 1, "a number in [0, 1)")
+      check(name, value, is_number(value) and 0 <= value < 1, "a number in [0, 1)")
     for name in ("deterministic", "flip_left_right"):
       check(name, getattr(self, name), isinstance(getattr(self, name), bool), "true or false")
 

@@ -22,7 +22,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from dataset import metrics
 from dataset.fields import MISSING, DeclarationError, FieldReader
-from dataset.training import ConfigError, TrainingConfig
+from dataset.training import ConfigError, TrainingConfig, is_number
 
 ALGORITHMS = ("bayesian", "random", "hyperband")
 DISTRIBUTIONS = ("log_uniform", "uniform", "int", "choice")
@@ -76,10 +76,6 @@ class Tuning:
     return cls(**{**d, "space": space})
 
 
-def _number(value) -> bool:
-  return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _yaml_number(value):
   """YAML 1.1 (PyYAML) reads `1e-4` as a string: it wants `1.0e-4`."""
   if isinstance(value, str):
@@ -107,7 +103,7 @@ def _dimension(field: str, node: Any, backbone: bool) -> Tuple[Optional[Dimensio
   if distribution == "choice":
     if not values or len(set(map(repr, values))) != len(values):
       return None, f"a list of distinct choices; {values!r}"
-  elif len(values) != 2 or not all(map(_number, values)) or not values[0] < values[1]:
+  elif len(values) != 2 or not all(map(is_number, values)) or not values[0] < values[1]:
     return None, f"[low, high] with low < high; {values!r} (an empty range)"
   elif distribution == "int" and not all(isinstance(v, int) for v in values):
     return None, f"two integers; {values!r}"

@@ -47,8 +47,9 @@ def prepare_local(args: argparse.Namespace,
     RunInProgress: another run of the pipeline holds the folder.
   """
   decl = flags.load_declaration(args)
-  home = os.path.join(os.path.abspath(args.output_dir), flags.pipeline_name(args, decl))
-  run_lock.hold(home, flags.pipeline_name(args, decl), args.command)
+  name = flags.pipeline_name(args, decl)
+  home = os.path.join(os.path.abspath(args.output_dir), name)
+  run_lock.hold(home, name, args.command)
   config = flags.pipeline_config(
       args, decl, pipeline_root=args.pipeline_root or os.path.join(home, "pipeline_root"),
       serving_dir=args.serving_dir or os.path.join(home, "serving"))
