@@ -98,7 +98,7 @@ def run_project(decl_path: str, out: str, train_steps: int) -> tuple:
 
 
 def measure(store_path: str, pipeline: str, metric: str, sampler: MemorySampler) -> dict:
-  from metadata import evaluation
+  from components import evaluation
   from metadata import store as mlmd_store
   store = mlmd_store.open_store(store_path)
   run = mlmd_store.find_run(store, pipeline, None)

@@ -50,14 +50,11 @@ import serving
 from trainer import warm_start
 
 SOURCE = "source_model"
-# In the Evaluator's blessing folder: the served version it judged against
-# ("none" when nothing was served), which the Pusher checks at landing.
-JUDGED = "judged_against.txt"
 
 
 @component
 def BaselineModel(
-    push_destination: Parameter[str],
+    serving_dir: Parameter[str],
     served_version: Parameter[str],
     training_key: Parameter[str],
     model: OutputArtifact[
@@ -69,13 +66,12 @@ def BaselineModel(
     fileio.makedirs(model.uri)
     with fileio.open(os.path.join(model.uri, warm_start.KEY_FILE), "w") as f:
       f.write(training_key)
-  base = serving.from_push_destination(push_destination)
   if served_version == serving.NONE:
     source = None
   elif served_version:
-    source = os.path.join(base, served_version)
+    source = os.path.join(serving_dir, served_version)
   else:
-    source = serving.latest(base)
+    source = serving.latest(serving_dir)
   if source:
     io_utils.copy_dir(source, path_utils.serving_model_dir(model.uri))
     model.set_string_custom_property(SOURCE, source)
@@ -100,25 +96,5 @@ def served_source(artifact) -> str:
   path = os.path.join(artifact.uri, warm_start.SOURCE)
   if not has_model(artifact) or not fileio.exists(path):
     return ""
-  with fileio.open(path) as f:
-    return f.read().strip()
-
-
-def record_judged(blessing_uri: str, baseline_artifacts) -> None:
-  """Writes into the Evaluator's blessing which served version it judged
-  the candidate against (`serving.NONE` when nothing was served)."""
-  sources = [served_source(a) for a in baseline_artifacts or ()]
-  judged = os.path.basename(sources[0]) if sources and sources[0] else serving.NONE
-  fileio.makedirs(blessing_uri)
-  with fileio.open(os.path.join(blessing_uri, JUDGED), "w") as f:
-    f.write(judged)
-
-
-def judged_against(blessing_uri: str):
-  """The served version a blessing was judged against (a version folder's
-  name, or `serving.NONE`), or None for a blessing that does not say."""
-  path = os.path.join(blessing_uri, JUDGED)
-  if not fileio.exists(path):
-    return None
   with fileio.open(path) as f:
     return f.read().strip()

@@ -5,7 +5,9 @@ Pushes are atomic (serving.push). The Evaluator re-blesses an unchanged model wh
 then copies the same model into a new version folder. TF Serving would reload
 it for nothing. This executor finds the identical SavedModel by its
 `fingerprint.pb` and records that version instead of copying. Earlier
-versions are never overwritten or deleted.
+versions are never overwritten or deleted. A version it pushes holds the
+Evaluator's judgement beside it (serving.BLESSED), with the run that pushed
+it.
 
 A push is judged against the model served when it lands. Two runs may
 overlap (a manual run beside a scheduled one, kubeflow/pipelines#7261): if
@@ -17,20 +19,22 @@ new version. What remains is the moment between this check and the copy,
 seconds long, that no object store lets a writer lock.
 """
 
+import json
 import os
+import time
 
 from absl import logging
 from tfx.components.pusher import component as pusher_component
 from tfx.components.pusher import executor
-from tfx.dsl.components.base import executor_spec
-from tfx.proto import pusher_pb2
-from tfx.types import artifact_utils, standard_component_specs
-from tfx.utils import proto_utils
+from tfx.dsl.components.base import base_component, executor_spec
+from tfx.types import Channel, artifact_utils, standard_artifacts, standard_component_specs
+from tfx.types.component_spec import ExecutionParameter
 
 import serving
-from components.baseline import judged_against
+from components.evaluator import judgement
 
 REFUSED = "not_pushed_because"  # a custom property of the PushedModel
+SERVING_DIR = "serving_dir"
 
 
 class Executor(executor.Executor):
@@ -42,16 +46,12 @@ class Executor(executor.Executor):
     if not self.CheckBlessing(input_dict):
       self._MarkNotPushed(model_push)
       return
-    destination = pusher_pb2.PushDestination()
-    proto_utils.json_to_proto(
-        exec_properties[standard_component_specs.PUSH_DESTINATION_KEY], destination)
-    if destination.WhichOneof("destination") != "filesystem":
-      super().Do(input_dict, output_dict, exec_properties)
-      return
     model_path = self.GetModelPath(input_dict)
-    base = destination.filesystem.base_directory
+    base = exec_properties[SERVING_DIR]
     existing = serving.find_copy(model_path, base)
-    refused = None if existing else landing_check(input_dict, model_path, base)
+    [blessing] = input_dict[standard_component_specs.MODEL_BLESSING_KEY]
+    judged = judgement(blessing.uri)
+    refused = None if existing else landing_check(judged, model_path, base)
     if refused:
       logging.warning("Not pushed: %s", refused)
       self._MarkNotPushed(model_push)
@@ -61,17 +61,21 @@ class Executor(executor.Executor):
       logging.info("Model already pushed to %s; not copying it again.", existing)
       target = existing
     else:
-      target = serving.push(model_path, base)
+      context = self._context
+      record = {**(judged or {}), "pushed_unix": int(time.time()),
+                "pipeline_run": (context and context.pipeline_run_id) or ""}
+      target = serving.push(model_path, base,
+                            extra={serving.BLESSED: json.dumps(record, sort_keys=True)})
       logging.info("Model pushed to %s.", target)
     self._MarkPushed(model_push, pushed_destination=target,
                      pushed_version=os.path.basename(target))
 
 
-def landing_check(input_dict, model_path: str, base: str):
+def landing_check(judged, model_path: str, base: str):
   """Why the candidate must not land now (one line), or None: the version
-  it was judged against is no longer the one it would replace."""
-  [blessing] = input_dict[standard_component_specs.MODEL_BLESSING_KEY]
-  judged = judged_against(blessing.uri)
+  it was judged against (`judged`, the Evaluator's judgement) is no longer
+  the one it would replace."""
+  judged = (judged or {}).get("judged_against")
   # The same choice as the run's baseline: versions trained with this
   # candidate's own training key do not count (serving.baseline_version).
   now = serving.baseline_version(base, serving.recorded_key(model_path))
@@ -84,6 +88,21 @@ def landing_check(input_dict, model_path: str, base: str):
           f"in between); run again to judge it against the model served now")
 
 
+class PusherSpec(standard_component_specs.PusherSpec):
+  """TFX's Pusher's, taking the serving dir as the plain string that every
+  other step takes it as (a PushDestination would be one more form of it)."""
+  PARAMETERS = {SERVING_DIR: ExecutionParameter(type=str)}
+
+
 class Pusher(pusher_component.Pusher):
-  """TFX's Pusher, running the executor above."""
+  """TFX's Pusher, running the executor above, into the serving dir
+  `serving_dir` (a string, or a runtime parameter holding one)."""
+  SPEC_CLASS = PusherSpec
   EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
+
+  def __init__(self, model, model_blessing, infra_blessing, serving_dir):
+    # Not TFX's constructor: it builds its own spec, with a PushDestination.
+    spec = PusherSpec(model=model, model_blessing=model_blessing,
+                      infra_blessing=infra_blessing, serving_dir=serving_dir,
+                      pushed_model=Channel(type=standard_artifacts.PushedModel))
+    base_component.BaseComponent.__init__(self, spec=spec)

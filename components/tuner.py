@@ -30,7 +30,6 @@ from tfx.dsl.io import fileio
 from tfx.proto import trainer_pb2
 from tfx.types import artifact_utils, standard_artifacts
 
-import serving
 from dataset import spans
 from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
@@ -78,7 +77,7 @@ def Tuner(
     examples: InputArtifact[standard_artifacts.Examples],
     transform_graph: InputArtifact[
         standard_artifacts.TransformGraph],
-    config: Param[str], push_destination: Param[str], train_args: Param[str],
+    config: Param[str], serving_dir: Param[str], train_args: Param[str],
     eval_args: Param[str], search: Param[str], tune: Param[str],
     best_hyperparameters: OutputArtifact[
         standard_artifacts.HyperParameters],
@@ -87,7 +86,6 @@ def Tuner(
   """Reuses or runs a search; writes the best settings and the trials."""
   spec = json.loads(config)
   tuning = Tuning.from_dict(spec["tuning"])
-  serving_dir = serving.from_push_destination(push_destination)
   train = json_format.Parse(train_args, trainer_pb2.TrainArgs()).splits
   span = newest_span(train)
   search, found, why = record.choose(tuning, serving_dir, span, tune, search)

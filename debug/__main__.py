@@ -5,5 +5,5 @@ if __name__ == "__main__":
   import storage
   from debug.cli import main
 
-  # storage.exit: a rollback on s3:// loads tensorflow-io, whose shutdown aborts.
+  # storage.exit: a command on s3:// loads tensorflow-io, whose shutdown aborts.
   storage.exit(main())

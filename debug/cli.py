@@ -1,12 +1,11 @@
-"""`python -m debug runs|artifacts|lineage|report|skew|versions|rollback`: read what runs did.
+"""`python -m debug runs|artifacts|lineage|report|skew`: read what runs did.
 
 Each command reads `<output-dir>/<pipeline>/metadata.sqlite` (or the file
 given with --metadata), read-only. Exit status 2, with one line naming the
 file, when it is missing, is not an ML Metadata store, or holds no runs of
-the pipeline asked for. `skew` exits 1 when a feature is skewed.
-`versions` and `rollback` work on a serving dir (`--serving-dir`, any
-store): `versions` adds what the store knows when there is one; `rollback`
-needs none.
+the pipeline asked for. `skew` exits 1 when a feature is skewed. A
+serving dir's versions, and a rollback, are `python -m serving`
+(serving/cli.py): they need no store.
 """
 
 import argparse
@@ -15,7 +14,6 @@ import sys
 from typing import List, Optional
 
 import startup
-import storage
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -49,37 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
   skew.add_argument("--examples", required=True, metavar="FILE",
                     help="TFRecords of tf.train.Example with the raw features, as served")
   skew.add_argument("--run", help="run id or a unique prefix (default: the latest)")
-  versions = commands.add_parser("versions", parents=[common],
-                                 help="the serving dir's versions: when pushed, trained on "
-                                      "what, the metric that blessed them")
-  versions.add_argument("--serving-dir", help="default: <output-dir>/<pipeline>/serving")
-  rollback = commands.add_parser("rollback", parents=[common],
-                                 help="push a copy of an earlier version as the newest")
-  rollback.add_argument("--serving-dir", help="default: <output-dir>/<pipeline>/serving")
-  rollback.add_argument("--to", metavar="VERSION",
-                        help="the version to bring back (default: the one before the newest)")
   return parser
-
-
-def _serving(args, path: str) -> int:
-  """`versions` and `rollback`, which need no store."""
-  import serving
-  from debug import versions
-  serving_dir = args.serving_dir or os.path.join(args.output_dir, args.pipeline, "serving")
-  try:
-    if args.command == "rollback":
-      lines = versions.rollback(serving_dir, args.to)
-    else:
-      store = None
-      if os.path.isfile(path):
-        from metadata import store as st
-        store = st.open_store(path)
-      lines = versions.version_lines(serving_dir, store, args.pipeline)
-  except (serving.ServingError, storage.StorageError) as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
-  print("\n".join(lines))
-  return 0
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -87,8 +55,6 @@ def main(argv: Optional[List[str]] = None) -> int:
   startup.start(quiet=True)
   from metadata import store as st
   path = args.metadata or os.path.join(args.output_dir, args.pipeline, "metadata.sqlite")
-  if args.command in ("versions", "rollback"):
-    return _serving(args, path)
   try:
     store = st.open_store(path)
     st.check_pipeline(store, path, args.pipeline)

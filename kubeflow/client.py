@@ -192,8 +192,9 @@ def runtime_params(data_root: Optional[str] = None, train_steps: Optional[int] =
                    declared: Optional[Dict] = None) -> Dict[str, str]:
   """Runtime parameter values, in the form the compiled pipeline takes.
 
-  `train_args` and `push_destination` are the JSON of TFX's TrainArgs and
-  PushDestination protos, as the pipeline's own defaults are. A pipeline
+  `train_args` is the JSON of TFX's TrainArgs proto, as the pipeline's own
+  default is. A pipeline compiled before the serving dir was one string
+  takes it as `push_destination`, a PushDestination's JSON. A pipeline
   over spans (whose declared parameters have `train_steps`) takes the steps
   as they are: its first step builds the TrainArgs with the window's splits.
   """
@@ -204,7 +205,9 @@ def runtime_params(data_root: Optional[str] = None, train_steps: Optional[int] =
     params["train_steps"] = str(train_steps)
   elif train_steps:
     params["train_args"] = json.dumps({"num_steps": train_steps})
-  if serving_dir:
+  if serving_dir and "push_destination" in (declared or {}):
     params["push_destination"] = json.dumps(
         {"filesystem": {"base_directory": serving_dir}})
+  elif serving_dir:
+    params["serving_dir"] = serving_dir
   return params

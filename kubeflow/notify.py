@@ -34,8 +34,8 @@ def metric_words(record: dict) -> Optional[str]:
   uri = record.get("outputs", {}).get("evaluation", {}).get("uri")
   if not (eval_config and uri):
     return None
+  from components import evaluation  # TFMA: only when needed
   from dataset import metrics
-  from metadata import evaluation  # TFMA: only when needed
   metric = metrics.blessing(eval_config)
   value = evaluation.load(uri).get((), {}).get("candidate", {}).get(metric.tfma_key)
   return f"{metric.name} {value:.4f}" if value is not None else metric.name

@@ -11,9 +11,9 @@ from typing import Dict, Optional, Tuple
 import tensorflow as tf
 
 import serving
+from components import evaluation as results
 from components.pusher import REFUSED
 from dataset import metrics
-from metadata import evaluation as results
 from metadata import serving_result
 from metadata import store as st
 from serving import check as serving_check

@@ -2,7 +2,7 @@
 (curated or inferred), DriftGate with spans, ExampleValidator, and the gate
 that stops a run on anomalies; and what those gates raise."""
 
-from typing import Dict, List
+from typing import List
 
 from tfx.components.example_validator.component import ExampleValidator
 from tfx.components.schema_gen.component import SchemaGen
@@ -16,7 +16,7 @@ from components.import_examples import ImportExampleGen
 from components.statistics import StatisticsGen
 from dataset import spans
 from pipeline.config import PipelineConfig
-from pipeline.runtime import RunValues
+from pipeline.runtime import RunValues, WindowValues
 
 # What a gate raises to stop a run on its data: a runner says it in a line
 # and "no model pushed", not with a traceback.
@@ -35,7 +35,7 @@ def output_config(config: PipelineConfig):
       for name, buckets in data.hash_buckets.items()]))
 
 
-def data_components(config: PipelineConfig, run: RunValues, by_window: Dict) -> List:
+def data_components(config: PipelineConfig, run: RunValues, by_window: WindowValues) -> List:
   """ImportExampleGen, StatisticsGen, the schema, ExampleValidator and the
   gate that stops the run on anomalies."""
   decl = config.declaration
@@ -44,7 +44,7 @@ def data_components(config: PipelineConfig, run: RunValues, by_window: Dict) -> 
   # copied whole, not re-written (components/import_examples.py).
   example_gen = ImportExampleGen(
       input_base=run.data_root,
-      input_config=by_window["input_config"], output_config=output_config(config))
+      input_config=by_window.input_config, output_config=output_config(config))
   if decl.schema:
     # A curated schema from schemas/ is the contract; statistics use it too.
     schema_gen = curated_schema(decl.schema)
@@ -69,7 +69,7 @@ def data_components(config: PipelineConfig, run: RunValues, by_window: Dict) -> 
   # check (a renamed category is drift first, an anomaly second).
   drift_gate = DriftGate(
       statistics=statistics_gen.outputs["statistics"], schema=schema_gen.outputs["schema"],
-      drift_baseline=by_window["drift_baseline"],
+      drift_baseline=by_window.drift_baseline,
       data_root=run.data_root, rules=rules_json(decl))
   example_validator.add_upstream_node(drift_gate)
   return [example_gen, statistics_gen, schema_gen, drift_gate, example_validator, gate]

@@ -13,7 +13,7 @@ resolver steps) as well as on LocalDagRunner.
 """
 
 import json
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 from tfx.components.trainer.component import Trainer
 from tfx.orchestration import metadata
@@ -31,8 +31,8 @@ from pipeline.data_nodes import data_components
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
 from pipeline.keys import checkpoint_root, to_json, transform_config
-from pipeline.runtime import RunValues, runtime
-from pipeline.window_step import OUTPUTS, SpanWindow, window_spec
+from pipeline.runtime import RunValues, WindowValues
+from pipeline.window_step import SpanWindow, window_spec
 from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
 
@@ -48,9 +48,10 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   example_gen, schema_gen, gate = nodes[0], nodes[2], nodes[-1]
   nodes += _model_components(config, run, inputs, by_window, example_gen, schema_gen, gate)
   if window_step:
+    from_step = [value for _, value in by_window.items()]
     for node in nodes:
-      if any(by_window[name] is value for name, value in node.exec_properties.items()
-             if name in by_window):
+      if any(value is step_value for value in node.exec_properties.values()
+             for step_value in from_step):
         node.add_upstream_node(window_step)
     nodes.insert(0, window_step)
   _check_resources(config, [n.id for n in nodes])
@@ -58,32 +59,32 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
 
 
 def _window(config: PipelineConfig, run: RunValues, inputs: RunInputs):
-  """(the SpanWindow step or None, what the window sets by parameter name).
+  """(the SpanWindow step or None, what the window sets: WindowValues).
 
   Resolved inputs (a local run) are constants, or runtime parameters with
   those defaults. A compiled pipeline over spans resolves its window in its
   first step (pipeline/window_step.py), whose outputs the others read.
   """
   training = config.training
-  protos = window_protos(inputs.window, config.materialize, training.train_steps,
-                         training.eval_steps)
-  values = {**protos, "served_version": inputs.served_version,
-            "training_key": inputs.training_key}
-  if spans.has_spans(config.declaration.data):
-    values["drift_baseline"] = inputs.drift_baseline
-  if config.declaration.tuning:
-    values["tuning_search"] = inputs.tuning_search
+  resolved = WindowValues(
+      **window_protos(inputs.window, config.materialize, training.train_steps,
+                      training.eval_steps),
+      served_version=inputs.served_version, training_key=inputs.training_key,
+      drift_baseline=(inputs.drift_baseline if spans.has_spans(config.declaration.data)
+                      else None),
+      tuning_search=inputs.tuning_search if config.declaration.tuning else None)
   if not inputs.window.unresolved:
-    return None, {name: runtime(config, name, value) for name, value in values.items()}
+    return None, resolved.as_parameters(config)
   step = SpanWindow(
-      data_root=run.data_root, push_destination=to_json(run.push_destination),
+      data_root=run.data_root, serving_dir=run.serving_dir,
       train_steps=run.train_steps,
       window_spec=window_spec(config, inputs.trainer_config))
-  return step, {name: step.outputs[name].future()[0].value for name in OUTPUTS}
+  return step, WindowValues(**{name: step.outputs[name].future()[0].value
+                               for name in WindowValues.names()})
 
 
 def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
-                      by_window: Dict, example_gen, schema_gen, gate) -> List:
+                      by_window: WindowValues, example_gen, schema_gen, gate) -> List:
   """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
   Evaluator, ServingCheck and the Pusher."""
   examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
@@ -94,7 +95,7 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
   # Only spans share analysis across runs (components/transform.py).
   transform = Transform(
       examples=examples, schema=schema, materialize=config.materialize,
-      preprocessing_fn=PREPROCESSING_FN, splits_config=by_window["splits_config"],
+      preprocessing_fn=PREPROCESSING_FN, splits_config=by_window.splits_config,
       disable_statistics=True, custom_config=transform_config(config),
       disable_analyzer_cache=not spans.has_spans(config.declaration.data))
   transform.add_upstream_node(gate)
@@ -104,8 +105,8 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
   # (pipeline/inputs.py), or by the SpanWindow step; without spans on
   # Kubeflow, when the step runs.
   baseline = BaselineModel(
-      push_destination=to_json(run.push_destination),
-      served_version=by_window["served_version"], training_key=by_window["training_key"])
+      serving_dir=run.serving_dir,
+      served_version=by_window.served_version, training_key=by_window.training_key)
   tuner, trainer_node = _training(config, run, inputs, by_window, examples, schema, transform,
                                   baseline)
   # Blesses the model only if it clears the thresholds, on this window's
@@ -115,7 +116,7 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
                         eval_config=eval_config(config))
   # Set after construction: TFX's constructor JSON-encodes a list, and on
   # Kubeflow this is a runtime parameter holding that JSON already.
-  evaluator.exec_properties["example_splits"] = by_window["example_splits"]
+  evaluator.exec_properties["example_splits"] = by_window.example_splits
   # A blessed model must also serve: loaded in a fresh process, it answers
   # eval examples through serving_default as its contract says, in budget.
   decl = config.declaration
@@ -124,18 +125,18 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
       blessing=evaluator.outputs["blessing"],
       contract=json.dumps({"contract": serving_contract(decl),
                            "budget": dict(decl.serving.p99_ms)}, sort_keys=True),
-      example_splits=by_window["example_splits"])
+      example_splits=by_window.example_splits)
   # Copies a model blessed by both into a new version folder of the serving
   # dir, unless that dir already holds this very model.
   pusher = Pusher(model=trainer_node.outputs["model"],
                   model_blessing=evaluator.outputs["blessing"],
                   infra_blessing=serving_check.outputs["infra_blessing"],
-                  push_destination=run.push_destination)
+                  serving_dir=run.serving_dir)
   return [transform, baseline, *([tuner] if tuner else []), trainer_node, evaluator,
           serving_check, pusher]
 
 
-def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_window: Dict,
+def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_window: WindowValues,
               examples, schema, transform, baseline):
   """(the Tuner or None, the Trainer)."""
   if config.materialize:
@@ -149,13 +150,13 @@ def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_wind
       transform_graph=transform.outputs["transform_graph"], schema=schema,
       base_model=baseline.outputs["model"],
       hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
-      train_args=by_window["train_args"], eval_args=by_window["eval_args"],
+      train_args=by_window.train_args, eval_args=by_window.eval_args,
       # Not in the training key: where checkpoints go changes no model.
       custom_config={**inputs.trainer_config, CONFIG_KEY: checkpoint_root(config)})
   return tuner, trainer_node
 
 
-def _tuner(config: PipelineConfig, run: RunValues, by_window: Dict, examples, transform):
+def _tuner(config: PipelineConfig, run: RunValues, by_window: WindowValues, examples, transform):
   """The Tuner, when the declaration has `tuning:`: it reuses the latest
   search or runs one (components/tuner.py), on the Trainer's data."""
   if not config.declaration.tuning:
@@ -163,9 +164,9 @@ def _tuner(config: PipelineConfig, run: RunValues, by_window: Dict, examples, tr
   return Tuner(
       examples=examples, transform_graph=transform.outputs["transform_graph"],
       config=tuner_config(config.declaration, config.training, config.materialize),
-      push_destination=to_json(run.push_destination),
-      train_args=to_json(by_window["train_args"]),
-      eval_args=to_json(by_window["eval_args"]), search=by_window["tuning_search"],
+      serving_dir=run.serving_dir,
+      train_args=to_json(by_window.train_args),
+      eval_args=to_json(by_window.eval_args), search=by_window.tuning_search,
       # Locally a new search's request is in its id (pipeline/inputs.py); on
       # Kubeflow, `tune` asks for one at run time.
       tune=run.tune)

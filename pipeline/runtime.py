@@ -1,12 +1,11 @@
 """A value the pipeline holds: a constant for a local run, or a Kubeflow
 runtime parameter defaulting to it; the values a run may set, made once
-(`RunValues`); and the push destination's one proto."""
+(`RunValues`)."""
 
 import dataclasses
 from typing import Any
 
 from tfx.orchestration.data_types import RuntimeParameter
-from tfx.proto import pusher_pb2
 
 from pipeline.config import PipelineConfig
 from pipeline.keys import to_json
@@ -19,11 +18,6 @@ def runtime(config: PipelineConfig, name: str, value):
   return RuntimeParameter(name=name, ptype=str, default=to_json(value))
 
 
-def push_destination(serving_dir: str) -> pusher_pb2.PushDestination:
-  return pusher_pb2.PushDestination(filesystem=pusher_pb2.PushDestination.Filesystem(
-      base_directory=serving_dir))
-
-
 @dataclasses.dataclass(frozen=True)
 class RunValues:
   """What each run may set, made once for the whole pipeline: constants for
@@ -32,13 +26,13 @@ class RunValues:
 
   Attributes:
     data_root: where the records are.
-    push_destination: the serving dir, as the Pusher's PushDestination.
+    serving_dir: the serving dir, in the one form every step takes it.
     train_steps: the Trainer's steps, as text (SpanWindow's parameter).
     tune: a request for a new search, Kubeflow only ("" locally, where the
       request is in the search's id: pipeline/inputs.py).
   """
   data_root: Any
-  push_destination: Any
+  serving_dir: Any
   train_steps: Any
   tune: Any
 
@@ -46,7 +40,48 @@ class RunValues:
   def of(cls, config: PipelineConfig) -> "RunValues":
     return cls(
         data_root=runtime(config, "data_root", config.declaration.data.root),
-        push_destination=runtime(config, "push_destination",
-                                 push_destination(config.serving_dir)),
+        serving_dir=runtime(config, "serving_dir", config.serving_dir),
         train_steps=runtime(config, "train_steps", str(config.training.train_steps)),
         tune=runtime(config, "tune", config.tune) if config.runtime_parameters else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class WindowValues:
+  """What the run's window of data sets, by the parameter each step takes
+  it as: for a local run the resolved values (constants); compiled for
+  Kubeflow, runtime parameters defaulting to them, or the SpanWindow step's
+  outputs when the first step resolves the window (pipeline/window_step.py).
+
+  Attributes:
+    input_config: ImportExampleGen's input splits (an Input proto).
+    splits_config: the splits Transform analyses and transforms.
+    train_args, eval_args: the Trainer's splits and steps.
+    example_splits: the Evaluator's and ServingCheck's splits (JSON list).
+    served_version: the baseline version ("none" when nothing is served).
+    training_key: this run's training key (pipeline/keys.py).
+    drift_baseline: DriftGate's earlier span, with spans only (else None).
+    tuning_search: the search the Tuner reuses, with tuning only (else None).
+  """
+  input_config: Any
+  splits_config: Any
+  train_args: Any
+  eval_args: Any
+  example_splits: Any
+  served_version: Any
+  training_key: Any
+  drift_baseline: Any = None
+  tuning_search: Any = None
+
+  @classmethod
+  def names(cls) -> tuple:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+  def items(self) -> list:
+    """(name, value) for each value this run has, None ones left out."""
+    return [(name, getattr(self, name)) for name in self.names()
+            if getattr(self, name) is not None]
+
+  def as_parameters(self, config: PipelineConfig) -> "WindowValues":
+    """Each value as `runtime` makes it: a constant locally, a runtime
+    parameter of the same name on Kubeflow."""
+    return WindowValues(**{name: runtime(config, name, value) for name, value in self.items()})

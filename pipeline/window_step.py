@@ -30,15 +30,14 @@ from tfx.dsl.component.experimental.annotations import OutputArtifact, Parameter
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types.standard_artifacts import String
 
-import serving
 from dataset.declaration import Data
 from dataset.tuning import Tuning
 from pipeline.config import PipelineConfig
 from pipeline.inputs import RunInputs, resolve
 from pipeline.keys import to_json
+from pipeline.runtime import WindowValues
 
-OUTPUTS = ("input_config", "splits_config", "train_args", "eval_args", "example_splits",
-           "served_version", "training_key", "drift_baseline", "tuning_search")
+OUTPUTS = WindowValues.names()
 Out = OutputArtifact[String]
 Param = Parameter[str]
 
@@ -57,7 +56,7 @@ def window_spec(config: PipelineConfig, trainer_config: dict) -> str:
       "eval_steps": config.training.eval_steps}, sort_keys=True)
 
 
-def resolve_window(spec_json: str, data_root: str, push_destination: str,
+def resolve_window(spec_json: str, data_root: str, serving_dir: str,
                    train_steps: str) -> Tuple[RunInputs, Dict[str, str]]:
   """The run's inputs now, and the values the step passes on, by output name.
 
@@ -71,7 +70,7 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
     raise ValueError(f"SpanWindow: runtime parameter train_steps: expected an "
                      f"integer, found {train_steps!r}") from None
   inputs = resolve(Data(root=data_root, **spec["data"]), "SpanWindow",
-                   serving.from_push_destination(push_destination), spec["settings"],
+                   serving_dir, spec["settings"],
                    spec["materialize"], steps, spec["eval_steps"],
                    Tuning.from_dict(spec.get("tuning")))
   values = {name: to_json(value) for name, value in inputs.protos.items()}
@@ -81,13 +80,13 @@ def resolve_window(spec_json: str, data_root: str, push_destination: str,
 
 
 @component
-def SpanWindow(data_root: Param, push_destination: Param, train_steps: Param,
+def SpanWindow(data_root: Param, serving_dir: Param, train_steps: Param,
                window_spec: Param, input_config: Out, splits_config: Out,
                train_args: Out, eval_args: Out, example_splits: Out,
                served_version: Out, training_key: Out, drift_baseline: Out,
                tuning_search: Out) -> None:
   """Lists the spans, applies the window, chooses the baseline; passes them on."""
-  inputs, values = resolve_window(window_spec, data_root, push_destination, train_steps)
+  inputs, values = resolve_window(window_spec, data_root, serving_dir, train_steps)
   logging.info("SpanWindow: %s under %s; baseline: %s", inputs.window.describe(),
                data_root, inputs.served_version)
   print("\n".join([f"window: {inputs.window.describe()} under {data_root}",

@@ -19,7 +19,8 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
-from metadata import evaluation, serving_result
+from components import evaluation
+from metadata import serving_result
 from metadata import store as st
 from report import dag, data, drift, serving, training, tuning
 from report.html import Raw, esc, page, png, section, table

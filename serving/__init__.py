@@ -30,9 +30,12 @@ searches (`searches_dir`; tuner/record.py writes what is inside): a search
 found for one model is found again by every later run of the pipeline, on
 either runner.
 
-A rollback (`rollback`) pushes a copy of an earlier version as the newest,
-recording in `assets.extra/rollback.json` which version it copies and
-which it replaced; nothing is ever deleted.
+A rollback (serving/history.py) pushes a copy of an earlier version as the
+newest, recording in `assets.extra/rollback.json` which version it copies
+and which it replaced; nothing is ever deleted. A pushed version also holds,
+in `assets.extra/blessed.json`, the Evaluator's judgement that let it in
+(components/evaluator.py), so `python -m serving versions` lists what
+blessed each version from the serving dir alone, on either runner.
 
 Every exported model also records, in `assets.extra/trained_on.json` (TF
 Serving ignores `assets.extra`), the splits it was trained on and the run's
@@ -47,30 +50,28 @@ import time
 import uuid
 from typing import List, Optional, Sequence
 
-import tensorflow as tf
-
 import storage
 
 SAVED_MODEL = "saved_model.pb"
 FINGERPRINT = "fingerprint.pb"  # written by tf.saved_model.save since TF 2.12
 TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
 ROLLBACK = os.path.join("assets.extra", "rollback.json")
+BLESSED = os.path.join("assets.extra", "blessed.json")  # the Evaluator's judgement
 TRAINING_KEY = "training_key"  # in trained_on.json
 NONE = "none"  # a run's served version when nothing is served
 SEARCHES = "tuning"  # the hyperparameter searches' folder
 
 
+def gfile():
+  """TensorFlow's file system layer, imported on first use, not on import:
+  `python -m serving` imports this package before its __main__ can set the
+  process up (startup.start), and a process's set-up must come first."""
+  import tensorflow as tf
+  return tf.io.gfile
+
+
 class ServingError(ValueError):
   """A serving-dir operation that cannot be done; says why in one line."""
-
-
-def from_push_destination(push_destination: str) -> str:
-  """The serving dir a JSON PushDestination (the Pusher's parameter) names."""
-  from tfx.proto import pusher_pb2
-  from tfx.utils import proto_utils
-  destination = pusher_pb2.PushDestination()
-  proto_utils.json_to_proto(push_destination, destination)
-  return destination.filesystem.base_directory
 
 
 def searches_dir(base_directory: str) -> str:
@@ -85,13 +86,13 @@ def versions(base_directory: str) -> List[str]:
       as empty: "no model served").
   """
   storage.check([base_directory], "serving dir ")
-  if not tf.io.gfile.isdir(base_directory):
+  if not gfile().isdir(base_directory):
     return []
-  names = [name.rstrip("/") for name in tf.io.gfile.listdir(base_directory)]
+  names = [name.rstrip("/") for name in gfile().listdir(base_directory)]
   found = []
   for name in sorted((n for n in names if n.isdigit()), key=int, reverse=True):
     path = os.path.join(base_directory, name)
-    if tf.io.gfile.exists(os.path.join(path, SAVED_MODEL)):
+    if gfile().exists(os.path.join(path, SAVED_MODEL)):
       found.append(path)
   return found
 
@@ -113,7 +114,7 @@ def baseline_version(base_directory: str, training_key: str) -> str:
 
 
 def _read(path: str) -> bytes:
-  with tf.io.gfile.GFile(path, "rb") as f:
+  with gfile().GFile(path, "rb") as f:
     return f.read()
 
 
@@ -122,12 +123,12 @@ def find_copy(model_path: str, base_directory: str) -> Optional[str]:
   `fingerprint.pb`), or None. Temporary folders of an interrupted push
   never count: their fingerprint may be there before their variables."""
   fingerprint = os.path.join(model_path, FINGERPRINT)
-  if not tf.io.gfile.exists(fingerprint):
+  if not gfile().exists(fingerprint):
     return None
   wanted = _read(fingerprint)
   for path in versions(base_directory):
     candidate = os.path.join(path, FINGERPRINT)
-    if tf.io.gfile.exists(candidate) and _read(candidate) == wanted:
+    if gfile().exists(candidate) and _read(candidate) == wanted:
       return path
   return None
 
@@ -149,86 +150,54 @@ def push(model_path: str, base_directory: str, extra=None) -> str:
     The new version's folder.
   """
   storage.check([base_directory], "serving dir ")
-  tf.io.gfile.makedirs(base_directory)
+  gfile().makedirs(base_directory)
   # An object store has no empty folders: a new serving dir lists as missing.
-  listed = tf.io.gfile.listdir(base_directory) if tf.io.gfile.isdir(base_directory) else []
+  listed = gfile().listdir(base_directory) if gfile().isdir(base_directory) else []
   numbers = [int(n.rstrip("/")) for n in listed if n.rstrip("/").isdigit()]
   version = str(max([int(time.time())] + [n + 1 for n in numbers]))
   temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
   _copy_tree(model_path, temporary)
   for name, text in (extra or {}).items():
-    tf.io.gfile.makedirs(os.path.dirname(os.path.join(temporary, name)))
-    with tf.io.gfile.GFile(os.path.join(temporary, name), "w") as f:
+    gfile().makedirs(os.path.dirname(os.path.join(temporary, name)))
+    with gfile().GFile(os.path.join(temporary, name), "w") as f:
       f.write(text)
   target = os.path.join(base_directory, version)
   if storage.scheme(base_directory):
     _copy_tree(temporary, target, last=SAVED_MODEL)
-    tf.io.gfile.rmtree(temporary)
+    gfile().rmtree(temporary)
   else:
-    tf.io.gfile.rename(temporary, target)
+    gfile().rename(temporary, target)
   return target
 
 
 def _copy_tree(source: str, target: str, last: str = "") -> None:
   """Copies every file; the top folder's file `last`, if any, after the rest."""
   final = None
-  for folder, _, files in tf.io.gfile.walk(source):
+  for folder, _, files in gfile().walk(source):
     into = os.path.join(target, os.path.relpath(folder, source))
-    tf.io.gfile.makedirs(into)
+    gfile().makedirs(into)
     for name in files:
       pair = (os.path.join(folder, name), os.path.join(into, name))
       if last and name == last and os.path.relpath(folder, source) == ".":
         final = pair
         continue
-      tf.io.gfile.copy(*pair, overwrite=True)
+      gfile().copy(*pair, overwrite=True)
   if final:
-    tf.io.gfile.copy(*final, overwrite=True)
-
-
-def rollback(base_directory: str, to: Optional[str] = None) -> str:
-  """Pushes a copy of version `to` (default: the one before the newest) as
-  the newest version, recording which it copies and which it replaced.
-
-  Raises:
-    ServingError: no such complete version, or nothing to roll back to.
-  """
-  found = versions(base_directory)
-  names = [os.path.basename(p) for p in found]
-  if to is None:
-    if len(found) < 2:
-      raise ServingError(f"{base_directory}: nothing to roll back to: "
-                         f"{'one complete version' if found else 'no complete version'}"
-                         f" ({', '.join(names) or 'none'})")
-    to = names[1]
-  if to not in names:
-    raise ServingError(f"{base_directory}: version {to}: expected one of the complete "
-                       f"versions {', '.join(names) or '(none)'}")
-  note = json.dumps({"to": to, "from": names[0]})
-  return push(found[names.index(to)], base_directory, extra={ROLLBACK: note})
-
-
-def rolled_back(model_dir: str) -> Optional[dict]:
-  """{"to": the version copied, "from": the version it replaced}, for a
-  rollback's version; None for a pushed model."""
-  path = os.path.join(model_dir, ROLLBACK)
-  if not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return json.load(f)
+    gfile().copy(*final, overwrite=True)
 
 
 def record(export_dir: str, train_splits: Sequence[str], training_key: str) -> None:
   """Writes what a model was trained on beside its SavedModel."""
-  tf.io.gfile.makedirs(os.path.dirname(os.path.join(export_dir, TRAINED_ON)))
-  with tf.io.gfile.GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
+  gfile().makedirs(os.path.dirname(os.path.join(export_dir, TRAINED_ON)))
+  with gfile().GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
     json.dump({"train_splits": list(train_splits), TRAINING_KEY: training_key}, f)
 
 
 def _trained_on(model_dir: str) -> dict:
   path = os.path.join(model_dir, TRAINED_ON)
-  if not tf.io.gfile.exists(path):
+  if not gfile().exists(path):
     return {}
-  with tf.io.gfile.GFile(path) as f:
+  with gfile().GFile(path) as f:
     return json.load(f)
 
 

@@ -36,7 +36,12 @@ def run_local(*args):
 
 def debug_cli(*args):
   """Runs `python -m debug` in a fresh process; returns (exit code, stdout, stderr)."""
-  proc = subprocess.run([sys.executable, "-m", "debug", *args], cwd=REPO,
+  return module_cli("debug", *args)
+
+
+def module_cli(module: str, *args):
+  """Runs `python -m <module>` in a fresh process; returns (exit code, stdout, stderr)."""
+  proc = subprocess.run([sys.executable, "-m", module, *args], cwd=REPO,
                         capture_output=True, text=True, timeout=600)
   return proc.returncode, proc.stdout, proc.stderr
 

@@ -10,7 +10,7 @@ before it finished resumes from.
 
 The serving dir is the one place every run of a pipeline reads and writes
 on both runners: TF Serving loads only its numbered folders, and a Kubeflow
-step reaches it through `push_destination`, so reuse needs no resolver
+step reaches it through the `serving_dir` parameter, so reuse needs no resolver
 (the open-source backend runs none).
 """
 

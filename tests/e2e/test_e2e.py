@@ -9,6 +9,7 @@ report in a real browser. A rerun with nothing new is test_retraining's.
 """
 
 import glob
+import json
 import os
 import time
 
@@ -24,6 +25,7 @@ from tests.runs import (
   ALL_NODES,
   TRAINING_NODES,
   debug_cli,
+  module_cli,
   real_executions,
   run_local,
   serve_accuracy,
@@ -183,8 +185,9 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
   code, out, err = debug_cli("artifacts", *where, "--node", "Trainr")
   assert code == 2 and "'Trainr' did not run in run " in err, err
 
-  # The serving dir's versions, with the metric ML Metadata recorded.
-  code, out, err = debug_cli("versions", *where, "--serving-dir", digits_run["serving"])
+  # The serving dir's versions, with the judgement the Pusher recorded
+  # beside the version: no ML Metadata needed.
+  code, out, err = module_cli("serving", "versions", "--serving-dir", digits_run["serving"])
   assert code == 0, err
   version = os.path.basename(result.pushed_dir.rstrip("/"))
   assert out.startswith(f"{version}  served  pushed "), out
@@ -408,12 +411,10 @@ def test_a_push_is_refused_when_another_run_pushed_after_the_judgement(digits_ru
   import shutil
 
   from tfx.types import standard_artifacts, standard_component_specs
-  from tfx.utils import proto_utils
 
   import serving
-  from components.baseline import JUDGED
-  from components.pusher import REFUSED, Executor
-  from pipeline.runtime import push_destination
+  from components.evaluator import JUDGEMENT
+  from components.pusher import REFUSED, SERVING_DIR, Executor
   candidate = digits_run["outcome"].pushed_dir
   model = standard_artifacts.Model()
   model.uri = str(tmp_path / "model")
@@ -431,12 +432,12 @@ def test_a_push_is_refused_when_another_run_pushed_after_the_judgement(digits_ru
   inputs = {standard_component_specs.MODEL_KEY: [model],
             standard_component_specs.MODEL_BLESSING_KEY: [blessing],
             standard_component_specs.INFRA_BLESSING_KEY: [infra]}
-  properties = {standard_component_specs.PUSH_DESTINATION_KEY: proto_utils.proto_to_json(
-      push_destination(str(tmp_path / "serving")))}
+  properties = {SERVING_DIR: str(tmp_path / "serving")}
 
   def push(judged):
-    with open(os.path.join(blessing.uri, JUDGED), "w") as f:
-      f.write(judged)
+    with open(os.path.join(blessing.uri, JUDGEMENT), "w") as f:
+      f.write(json.dumps({"judged_against": judged, "metric": "accuracy", "value": 0.9,
+                          "baseline_value": 0.8}))
     pushed = standard_artifacts.PushedModel()
     pushed.uri = str(tmp_path / f"pushed_{judged}")
     Executor().Do(inputs, {standard_component_specs.PUSHED_MODEL_KEY: [pushed]}, properties)

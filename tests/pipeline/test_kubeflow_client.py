@@ -40,8 +40,7 @@ def test_submit_uploads_and_starts_one_run_with_runtime_parameters(spec, server,
   params = the_run["runtime_config"]["parameters"]
   assert params["data_root"] == "gs://b/new"
   assert json.loads(params["train_args"]) == {"num_steps": 50}
-  assert json.loads(params["push_destination"]) == {
-      "filesystem": {"base_directory": "gs://b/serve"}}
+  assert params["serving_dir"] == "gs://b/serve"
   assert [p["display_name"] for p in state.pipelines.values()] == ["digits"]
   assert [e["display_name"] for e in state.experiments.values()] == ["digits"]
   # A second submit adds a version to the same pipeline.
@@ -191,7 +190,7 @@ def test_a_span_pipeline_is_submitted_and_scheduled_with_the_flags_alone(
   (the_run,) = state.runs.values()
   assert the_run["runtime_config"]["parameters"] == {
       "train_steps": "50",
-      "push_destination": json.dumps({"filesystem": {"base_directory": "gs://b/serving"}})}
+      "serving_dir": "gs://b/serving"}
   assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
              "--cron", "0 3 * * *") == 0
   (recurring,) = state.recurring_runs.values()

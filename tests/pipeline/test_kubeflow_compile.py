@@ -26,7 +26,7 @@ from tests.conftest import (
 )
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
-RUNTIME_PARAMETERS = {"data_root", "train_args", "push_destination", "input_config",
+RUNTIME_PARAMETERS = {"data_root", "train_args", "serving_dir", "input_config",
                       "splits_config", "eval_args", "example_splits", "served_version",
                       "training_key"}
 
@@ -75,7 +75,7 @@ def test_spec_loads_as_a_kfp_component_and_nests_in_a_kfp_pipeline(compiled, tmp
   @dsl.pipeline(name="nightly")
   def nightly(data_root: str = "gs://bkt/data/new"):
     digits(data_root=data_root, train_args='{"num_steps": 5}',
-           push_destination='{"filesystem": {"base_directory": "gs://bkt/s"}}')
+           serving_dir="gs://bkt/s")
 
   package = tmp_path / "nightly.yaml"
   compiler.Compiler().compile(nightly, str(package))
@@ -99,16 +99,16 @@ def test_runtime_parameters_have_the_compiled_defaults(compiled):
   assert params["data_root"]["defaultValue"] == "gs://bkt/data/digits"
   assert json.loads(params["train_args"]["defaultValue"]) == {
       "numSteps": 300, "splits": ["train"]}
-  assert json.loads(params["push_destination"]["defaultValue"]) == {
-      "filesystem": {"baseDirectory": "gs://bkt/pipelines/digits/serving"}}
+  assert params["serving_dir"]["defaultValue"] == "gs://bkt/pipelines/digits/serving"
   assert compiled["job"]["runtimeConfig"]["parameterValues"]["data_root"] == \
       "gs://bkt/data/digits"
   tasks = compiled["spec"]["root"]["dag"]["tasks"]
   assert tasks["ImportExampleGen"]["inputs"]["parameters"]["input_base"] == {
       "componentInputParameter": "data_root"}
-  assert tasks["Pusher"]["inputs"]["parameters"]["push_destination"] == \
-      tasks["BaselineModel"]["inputs"]["parameters"]["push_destination"] == {
-      "componentInputParameter": "push_destination"}
+  # The serving dir is one string, the same parameter for every step that uses it.
+  for node in ("Pusher", "BaselineModel"):
+    assert tasks[node]["inputs"]["parameters"]["serving_dir"] == {
+        "componentInputParameter": "serving_dir"}, node
 
 
 def test_every_step_runs_in_the_image_with_the_project_entrypoint(compiled):
@@ -257,12 +257,12 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   spec, job = compile_digits(tmp_path / "out", "--dataset", str(path),
                              "--pipeline-name", "spans", data_root=str(root))
   params = spec["root"]["inputDefinitions"]["parameters"]
-  assert set(params) == {"data_root", "push_destination", "train_steps"}
+  assert set(params) == {"data_root", "serving_dir", "train_steps"}
   assert params["train_steps"]["defaultValue"] == "800"  # the default steps
   tasks = spec["root"]["dag"]["tasks"]
   window = tasks["SpanWindow"]
   assert "cachingOptions" not in window, "SpanWindow must list the spans on every run"
-  for name in ("data_root", "push_destination", "train_steps"):
+  for name in ("data_root", "serving_dir", "train_steps"):
     assert window["inputs"]["parameters"][name] == {"componentInputParameter": name}
   declared = spec["components"]["SpanWindow"]["outputDefinitions"]["parameters"]
   assert set(declared) == {"input_config", "splits_config", "train_args", "eval_args",
@@ -301,12 +301,12 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   json_format.ParseDict(job, pipeline_spec_pb2.PipelineJob())
   from kfp import compiler, components, dsl
   spans = components.load_component_from_file(str(tmp_path / "out" / "pipeline.yaml"))
-  assert set(spans.component_spec.inputs) == {"data_root", "push_destination", "train_steps"}
+  assert set(spans.component_spec.inputs) == {"data_root", "serving_dir", "train_steps"}
 
   @dsl.pipeline(name="nightly")
   def nightly(data_root: str = "gs://bkt/data/new"):
     spans(data_root=data_root, train_steps="5",
-          push_destination='{"filesystem": {"base_directory": "gs://bkt/s"}}')
+          serving_dir="gs://bkt/s")
 
   compiler.Compiler().compile(nightly, str(tmp_path / "nightly.yaml"))
   assert (tmp_path / "nightly.yaml").stat().st_size > 0

@@ -134,7 +134,7 @@ def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():
   pusher = _by_id(build_pipeline(
       _config(declaration.load(DIGITS_YAML))))["Pusher"]
   assert pusher.executor_spec.executor_class is PusherExecutor
-  assert "/tmp/t/serving" in pusher.exec_properties["push_destination"]
+  assert pusher.exec_properties["serving_dir"] == "/tmp/t/serving"
 
 
 def test_training_settings_reach_the_trainer_and_not_transform():

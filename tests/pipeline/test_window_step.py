@@ -22,10 +22,6 @@ def _spec(tmp_path, spans=(1, 2, 3), window=2):
   return window_step.window_spec(config, trainer_config(config)), root
 
 
-def _destination(serving) -> str:
-  return json.dumps({"filesystem": {"baseDirectory": str(serving)}})
-
-
 def _run_step(spec, root, serving, tmp_path) -> dict:
   """Runs the step's real executor; returns what it wrote, by output."""
   outputs = {}
@@ -36,7 +32,7 @@ def _run_step(spec, root, serving, tmp_path) -> dict:
     artifact.uri = str(tmp_path / "out" / name / "value")
     outputs[name] = [artifact]
   executor = window_step.SpanWindow.EXECUTOR_SPEC.executor_class()
-  executor.Do({}, outputs, {"data_root": str(root), "push_destination": _destination(serving),
+  executor.Do({}, outputs, {"data_root": str(root), "serving_dir": str(serving),
                             "train_steps": "50", "window_spec": spec})
   values = {}
   for name, (artifact,) in outputs.items():
@@ -64,7 +60,7 @@ def test_a_rerun_with_nothing_new_passes_the_same_values(tmp_path):
   serving = tmp_path / "serving"
   (serving / "100").mkdir(parents=True)
   (serving / "100" / "saved_model.pb").write_bytes(b"x")
-  _, first = window_step.resolve_window(spec, str(root), _destination(serving), "50")
+  _, first = window_step.resolve_window(spec, str(root), str(serving), "50")
   # That run pushed version 200, its training key beside it. The rerun's
   # baseline is still 100, not its own model: every value is the same, so
   # every later step's cache key is too.
@@ -73,14 +69,14 @@ def test_a_rerun_with_nothing_new_passes_the_same_values(tmp_path):
   (serving / "200" / "assets.extra" / "trained_on.json").write_text(json.dumps(
       {"train_splits": ["train_span2", "train_span3"],
        "training_key": first["training_key"]}))
-  _, again = window_step.resolve_window(spec, str(root), _destination(serving), "50")
+  _, again = window_step.resolve_window(spec, str(root), str(serving), "50")
   assert again == first
   # A new span moves the window, and with it the key; the served model,
   # version 200, is the baseline again.
   for split in ("train", "eval"):
     (root / "span-4" / split).mkdir(parents=True)
     (root / "span-4" / split / "part-0.tfrecord.gz").write_bytes(b"")
-  inputs, moved = window_step.resolve_window(spec, str(root), _destination(serving), "50")
+  inputs, moved = window_step.resolve_window(spec, str(root), str(serving), "50")
   assert inputs.window.describe() == "spans 3, 4"
   assert moved["training_key"] != first["training_key"] and moved["served_version"] == "200"
 
@@ -90,7 +86,7 @@ def test_a_data_root_without_a_complete_span_is_one_line_naming_it(tmp_path):
   (root / "span-1" / "train").mkdir(parents=True)  # no eval folder: incomplete
   (root / "span-1" / "train" / "part-0.tfrecord.gz").write_bytes(b"")
   with pytest.raises(declaration.DeclarationError) as e:
-    window_step.resolve_window(spec, str(root), _destination(tmp_path / "s"), "50")
+    window_step.resolve_window(spec, str(root), str(tmp_path / "s"), "50")
   message = str(e.value)
   assert "\n" not in message and str(root) in message and "found none" in message, message
 
@@ -98,4 +94,4 @@ def test_a_data_root_without_a_complete_span_is_one_line_naming_it(tmp_path):
 def test_bad_train_steps_are_named(tmp_path):
   spec, root = _spec(tmp_path)
   with pytest.raises(ValueError, match="train_steps: expected an integer, found 'many'"):
-    window_step.resolve_window(spec, str(root), _destination(tmp_path / "s"), "many")
+    window_step.resolve_window(spec, str(root), str(tmp_path / "s"), "many")

@@ -1,12 +1,13 @@
 """The serving dir: which versions count, atomic pushes, and what a version records."""
 
+import json
 import os
 import subprocess
 import sys
 import time
 
 import serving
-from serving import latest, push
+from serving import history, latest, push
 from tests.conftest import REPO
 
 
@@ -95,21 +96,24 @@ def test_an_interrupted_push_is_never_taken_for_a_pushed_copy(tmp_path):
   assert serving.find_copy(model, str(base)) == pushed
 
 
-def _debug(*args):
-  return subprocess.run([sys.executable, "-m", "debug", *args], cwd=REPO,
+def _serving(*args):
+  return subprocess.run([sys.executable, "-m", "serving", *args], cwd=REPO,
                         capture_output=True, text=True, timeout=300)
 
 
 def test_rollback_pushes_a_copy_of_the_earlier_version_as_the_newest(tmp_path):
   base = tmp_path / "serving"
-  good = push(model_dir(str(tmp_path / "good")), str(base))
+  judged = {"metric": "accuracy", "value": 0.95, "baseline_value": None,
+            "judged_against": "none", "pipeline_run": "run-1", "pushed_unix": 1}
+  good = push(model_dir(str(tmp_path / "good")), str(base),
+              extra={serving.BLESSED: json.dumps(judged)})
   serving.record(good, ["train_span1"], "k-good")
   bad_model = model_dir(str(tmp_path / "bad"))
   serving.record(bad_model, ["train_span2"], "k-bad")
   bad = push(bad_model, str(base))
   before = sorted(os.listdir(base))
 
-  proc = _debug("rollback", "--serving-dir", str(base))
+  proc = _serving("rollback", "--serving-dir", str(base))
   assert proc.returncode == 0, proc.stderr[-2000:]
   newest = latest(str(base))
   assert newest not in (good, bad) and int(os.path.basename(newest)) > int(
@@ -118,27 +122,31 @@ def test_rollback_pushes_a_copy_of_the_earlier_version_as_the_newest(tmp_path):
   # Nothing deleted; the copy is the good model, and says what it replaced.
   assert set(before) <= set(os.listdir(base))
   assert serving.trained_on(newest) == ["train_span1"]
-  assert serving.rolled_back(newest) == {"to": os.path.basename(good),
+  assert history.rolled_back(newest) == {"to": os.path.basename(good),
                                          "from": os.path.basename(bad)}
   # The next run compares with the model actually served: the copy, even
   # when it trains on the bad model's data and settings again.
   assert serving.baseline_version(str(base), "k-bad") == os.path.basename(newest)
 
-  listed = _debug("versions", "--serving-dir", str(base))
+  listed = _serving("versions", "--serving-dir", str(base))
   assert listed.returncode == 0, listed.stderr[-2000:]
   lines = listed.stdout.strip().splitlines()
   assert len(lines) == 3 and lines[0].startswith(f"{os.path.basename(newest)}  served"), lines
   assert f"rollback: a copy of {os.path.basename(good)} (replacing " \
          f"{os.path.basename(bad)})" in lines[0], lines[0]
   assert "trained on train_span2" in lines[1], lines[1]
+  # What blessed each version, from the version's own record: the copy
+  # keeps the original's; a version pushed without one says so.
+  assert "accuracy 0.9500" in lines[0] and "accuracy 0.9500" in lines[2], lines
+  assert "blessing: not recorded" in lines[1], lines[1]
 
 
 def test_rollback_to_a_version_that_is_not_there_is_one_line(tmp_path):
   base = tmp_path / "serving"
   push(model_dir(str(tmp_path / "only")), str(base))
-  proc = _debug("rollback", "--serving-dir", str(base))
+  proc = _serving("rollback", "--serving-dir", str(base))
   assert proc.returncode == 2 and proc.stderr.strip().startswith(
       f"error: {base}: nothing to roll back to: one complete version"), proc.stderr
-  proc = _debug("rollback", "--serving-dir", str(base), "--to", "12345")
+  proc = _serving("rollback", "--serving-dir", str(base), "--to", "12345")
   assert proc.returncode == 2 and "version 12345: expected one of" in proc.stderr, proc.stderr
   assert len([n for n in os.listdir(base) if n.isdigit()]) == 1

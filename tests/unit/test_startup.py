@@ -19,8 +19,8 @@ HEAVY = ("tensorflow", "tfx", "apache_beam", "kfp", "kfp_server_api")
 ENTRY_POINTS = {
     "local_runner.py": ("path", []),
     "kubeflow": ("module", ["compile", "submit", "schedule", "schedules", "runs"]),
-    "debug": ("module", ["runs", "artifacts", "lineage", "report", "skew", "versions",
-                         "rollback"]),
+    "debug": ("module", ["runs", "artifacts", "lineage", "report", "skew"]),
+    "serving": ("module", ["versions", "rollback"]),
     "cli": ("module", ["convert", "convert table", "convert images", "convert arrays",
                        "inspect", "verify", "schema"]),  # the `tfrecords` command
     "bench.convert_bench": ("module", []),

@@ -2,12 +2,16 @@
 
 Read from the Evaluator's output with TFMA's own loaders; the thresholds
 from the eval_config the Evaluator ran with, as ML Metadata recorded it.
+The Evaluator's step reads its own (`judged`) to record its judgement in
+the blessing; the run's outcome, the report and the notice read them after.
 """
 
 import json
 from typing import Dict, List, Optional
 
 import tensorflow_model_analysis as tfma
+
+from dataset import metrics
 
 
 def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
@@ -16,10 +20,10 @@ def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
   The overall slice is (); a per-class slice is (("label", 3),).
   """
   found: Dict[tuple, Dict[str, Dict[str, float]]] = {}
-  for metrics in tfma.load_metrics(uri):
-    key = tuple((k.column, _value(k)) for k in metrics.slice_key.single_slice_keys)
+  for per_slice in tfma.load_metrics(uri):
+    key = tuple((k.column, _value(k)) for k in per_slice.slice_key.single_slice_keys)
     per_model = found.setdefault(key, {})
-    for kv in metrics.metric_keys_and_values:
+    for kv in per_slice.metric_keys_and_values:
       model = ("change" if kv.key.is_diff
                else "baseline" if kv.key.model_name == "baseline" else "candidate")
       if kv.value.HasField("double_value"):
@@ -71,3 +75,14 @@ def thresholds(eval_config_json: Optional[str]) -> Dict[str, str]:
       if words:
         found[metric["class_name"]] = "; ".join(words)
   return found
+
+
+def judged(uri: str, eval_config_json: str) -> Dict[str, Optional[float]]:
+  """The thresholded metric on the whole eval split: {"metric": its name,
+  "value": the candidate's, "baseline_value": the served model's, or None
+  when there was none to compare with}."""
+  metric = metrics.blessing(eval_config_json)
+  overall = load(uri).get((), {})
+  return {"metric": metric.name,
+          "value": overall.get("candidate", {}).get(metric.tfma_key),
+          "baseline_value": overall.get("baseline", {}).get(metric.tfma_key)}
