@@ -12,12 +12,14 @@ from typing import Dict, List, Optional
 import tensorflow_model_analysis as tfma
 
 from dataset import metrics
+from dataset.policies import Evaluation
 
 
 def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
   """slice -> model ("candidate"/"baseline"/"change") -> metric -> value.
 
-  The overall slice is (); a per-class slice is (("label", 3),).
+  The overall slice is (); a per-class slice is (("label", 3),). Where TFMA
+  computed a 95% interval, "<model> interval" -> metric -> (lower, upper).
   """
   found: Dict[tuple, Dict[str, Dict[str, float]]] = {}
   for per_slice in tfma.load_metrics(uri):
@@ -28,6 +30,10 @@ def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
                else "baseline" if kv.key.model_name == "baseline" else "candidate")
       if kv.value.HasField("double_value"):
         per_model.setdefault(model, {})[kv.key.name] = kv.value.double_value.value
+      interval = kv.confidence_interval
+      if interval.HasField("lower_bound") and interval.lower_bound.HasField("double_value"):
+        per_model.setdefault(f"{model} interval", {})[kv.key.name] = (
+            interval.lower_bound.double_value.value, interval.upper_bound.double_value.value)
   return found
 
 
@@ -77,12 +83,93 @@ def thresholds(eval_config_json: Optional[str]) -> Dict[str, str]:
   return found
 
 
-def judged(uri: str, eval_config_json: str) -> Dict[str, Optional[float]]:
-  """The thresholded metric on the whole eval split: {"metric": its name,
-  "value": the candidate's, "baseline_value": the served model's, or None
-  when there was none to compare with}."""
+def judged(found: Dict[tuple, Dict[str, Dict[str, float]]],
+           eval_config_json: str) -> Dict[str, Optional[float]]:
+  """The thresholded metric on the whole eval split (`found`, `load`'s):
+  {"metric": its name,
+  "value": the candidate's, "baseline_value": the served model's, "change"
+  (candidate minus served, example by example on the same examples) with
+  its 95% interval "change_low" to "change_high"; the served model's and
+  the change's are None when there was none to compare with}."""
   metric = metrics.blessing(eval_config_json)
-  overall = load(uri).get((), {})
+  overall = found.get((), {})
+  low, high = overall.get("change interval", {}).get(metric.tfma_key, (None, None))
   return {"metric": metric.name,
           "value": overall.get("candidate", {}).get(metric.tfma_key),
-          "baseline_value": overall.get("baseline", {}).get(metric.tfma_key)}
+          "baseline_value": overall.get("baseline", {}).get(metric.tfma_key),
+          "change": overall.get("change", {}).get(metric.tfma_key),
+          "change_low": low, "change_high": high}
+
+
+def judge_whole(found: Dict[tuple, Dict[str, Dict[str, float]]], rules: Evaluation) -> str:
+  """Why the whole eval split refuses the model by its change's interval
+  (`max_change_on: interval`), in one line; "" otherwise. With the
+  estimate, TFMA's own thresholds judge the whole."""
+  if rules.max_change_on != "interval":
+    return ""
+  return _failure(_row("the whole", found.get((), {}), rules.threshold, rules.max_change,
+                       metrics.named(rules.metric)), metrics.named(rules.metric),
+                  rules.max_change_on, threshold=False)
+
+
+def judge_slices(found: Dict[tuple, Dict[str, Dict[str, float]]], rules: Evaluation,
+                 label: str = "") -> List[dict]:
+  """Each declared slice, judged like the whole by `rules` (the
+  declaration's `evaluation:`): one row per slice found, with `failure` ("" when it
+  passes) and `judged` (False below `min_slice_examples`).
+
+  `found` is `load`'s; slices of the label (per class, for the report) and
+  the overall slice are not judged here.
+  """
+  metric = metrics.named(rules.metric)
+  sliced = {s.feature: s for s in rules.slices}
+  rows = []
+  for key, models in sorted(found.items(), key=lambda kv: str(kv[0])):
+    if len(key) != 1 or key[0][0] not in sliced or key[0][0] == label:
+      continue
+    (feature, value), = key
+    row = _row(f"slice {feature}={value}", models,
+               *sliced[feature].rule(str(value), rules), metric)
+    row["judged"] = row["examples"] >= rules.min_slice_examples and row["value"] is not None
+    if row["judged"]:
+      row["failure"] = _failure(row, metric, rules.max_change_on)
+    rows.append(row)
+  return rows
+
+
+def _row(name: str, models: dict, threshold: float, max_change: float,
+         metric: metrics.Metric) -> dict:
+  candidate, baseline = models.get("candidate", {}), models.get("baseline", {})
+  low, high = models.get("change interval", {}).get(metric.tfma_key, (None, None))
+  return {"slice": name.removeprefix("slice "), "name": name,
+          "examples": int(candidate.get("example_count", 0)),
+          "value": candidate.get(metric.tfma_key), "served": baseline.get(metric.tfma_key),
+          "change_low": low, "change_high": high,
+          "threshold": threshold, "max_change": max_change, "failure": "", "judged": True}
+
+
+def _failure(row: dict, metric: metrics.Metric, on: str, threshold: bool = True) -> str:
+  """Why a row refuses the model, in one line; "" when it passes."""
+  value, served = row["value"], row["served"]
+  if value is None:
+    return ""
+  head = f"{row['name']} {metric.name} {value:.4f}"
+  sign = 1 if metric.higher_is_better else -1
+  worse = "<" if sign > 0 else ">"
+  if threshold and sign * (value - row["threshold"]) < 0:
+    return f"{head} {worse} {row['threshold']:g} (the threshold)"
+  if served is None:
+    return ""
+  bound = -sign * row["max_change"]
+  if on == "interval" and row["change_low"] is not None:
+    # The candidate's side of the interval: refused only if even it is
+    # worse. (Without an interval, the estimate below judges.)
+    best = row["change_high"] if sign > 0 else row["change_low"]
+    if sign * best < -row["max_change"] - 1e-10:
+      return (f"{head}, served {served:.4f} (change {value - served:+.4f}, 95% interval "
+              f"{row['change_low']:+.4f} to {row['change_high']:+.4f}: all of it "
+              f"{worse} {bound:+g})")
+    return ""
+  if sign * (value - served) < -row["max_change"] - 1e-10:
+    return f"{head}, served {served:.4f} (change {value - served:+.4f} {worse} {bound:+g})"
+  return ""

@@ -1,36 +1,52 @@
-"""The Evaluator's executor: TFX's, with an empty baseline taken as none,
-and a judgement that says what it judged.
+"""The Evaluator: TFX's, with an empty baseline taken as none, each declared
+slice judged like the whole, and a judgement that says what it judged.
 
 BaselineModel always outputs a Model artifact (a container step cannot
 output nothing); before the first push it holds no model. TFX's Evaluator
 would try to load it. Here such a baseline is dropped, so the first model is
 judged by the value threshold alone, as TFX does when no baseline exists.
 
-The blessing also records its judgement (`JUDGEMENT`): which served version
-the candidate was judged against, and the judged metric's value for both.
-Another run may push between this judgement and this run's push, and the
-Pusher then refuses (components/pusher.py); a version it pushes keeps the
-judgement beside it (serving.BLESSED), which `python -m serving versions`
-reads without ML Metadata.
+TFMA judges the whole eval split against the thresholds in the eval_config
+(with `max_change_on: interval`, its value only: the change is judged here,
+on its 95% interval). The declaration's slices (`evaluation.slices`, passed
+with the rest of `evaluation:` as `evaluation_rules`, so a compiled pipeline
+carries them too) are judged here, from the metrics TFMA computed for each: a slice below its threshold, or worse than the
+served model by more than its `max_change`, refuses the model, and the
+refusal names the slice. Not TFMA's per-slice thresholds: a threshold on a
+bucket slice (SQL) is applied to the whole instead (measured; its
+validation details say 1 matching slice), thresholds over several values
+are reported as missing slices (tensorflow/model-analysis#150), and a slice
+too small to judge would refuse every model.
+
+The blessing also records its judgement (`JUDGEMENT`): the served version
+the candidate was judged against, the metric's values and each slice's
+row. Another run may push between this judgement and this run's push, and
+the Pusher then refuses (components/pusher.py); a version it pushes keeps
+the judgement beside it (serving.BLESSED).
 """
 
+import dataclasses
 import json
 import os
 from typing import Optional
 
 from tfx.components.evaluator import component as evaluator_component
-from tfx.components.evaluator import executor
-from tfx.dsl.components.base import executor_spec
+from tfx.components.evaluator import constants, executor
+from tfx.dsl.components.base import base_component, executor_spec
 from tfx.dsl.io import fileio
-from tfx.types import artifact_utils, standard_component_specs
+from tfx.types import Channel, artifact_utils, standard_artifacts, standard_component_specs
+from tfx.types.component_spec import ExecutionParameter
 
 import serving
 from components import evaluation
 from components.baseline import has_model, served_source
 from components.local_beam import NoPrism
+from dataset.policies import Evaluation
 
 _BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 JUDGEMENT = "judgement.json"  # in the blessing's folder
+RULES = "evaluation_rules"  # the declaration's `evaluation:`, as JSON
+LABEL = "label"  # the label's name, whose per-class slices are the report's
 
 
 class Executor(NoPrism, executor.Executor):
@@ -42,23 +58,52 @@ class Executor(NoPrism, executor.Executor):
       input_dict = {k: v for k, v in input_dict.items() if k != _BASELINE}
     super().Do(input_dict, output_dict, exec_properties)
     sources = [served_source(a) for a in baseline or ()]
-    judged = {"judged_against": (os.path.basename(sources[0]) if sources and sources[0]
-                                 else serving.NONE),
-              **evaluation.judged(
-                  artifact_utils.get_single_uri(
-                      output_dict[standard_component_specs.EVALUATION_KEY]),
-                  exec_properties[standard_component_specs.EVAL_CONFIG_KEY])}
-    blessing_uri = artifact_utils.get_single_uri(
+    served = os.path.basename(sources[0]) if sources and sources[0] else serving.NONE
+    rules = exec_properties.get(RULES)
+    judged = _judge(
+        artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY]),
+        exec_properties[standard_component_specs.EVAL_CONFIG_KEY],
+        Evaluation.from_dict(json.loads(rules)) if rules else None,
+        exec_properties.get(LABEL) or "", served)
+    blessing = artifact_utils.get_single_instance(
         output_dict[standard_component_specs.BLESSING_KEY])
-    fileio.makedirs(blessing_uri)
-    with fileio.open(os.path.join(blessing_uri, JUDGEMENT), "w") as f:
+    if judged["failures"]:
+      _refuse(blessing)
+    fileio.makedirs(blessing.uri)
+    with fileio.open(os.path.join(blessing.uri, JUDGEMENT), "w") as f:
       f.write(json.dumps(judged, sort_keys=True))
+
+
+def _judge(uri: str, eval_config_json: str, rules: Optional[Evaluation], label: str,
+           served: str) -> dict:
+  """The judgement (see `judgement`) of the evaluation at `uri`."""
+  found = evaluation.load(uri)
+  judged = {"judged_against": served, **evaluation.judged(found, eval_config_json)}
+  judged["slices"] = evaluation.judge_slices(found, rules, label) if rules else []
+  whole = evaluation.judge_whole(found, rules) if rules and served != serving.NONE else ""
+  judged["failures"] = [whole] * bool(whole) + [
+      row["failure"] for row in judged["slices"] if row["failure"]]
+  return judged
+
+
+def _refuse(blessing) -> None:
+  """Turns TFMA's blessing into a refusal, as TFX writes one."""
+  blessed = os.path.join(blessing.uri, constants.BLESSED_FILE_NAME)
+  if fileio.exists(blessed):
+    fileio.remove(blessed)
+  with fileio.open(os.path.join(blessing.uri, constants.NOT_BLESSED_FILE_NAME), "w") as f:
+    f.write("")
+  blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY,
+                                   constants.NOT_BLESSED_VALUE)
 
 
 def judgement(blessing_uri: str) -> Optional[dict]:
   """What a blessing was judged on: `judged_against` (a version folder's
-  name, or `serving.NONE`), `metric`, `value`, `baseline_value`; None for a
-  blessing that does not say."""
+  name, or `serving.NONE`), `metric`, `value`, `baseline_value`, `change`
+  with `change_low` and `change_high` (its 95% interval), `slices`
+  (evaluation.judge_slices) and `failures` (the refusals made here: the
+  slices', and the whole's by its interval); None for a blessing that does
+  not say."""
   path = os.path.join(blessing_uri, JUDGEMENT)
   if not fileio.exists(path):
     return None
@@ -66,6 +111,25 @@ def judgement(blessing_uri: str) -> Optional[dict]:
     return json.loads(f.read())
 
 
+class EvaluatorSpec(standard_component_specs.EvaluatorSpec):
+  """TFX's Evaluator's, with the slices' rules and the label's name."""
+  PARAMETERS = {**standard_component_specs.EvaluatorSpec.PARAMETERS,
+                RULES: ExecutionParameter(type=str, optional=True),
+                LABEL: ExecutionParameter(type=str, optional=True)}
+
+
 class Evaluator(evaluator_component.Evaluator):
   """TFX's Evaluator, running the executor above."""
+  SPEC_CLASS = EvaluatorSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
+
+  def __init__(self, examples, model, baseline_model, eval_config, rules: Evaluation,
+               label: str, schema=None):
+    # Not TFX's constructor: it builds its own spec, without the slices' rules.
+    spec = EvaluatorSpec(
+        examples=examples, model=model, baseline_model=baseline_model,
+        eval_config=eval_config, schema=schema, label=label,
+        evaluation_rules=json.dumps(dataclasses.asdict(rules), sort_keys=True),
+        evaluation=Channel(type=standard_artifacts.ModelEvaluation),
+        blessing=Channel(type=standard_artifacts.ModelBlessing))
+    base_component.BaseComponent.__init__(self, spec=spec)

@@ -11,10 +11,11 @@ Transformed features keep their raw names. What each kind becomes:
                training mean (or the declared `default`), and
                `<name>__missing` (float32 [batch, 1], 1 where it was
                missing) tells the model so.
-  categorical  vocabulary index int64, shape [batch]; the vocabulary file is
-               named after the feature, so the model can ask for its size.
-               A missing value is the category MISSING_CATEGORY, which gets
-               its own id like any other value.
+  categorical  an id, int64, shape [batch]: its position among the declared
+               `values` (others in OOV buckets), or its hash's bucket;
+               never a vocabulary computed from the data (dataset/
+               categories.py). A missing value is the category
+               MISSING_CATEGORY, which gets its own id like any other.
   sequence     int: ids shifted by one (0 pads), float: z-scored values;
                padded or cut to max_length, shape [batch, max_length]. A
                missing sequence is an empty one: all padding.
@@ -101,11 +102,21 @@ def transform_feature(f: Feature, x) -> tf.Tensor:
   if f.kind == "categorical":
     if x.dtype != tf.string:
       x = _map_values(x, tf.strings.as_string)
-    x = tf.ensure_shape(_dense(x, 1, tf.constant(MISSING_CATEGORY)), [None, 1])
-    return tf.reshape(tft.compute_and_apply_vocabulary(
-        x, top_k=f.top_k, num_oov_buckets=f.num_oov_buckets,
-        vocab_filename=f.name), [-1])
+    x = tf.reshape(_dense(x, 1, tf.constant(MISSING_CATEGORY)), [-1])
+    return category_ids(f, x)
   return _sequence(f, x)
+
+
+def category_ids(f: Feature, x: tf.Tensor) -> tf.Tensor:
+  """A categorical feature's ids (dataset/categories.py says why neither
+  comes from the data): its position among the declared values, the
+  missing value next, OOV buckets after; or its hash's bucket."""
+  if not f.values:
+    return tf.strings.to_hash_bucket_fast(x, f.hash_buckets)
+  keys = list(f.values) + [MISSING_CATEGORY]
+  table = tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
+      tf.constant(keys), tf.range(len(keys), dtype=tf.int64)), f.num_oov_buckets)
+  return table.lookup(x)
 
 
 def _all_missing(f: Feature, like) -> tf.SparseTensor:

@@ -17,6 +17,7 @@ from typing import Any, Mapping
 import yaml
 
 from dataset import policies
+from dataset.categories import categorical
 from dataset.fields import MISSING, DeclarationError, FieldReader
 from dataset.policies import Drift, Evaluation
 from dataset.tuning import parse_tuning
@@ -79,7 +80,8 @@ def _feature(r: FieldReader, name: str, node: Any, base: str = ".") -> Feature:
   field = f"features.{name}"
   node = r.mapping(node, field, (
       "kind", "dtype", "length", "encoding", "height", "width", "channels",
-      "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets",
+      "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets", "values",
+      "hash_buckets",
       "required", "default", "backbone"))
   kind = r.get(node, field, "kind", str, choices=KINDS)
   feature = _feature_of_kind(r, name, kind, node, field)
@@ -119,11 +121,7 @@ def _feature_of_kind(r: FieldReader, name: str, kind: str, node: Mapping,
                    dtype=r.get(node, field, "dtype", str, choices=("float", "int")),
                    length=r.get(node, field, "length", int, 1, minimum=1))
   if kind == "categorical":
-    return Feature(name, kind,
-                   dtype=r.get(node, field, "dtype", str, choices=("string", "int")),
-                   top_k=r.get(node, field, "top_k", int, None, minimum=1),
-                   num_oov_buckets=r.get(node, field, "num_oov_buckets", int, 1,
-                                         minimum=1))
+    return categorical(r, field, name, node)
   dtype = r.get(node, field, "dtype", str, choices=("float", "int"))
   vocab_size = r.get(node, field, "vocab_size", int, 0, minimum=1)
   if dtype == "int" and not vocab_size:
@@ -197,7 +195,7 @@ def parse(raw: Any, path: str) -> Declaration:
     schema = os.path.normpath(os.path.join(base, schema))
     if not os.path.isfile(schema):
       raise r.fail("schema", "an existing schema file", schema)
-  evaluation = policies.evaluation(r, raw.get("evaluation", {}), label)
+  evaluation = policies.evaluation(r, raw.get("evaluation", {}), label, features)
   return Declaration(name=name, path=os.path.abspath(path),
                      data=_data(r, raw.get("data"), base), label=label,
                      features=features, schema=schema, evaluation=evaluation,

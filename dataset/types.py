@@ -79,8 +79,11 @@ class Feature:
     length: number of values of a fixed-length numeric feature.
     max_length: sequences are padded or cut to this many values.
     vocab_size: int sequences: values are ids in [0, vocab_size).
-    top_k: categorical: keep the most frequent values (None keeps all).
-    num_oov_buckets: categorical: buckets for values outside the vocabulary.
+    values: categorical: the declared values, each its own id for good.
+    num_oov_buckets: categorical with `values`: buckets for other values.
+    hash_buckets: categorical without `values`: each value's id is its
+      hash's bucket. Either way the ids, and so the model's shape, follow
+      the declaration and never the data (`id_count`).
     required: whether every record has it; if not, Transform fills a missing
       value (see components/preprocessing.py). Images are always required.
     default: numeric, optional: the value for a missing one (default: the
@@ -93,8 +96,9 @@ class Feature:
   length: int = 1
   max_length: int = 0
   vocab_size: int = 0
-  top_k: Optional[int] = None
+  values: Tuple[str, ...] = ()
   num_oov_buckets: int = 1
+  hash_buckets: int = 0
   required: bool = True
   default: Optional[float] = None
   image: Optional[Image] = None
@@ -106,7 +110,17 @@ class Feature:
     if image:
       backbone = image.get("backbone")
       image = Image(**{**image, "backbone": Backbone(**backbone) if backbone else None})
-    return cls(**{**d, "image": image})
+    return cls(**{**d, "image": image, "values": tuple(d.get("values", ()))})
+
+  @property
+  def id_count(self) -> int:
+    """Categorical: the ids the model embeds. The declared values, the
+    missing value and the OOV buckets; or the hash buckets. Fixed by the
+    declaration, so a category that appears or disappears between spans
+    changes no weight's shape, and a warm start holds."""
+    if self.values:
+      return len(self.values) + 1 + self.num_oov_buckets
+    return self.hash_buckets
 
   @property
   def missing_indicator(self) -> Optional[str]:
@@ -209,7 +223,7 @@ class Declaration:
         data=Data(**d["data"]),
         label=Label(**{**d["label"], "classes": tuple(d["label"].get("classes", ()))}),
         features=tuple(Feature.from_dict(f) for f in d["features"]),
-        evaluation=Evaluation(**d.get("evaluation", {})),
+        evaluation=Evaluation.from_dict(d.get("evaluation", {})),
         drift=drift_from_dict(d.get("drift")),
         serving=Serving(tuple(tuple(p) for p in (d.get("serving") or {}).get("p99_ms", ()))),
         tuning=Tuning.from_dict(d.get("tuning")))

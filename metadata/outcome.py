@@ -12,6 +12,7 @@ import tensorflow as tf
 
 import serving
 from components import evaluation as results
+from components.evaluator import judgement
 from components.pusher import REFUSED
 from dataset import metrics
 from metadata import serving_result
@@ -52,6 +53,8 @@ class Outcome:
   drift: dict = dataclasses.field(default_factory=dict)  # DriftGate's result
   serving: dict = dataclasses.field(default_factory=dict)  # ServingCheck's result
   refused: str = ""  # why the Pusher did not push a blessed model (components/pusher.py)
+  slices: tuple = ()  # each declared slice's row (components/evaluation.judge_slices)
+  judged: dict = dataclasses.field(default_factory=dict)  # components/evaluator.judgement
 
   def summary(self) -> str:
     """The run's last lines: the Trainer's notes (warm start, backbone), the
@@ -61,7 +64,12 @@ class Outcome:
       verdict = "blessed" if self.blessed else "NOT blessed"
       lines.append(f"model {verdict}: eval {self.metric} {self.value:.4f}"
                    + (f" (needs {self.threshold})" if self.threshold else ""))
+      lines += self._change_lines()
       lines += [f"  {r}" for r in self.reasons]
+      small = [f"{row['slice']} ({row['examples']})" for row in self.slices
+               if not row["judged"]]
+      if small:
+        lines.append(f"  slices too small to judge, reported only: {', '.join(small)}")
     if self.serving:
       lines.append(f"serving check: {serving_check.describe(self.serving)}")
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
@@ -69,6 +77,17 @@ class Outcome:
                  else "no model pushed")
     return "\n".join(lines)
 
+
+  def _change_lines(self) -> list:
+    """The paired change against the served model, with its 95% interval."""
+    judged = self.judged
+    if judged.get("change") is None:
+      return []
+    interval = (f", 95% interval {judged['change_low']:+.4f} to {judged['change_high']:+.4f}"
+                if judged.get("change_low") is not None else "")
+    return [f"  against the served model (version {judged['judged_against']}, "
+            f"{judged['baseline_value']:.4f} on the same examples): change "
+            f"{judged['change']:+.4f}{interval}"]
 
   def _drift_lines(self) -> list:
     if not self.drift.get("compared"):
@@ -148,9 +167,15 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
     props = artifact.custom_properties
     if "blessed" in props and "current_model" in props:
       outcome.blessed = bool(props["blessed"].int_value)
+      judged = judgement(artifact.uri) or {}
+      outcome.judged = judged
+      outcome.slices = tuple(judged.get("slices", ()))
+      outcome.reasons += tuple(judged.get("failures", ()))
     elif "pushed" in props:
       pushed = bool(props["pushed"].int_value)
       outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
       outcome.refused = props[REFUSED].string_value if REFUSED in props else ""
     elif st.artifact_type(store, artifact) == "ModelEvaluation":
-      outcome.value, outcome.reasons = _evaluation(artifact.uri, key)
+      outcome.value, failed = _evaluation(artifact.uri, key)
+      outcome.reasons = failed + outcome.reasons  # TFMA's, then the slices'
+

@@ -110,16 +110,21 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
   tuner, trainer_node = _training(config, run, inputs, by_window, examples, schema, transform,
                                   baseline)
   # Blesses the model only if it clears the thresholds, on this window's
-  # eval splits, and does no worse than the baseline there.
+  # eval splits, and does no worse than the baseline there; so does each
+  # declared slice. Bucket slices are SQL over the parsed examples, which
+  # the schema gives.
+  decl = config.declaration
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
                         baseline_model=baseline.outputs["model"],
-                        eval_config=eval_config(config))
-  # Set after construction: TFX's constructor JSON-encodes a list, and on
-  # Kubeflow this is a runtime parameter holding that JSON already.
+                        eval_config=eval_config(config), rules=config.evaluation,
+                        label=decl.label.name,
+                        schema=schema if any(s.buckets for s in decl.evaluation.slices)
+                        else None)
+  # Set after construction: on Kubeflow this is a runtime parameter holding
+  # the JSON list already.
   evaluator.exec_properties["example_splits"] = by_window.example_splits
   # A blessed model must also serve: loaded in a fresh process, it answers
   # eval examples through serving_default as its contract says, in budget.
-  decl = config.declaration
   serving_check = ServingCheck(
       model=trainer_node.outputs["model"], examples=examples,
       blessing=evaluator.outputs["blessing"],

@@ -20,6 +20,7 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 
 from components import evaluation
+from components.evaluator import judgement
 from metadata import serving_result
 from metadata import store as st
 from report import dag, data, drift, serving, training, tuning
@@ -157,7 +158,8 @@ def _evaluation(store, run: st.Run, uri) -> List[str]:
   if limits:
     parts.append("<p>Thresholds (overall): " + "; ".join(
         f"{esc(name)} {esc(words)}" for name, words in limits.items()) + ".</p>")
-  for line in evaluation.failures(result_uri):
+  judged = (judgement(blessing.uri) if blessing else None) or {}
+  for line in evaluation.failures(result_uri) + judged.get("failures", []):
     parts.append(f'<p class="bad">{esc(line)}</p>')
   baseline = st.output(store, run, "BaselineModel", "model")
   source = baseline and baseline.custom_properties.get("source_model")
@@ -174,7 +176,14 @@ def _evaluation(store, run: st.Run, uri) -> List[str]:
       ["metric"] + models,
       [[name] + [_number(name, overall[m].get(name)) for m in models] for name in metrics],
       numeric=range(1, len(models) + 1)))
-  per_class = sorted((k, v) for k, v in results.items() if len(k) == 1)
+  if judged.get("change") is not None and judged.get("change_low") is not None:
+    parts.append(f"<p>Against the served model, on the same examples: {esc(judged['metric'])}"
+                 f" change {judged['change']:+.4f}, 95% interval "
+                 f"{judged['change_low']:+.4f} to {judged['change_high']:+.4f}.</p>")
+  parts += _slices(judged.get("slices", []))
+  sliced = {row["slice"].split("=", 1)[0] for row in judged.get("slices", [])}
+  per_class = sorted((k, v) for k, v in results.items() if len(k) == 1
+                     and k[0][0] not in sliced)
   if per_class:
     column = per_class[0][0][0][0]
     names = sorted(set().union(*(v.get("candidate", {}).keys() for _, v in per_class)))
@@ -183,6 +192,21 @@ def _evaluation(store, run: st.Run, uri) -> List[str]:
         [[key[0][1]] + [_number(n, v.get("candidate", {}).get(n)) for n in names]
          for key, v in per_class], numeric=range(1, len(names) + 1)))
   return parts
+
+
+def _slices(rows: List[dict]) -> List[str]:
+  """The declared slices, each judged like the whole (components/evaluator.py)."""
+  if not rows:
+    return []
+  def verdict(row):
+    if not row["judged"]:
+      return "too few examples to judge: reported only"
+    return row["failure"] or "passes"
+  return ["<h3>Slices</h3>" + table(
+      ["slice", "examples", "candidate", "served", "threshold", "max change", "verdict"],
+      [[row["slice"], str(row["examples"]), _number("", row["value"]),
+        _number("", row["served"]), f"{row['threshold']:g}", f"{row['max_change']:g}",
+        verdict(row)] for row in rows], numeric=range(1, 6))]
 
 
 def _number(metric: str, value) -> str:

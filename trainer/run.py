@@ -28,10 +28,10 @@ from trainer import (
 )
 
 
-def vocab_sizes(tft_output: tft.TFTransformOutput, decl: Declaration) -> dict:
-  """Categorical feature name -> ids the model must embed, OOV included."""
-  return {f.name: tft_output.vocabulary_size_by_name(f.name) + f.num_oov_buckets
-          for f in decl.of_kind("categorical")}
+def vocab_sizes(decl: Declaration) -> dict:
+  """Categorical feature name -> ids the model must embed, from the
+  declaration alone (dataset/categories.py)."""
+  return {f.name: f.id_count for f in decl.of_kind("categorical")}
 
 
 def input_spec(tft_output: tft.TFTransformOutput, materialized: bool):
@@ -91,8 +91,9 @@ def train(train_files: List[str], eval_files: List[str],
                                     strategy, materialized)
   notes = list(notes)
   with strategy.scope():
-    keras_model = model.build_model(decl, vocab_sizes(tft_output, decl), config)
+    keras_model = model.build_model(decl, vocab_sizes(decl), config)
     notes.append(warm_start.warm_start(keras_model, base_model))
+  notes += warm_start.ids_note(decl.of_kind("categorical"))
   notes += [f"backbone {b.name} ({f.name}): "
             + (f"weights from {b.weights}" if b.weights else "no weights file, random weights")
             for f, b in _backbones(decl)]

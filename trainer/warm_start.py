@@ -6,7 +6,9 @@ trained on (serving/: the splits and the training key, which BaselineModel
 hands over beside the base model). TF Serving ignores `assets.extra`. The next Trainer gets the served model as its base model
 (BaselineModel's output) and starts from those weights when every weight has
 the shape it needs; otherwise (the declaration changed: a feature, a class,
-a vocabulary size) it trains from scratch and says why.
+a categorical feature's values or buckets) it trains from scratch and says
+why. A categorical feature's ids come from the declaration, not the data
+(dataset/categories.py), so new or vanished categories keep the shapes.
 
 What the Trainer decided goes into `notes.json` in its `model_run` folder,
 which the local runner prints at the end of the run.
@@ -95,6 +97,18 @@ def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
               "training from scratch")
   model.set_weights(arrays)
   return f"warm start: from {source}"
+
+
+def ids_note(categorical: Sequence) -> List[str]:
+  """How the categorical features' ids were made (dataset/categories.py):
+  what lets a warm start hold when categories come and go."""
+  if not categorical:
+    return []
+  parts = [f"{f.name} {len(f.values)} declared values + missing + {f.num_oov_buckets} "
+           f"OOV bucket(s)" if f.values else f"{f.name} {f.hash_buckets} hash buckets"
+           for f in categorical]
+  return [f"categorical ids from the declaration ({'; '.join(parts)}): a category that "
+          "appears or disappears between spans changes no weight's shape"]
 
 
 def write_notes(log_dir: Optional[str], notes: Sequence[str]) -> None:

@@ -157,7 +157,7 @@ def test_no_matching_files_is_an_error_naming_the_pattern(parts, tmp_path):
 def test_serving_signature_matches_the_training_input_path(tmp_path, transformed, parts):
   decl, output, spec = parts
   config = dataclasses.replace(CONFIG, flip_left_right=True, max_crop_fraction=0.2)
-  m = model.build_model(decl, run.vocab_sizes(output, decl), config)
+  m = model.build_model(decl, run.vocab_sizes(decl), config)
   m.fit(input_pipeline.make_dataset(transformed["files"], spec, decl, config, True),
         steps_per_epoch=5, epochs=1, verbose=0)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
@@ -184,7 +184,7 @@ def test_serving_signature_matches_the_training_input_path(tmp_path, transformed
 
 def test_serving_ignores_the_label_and_needs_no_label(tmp_path, transformed, parts):
   decl, output, _ = parts
-  m = model.build_model(decl, run.vocab_sizes(output, decl), CONFIG)
+  m = model.build_model(decl, run.vocab_sizes(decl), CONFIG)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
   serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
   row = dict(transformed["rows"][0])

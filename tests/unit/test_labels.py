@@ -109,7 +109,7 @@ def test_class_names_become_their_declared_positions_and_serve_with_names(tmp_pa
 
   decl = out["decl"]
   output = tft.TFTransformOutput(out["transform_dir"])
-  m = model.build_model(decl, run.vocab_sizes(output, decl), CONFIG)
+  m = model.build_model(decl, run.vocab_sizes(decl), CONFIG)
   m.fit(input_pipeline.make_dataset(out["files"], output.transformed_feature_spec(), decl,
                                     CONFIG, True), steps_per_epoch=3, epochs=1, verbose=0)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
@@ -127,7 +127,7 @@ def test_regression_label_trains_a_linear_unit_and_serves_a_value(tmp_path):
                              [r["label"][0] for r in rows])
   decl = out["decl"]
   output = tft.TFTransformOutput(out["transform_dir"])
-  m = model.build_model(decl, run.vocab_sizes(output, decl), CONFIG)
+  m = model.build_model(decl, run.vocab_sizes(decl), CONFIG)
   assert m.output_shape == (None, 1) and m.loss == "mse"
   data = input_pipeline.make_dataset(out["files"], output.transformed_feature_spec(), decl,
                                      CONFIG, True)

@@ -1,0 +1,224 @@
+"""Sliced gates: the declaration's `evaluation.slices`, the slicing specs
+TFMA really computes them with, and each slice's verdict.
+
+TFMA runs for real here, on predictions stored beside the examples (its
+model-agnostic mode), so the slicing specs are tested as TFMA reads them,
+not as we hope it does (tensorflow/model-analysis#150)."""
+
+import dataclasses
+
+import pytest
+import tensorflow as tf
+import tensorflow_model_analysis as tfma
+from google.protobuf import json_format, text_format
+from tensorflow_metadata.proto.v0 import schema_pb2
+
+from components.evaluation import judge_slices, judge_whole, load
+from dataset import declaration
+from dataset.policies import Evaluation, Slice
+from pipeline.config import PipelineConfig
+from pipeline.evaluation import eval_config, slicing_spec
+from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML, digits_raw, write_declaration
+
+CONFIG = PipelineConfig(pipeline_name="d", pipeline_root="/r", serving_dir="/s",
+                        declaration=declaration.load(DIGITS_YAML))
+
+SITES = {"A": 400, "B": 400, "C": 400, "D": 100, "E": 20}
+
+
+def _example(site: str, age: float, label: int, candidate_right: bool) -> bytes:
+  right, wrong = [0.9, 0.1], [0.1, 0.9]  # class 0's and class 1's probabilities
+  truth = right if label == 0 else wrong
+  miss = wrong if label == 0 else right
+  features = {
+      "site": tf.train.Feature(bytes_list=tf.train.BytesList(value=[site.encode()])),
+      "age": tf.train.Feature(float_list=tf.train.FloatList(value=[age])),
+      "label": tf.train.Feature(int64_list=tf.train.Int64List(value=[label])),
+      # The served model is right everywhere; the candidate as told.
+      "served": tf.train.Feature(float_list=tf.train.FloatList(value=truth)),
+      "candidate": tf.train.Feature(float_list=tf.train.FloatList(
+          value=truth if candidate_right else miss))}
+  return tf.train.Example(features=tf.train.Features(feature=features)).SerializeToString()
+
+
+SCHEMA = """
+feature {name: "site" type: BYTES presence {min_fraction: 1} shape {dim {size: 1}}}
+feature {name: "age" type: FLOAT presence {min_fraction: 1} shape {dim {size: 1}}}
+feature {name: "label" type: INT presence {min_fraction: 1} shape {dim {size: 1}}}
+feature {name: "served" type: FLOAT presence {min_fraction: 1} shape {dim {size: 2}}}
+feature {name: "candidate" type: FLOAT presence {min_fraction: 1} shape {dim {size: 2}}}
+"""
+
+
+@pytest.fixture(scope="module")
+def evaluated(tmp_path_factory):
+  """TFMA's metrics for a candidate that is wrong on site D (every example)
+  and on ages 65 and over (every fifth), right elsewhere, against a served
+  model right everywhere."""
+  folder = tmp_path_factory.mktemp("slices")
+  path = str(folder / "examples.tfrecord")
+  n = 0
+  with tf.io.TFRecordWriter(path) as writer:
+    for site, count in SITES.items():
+      for i in range(count):
+        age = float((n * 7) % 90)
+        n += 1
+        right = site != "D" and not (age >= 65 and i % 5 == 0)
+        writer.write(_example(site, age, i % 2, right))
+  slices = (Slice("site"), Slice("age", buckets=(18.0, 65.0)))
+  config = tfma.EvalConfig(
+      model_specs=[tfma.ModelSpec(name="candidate", label_key="label",
+                                  prediction_key="candidate"),
+                   tfma.ModelSpec(name="baseline", label_key="label", prediction_key="served",
+                                  is_baseline=True)],
+      slicing_specs=[tfma.SlicingSpec()] + [slicing_spec(s) for s in slices],
+      metrics_specs=[tfma.MetricsSpec(metrics=[
+          tfma.MetricConfig(class_name="ExampleCount"),
+          tfma.MetricConfig(class_name="SparseCategoricalAccuracy")])],
+      # As pipeline/evaluation.py asks: each value with its 95% interval.
+      options=eval_config(CONFIG).options)
+  out = str(folder / "evaluation")
+  tfma.run_model_analysis(eval_config=config, data_location=path, output_path=out,
+                          schema=text_format.Parse(SCHEMA, schema_pb2.Schema()))
+  return load(out), slices
+
+
+def test_each_value_and_each_bucket_is_a_slice_tfma_computes(evaluated):
+  found, _ = evaluated
+  keys = {k for k in found if k}
+  assert keys == {(("site", s),) for s in SITES} | {
+      (("age", b),) for b in ("[-inf, 18)", "[18, 65)", "[65, inf)")}, sorted(keys)
+  assert found[(("site", "D"),)]["candidate"]["example_count"] == SITES["D"]
+  assert found[(("site", "D"),)]["candidate"]["sparse_categorical_accuracy"] == 0.0
+  assert found[(("site", "A"),)]["baseline"]["sparse_categorical_accuracy"] == 1.0
+
+
+def test_a_slice_worse_than_served_refuses_and_names_itself(evaluated):
+  found, slices = evaluated
+  # The whole passes an allowed drop of 0.15 (it falls about 0.13); site D
+  # does not, nor the oldest ages; site E is too small to judge.
+  rules = Evaluation("accuracy", threshold=0.5, max_change=0.15, slices=slices,
+                     min_slice_examples=100)
+  whole = found[()]["candidate"]["sparse_categorical_accuracy"]
+  assert whole >= 1 - 0.15, whole
+  rows = {row["slice"]: row for row in judge_slices(found, rules)}
+  assert rows["site=D"]["failure"] == (
+      "slice site=D accuracy 0.0000 < 0.5 (the threshold)"), rows["site=D"]
+  assert rows["age=[65, inf)"]["failure"].startswith(
+      "slice age=[65, inf) accuracy 0.7"), rows["age=[65, inf)"]
+  assert "served 1.0000 (change -0.2" in rows["age=[65, inf)"]["failure"]
+  assert rows["age=[65, inf)"]["failure"].endswith("< -0.15)")
+  assert not rows["site=E"]["judged"] and rows["site=E"]["examples"] == SITES["E"]
+  assert rows["site=E"]["failure"] == ""
+  assert [r for r in rows.values() if r["failure"]] == [rows["age=[65, inf)"], rows["site=D"]]
+
+
+def test_per_slice_overrides_loosen_one_value_or_one_feature(evaluated):
+  found, _ = evaluated
+  lenient = (Slice("site", values=(("D", 0.0, 1.0),)),
+             Slice("age", buckets=(18.0, 65.0), max_change=0.5))
+  rules = Evaluation("accuracy", threshold=0.5, max_change=0.15, slices=lenient)
+  assert [r["failure"] for r in judge_slices(found, rules) if r["failure"]] == []
+
+
+def _declare(tmp_path, evaluation: dict) -> str:
+  raw = digits_raw()
+  raw["data"]["root"] = str(tmp_path)
+  raw["schema"] = DIGITS_SCHEMA
+  raw["evaluation"] = evaluation
+  return write_declaration(tmp_path, raw)
+
+
+@pytest.mark.parametrize("slices, field, expected", [
+    (["colour"], "evaluation.slices[0].feature", "a declared categorical feature"),
+    (["image"], "evaluation.slices[0].feature", "a declared categorical feature"),
+    (["ink"], "evaluation.slices[0].buckets", "ascending numbers"),
+    ([{"feature": "ink", "buckets": [5, 1]}], "evaluation.slices[0].buckets",
+     "ascending numbers"),
+    ([{"feature": "shape", "buckets": [1]}], "evaluation.slices[0].buckets",
+     "none: shape is categorical"),
+    ([{"feature": "shape", "max_change": -1}], "evaluation.slices[0].max_change",
+     "a number >= 0"),
+    ([{"feature": "shape", "values": {"round": {"limit": 1}}}],
+     "evaluation.slices[0].values.round.limit", "one of the keys threshold, max_change"),
+])
+def test_a_bad_slice_is_one_error_naming_its_field(tmp_path, slices, field, expected):
+  path = _declare(tmp_path, {"slices": slices})
+  with pytest.raises(declaration.DeclarationError) as e:
+    declaration.load(path)
+  assert f"field '{field}': expected {expected}" in str(e.value), str(e.value)
+
+
+def test_declared_slices_round_trip_through_the_compiled_form(tmp_path):
+  decl = declaration.load(_declare(tmp_path, {"max_change": 0.1, "min_slice_examples": 40,
+                                              "slices": ["shape", {
+                                                  "feature": "ink", "buckets": [10, 20],
+                                                  "values": {"[20, inf)": {"threshold": 0.5}}}]}))
+  evaluation = decl.evaluation
+  assert evaluation.slices[1].bucket_names() == ("[-inf, 10)", "[10, 20)", "[20, inf)")
+  assert evaluation.slices[1].rule("[20, inf)", evaluation) == (0.5, 0.1)
+  assert evaluation.slices[1].rule("[10, 20)", evaluation) == (0.9, 0.1)
+  assert declaration.Declaration.from_dict(decl.contract()).evaluation == evaluation
+
+
+def test_the_change_comes_with_its_paired_95_percent_interval(evaluated):
+  found, _ = evaluated
+  key = "sparse_categorical_accuracy"
+  change = found[()]["change"][key]
+  low, high = found[()]["change interval"][key]
+  # The served model is right on every example and the candidate wrong on
+  # about one in eight: a change near -0.13, known to within a few points.
+  assert -0.16 < change < -0.10 and low < change < high < 0, (low, change, high)
+  assert high - low < 0.08, (low, high)
+  judged = judged_of(found)
+  assert (judged["change"], judged["change_low"], judged["change_high"]) == (
+      change, low, high), judged
+
+
+def judged_of(found) -> dict:
+  from components.evaluation import judged
+  return judged(found, json_format.MessageToJson(eval_config(CONFIG),
+                                                 preserving_proto_field_name=True))
+
+
+def test_judged_on_its_interval_a_change_is_refused_only_when_all_of_it_is_worse(evaluated):
+  found, slices = evaluated
+  key = "sparse_categorical_accuracy"
+  older = found[(("age", "[65, inf)"),)]
+  change, (low, high) = older["change"][key], older["change interval"][key]
+  # An allowed drop between the estimate and the interval's best end: the
+  # estimate refuses, the interval does not.
+  between = (-change + -high) / 2
+  lenient = (Slice("site", values=(("D", 0.0, 1.0),)), slices[1])
+  estimate = Evaluation("accuracy", 0.5, between, lenient)
+  interval = dataclasses.replace(estimate, max_change_on="interval")
+  assert [r["slice"] for r in judge_slices(found, estimate) if r["failure"]] == [
+      "age=[65, inf)"]
+  assert [r["failure"] for r in judge_slices(found, interval) if r["failure"]] == []
+  # Beyond the interval's best end, the interval refuses too, and says so.
+  strict = dataclasses.replace(interval, max_change=-high / 2)
+  (failure,) = [r["failure"] for r in judge_slices(found, strict) if r["failure"]]
+  assert failure.startswith("slice age=[65, inf) accuracy 0.7") and \
+      f"95% interval {low:+.4f} to {high:+.4f}: all of it < " in failure, failure
+  # The whole, by its interval: refused below it, not above.
+  whole_change, (whole_low, whole_high) = found[()]["change"][key], found[()][
+      "change interval"][key]
+  assert judge_whole(found, dataclasses.replace(interval, max_change=-whole_low + 0.01)) == ""
+  refusal = judge_whole(found, dataclasses.replace(interval, max_change=-whole_high / 2))
+  assert refusal.startswith("the whole accuracy 0.8") and "all of it <" in refusal, refusal
+  # With the estimate, TFMA's thresholds judge the whole: nothing here.
+  assert judge_whole(found, dataclasses.replace(estimate, max_change=0.0)) == "", whole_change
+
+
+def test_max_change_on_is_the_estimate_or_the_interval(tmp_path):
+  with pytest.raises(declaration.DeclarationError) as e:
+    declaration.load(_declare(tmp_path, {"max_change_on": "bound"}))
+  assert "field 'evaluation.max_change_on': expected one of estimate, interval, " \
+         "found 'bound'" in str(e.value), str(e.value)
+  decl = declaration.load(_declare(tmp_path, {"max_change_on": "interval"}))
+  # TFMA then judges the value only; the change is the executor's to judge.
+  config = eval_config(dataclasses.replace(CONFIG, declaration=decl))
+  thresholds = [t.threshold for spec in config.metrics_specs for m in spec.metrics
+                for t in m.per_slice_thresholds]
+  assert len(thresholds) == 1 and not thresholds[0].HasField("change_threshold")
+  assert thresholds[0].value_threshold.lower_bound.value == 0.9
