@@ -149,27 +149,25 @@ def _row(name: str, models: dict, threshold: float, max_change: float,
 
 
 def _failure(row: dict, metric: metrics.Metric, on: str, threshold: bool = True) -> str:
-  """Why a row refuses the model, in one line; "" when it passes."""
+  """Why a row refuses the model, in one line naming every rule it fails;
+  "" when it passes."""
   value, served = row["value"], row["served"]
   if value is None:
     return ""
-  head = f"{row['name']} {metric.name} {value:.4f}"
   sign = 1 if metric.higher_is_better else -1
   worse = "<" if sign > 0 else ">"
+  reasons = []
   if threshold and sign * (value - row["threshold"]) < 0:
-    return f"{head} {worse} {row['threshold']:g} (the threshold)"
-  if served is None:
-    return ""
+    reasons.append(f" {worse} {row['threshold']:g} (the threshold)")
   bound = -sign * row["max_change"]
-  if on == "interval" and row["change_low"] is not None:
+  if served is not None and on == "interval" and row["change_low"] is not None:
     # The candidate's side of the interval: refused only if even it is
-    # worse. (Without an interval, the estimate below judges.)
+    # worse. (Without an interval, the estimate judges.)
     best = row["change_high"] if sign > 0 else row["change_low"]
     if sign * best < -row["max_change"] - 1e-10:
-      return (f"{head}, served {served:.4f} (change {value - served:+.4f}, 95% interval "
-              f"{row['change_low']:+.4f} to {row['change_high']:+.4f}: all of it "
-              f"{worse} {bound:+g})")
-    return ""
-  if sign * (value - served) < -row["max_change"] - 1e-10:
-    return f"{head}, served {served:.4f} (change {value - served:+.4f} {worse} {bound:+g})"
-  return ""
+      reasons.append(f", served {served:.4f} (change {value - served:+.4f}, 95% interval "
+                     f"{row['change_low']:+.4f} to {row['change_high']:+.4f}: all of it "
+                     f"{worse} {bound:+g})")
+  elif served is not None and sign * (value - served) < -row["max_change"] - 1e-10:
+    reasons.append(f", served {served:.4f} (change {value - served:+.4f} {worse} {bound:+g})")
+  return f"{row['name']} {metric.name} {value:.4f}" + "".join(reasons) if reasons else ""

@@ -22,19 +22,30 @@ seconds long, that no object store lets a writer lock.
 import json
 import os
 import time
+from typing import Optional
 
 from absl import logging
 from tfx.components.pusher import component as pusher_component
 from tfx.components.pusher import executor
 from tfx.dsl.components.base import base_component, executor_spec
+from tfx.dsl.io import fileio
 from tfx.types import Channel, artifact_utils, standard_artifacts, standard_component_specs
-from tfx.types.component_spec import ExecutionParameter
+from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 import serving
+from components import model_card
 from components.evaluator import judgement
+from serving import check
+from tuner import record
 
 REFUSED = "not_pushed_because"  # a custom property of the PushedModel
 SERVING_DIR = "serving_dir"
+CARD = "card"  # the pipeline's name and the training settings, as JSON
+SCHEDULED_BY = "scheduled_by"
+STATISTICS, DRIFT, HYPERPARAMETERS = "statistics", "drift", "hyperparameters"
+INFRA = standard_component_specs.INFRA_BLESSING_KEY
+MODEL = standard_component_specs.MODEL_KEY
+BLESSING = standard_component_specs.MODEL_BLESSING_KEY
 
 
 class Executor(executor.Executor):
@@ -61,11 +72,13 @@ class Executor(executor.Executor):
       logging.info("Model already pushed to %s; not copying it again.", existing)
       target = existing
     else:
-      context = self._context
-      record = {**(judged or {}), "pushed_unix": int(time.time()),
-                "pipeline_run": (context and context.pipeline_run_id) or ""}
-      target = serving.push(model_path, base,
-                            extra={serving.BLESSED: json.dumps(record, sort_keys=True)})
+      run_id = (self._context and self._context.pipeline_run_id) or ""
+      blessed = {**(judged or {}), "pushed_unix": int(time.time()), "pipeline_run": run_id}
+      title, parts = card(input_dict, exec_properties, judged, model_path, run_id)
+      target = serving.push(model_path, base, extra={
+          serving.BLESSED: json.dumps(blessed, sort_keys=True),
+          model_card.MARKDOWN: model_card.markdown(title, parts),
+          model_card.HTML: model_card.to_html(title, parts)})
       logging.info("Model pushed to %s.", target)
     self._MarkPushed(model_push, pushed_destination=target,
                      pushed_version=os.path.basename(target))
@@ -88,10 +101,49 @@ def landing_check(judged, model_path: str, base: str):
           f"in between); run again to judge it against the model served now")
 
 
+def card(input_dict, exec_properties, judged: Optional[dict], model_path: str,
+         run_id: str):
+  """The model card's title and sections (components/model_card.py)."""
+  about = json.loads(exec_properties.get(CARD) or "{}")
+  single = {key: (input_dict.get(key) or [None])[0]
+            for key in (STATISTICS, DRIFT, HYPERPARAMETERS, INFRA, MODEL, BLESSING)}
+  served = (judged or {}).get("judged_against", serving.NONE)
+  settings = dict(about.get("settings", {}))
+  if single[HYPERPARAMETERS] is not None:
+    with fileio.open(os.path.join(single[HYPERPARAMETERS].uri, record.BEST)) as f:
+      settings["tuned"] = json.loads(f.read()).get("values", {})
+  result_file = single[INFRA] and os.path.join(single[INFRA].uri, check.RESULT_FILE)
+  serving_line = "not checked"
+  if result_file and fileio.exists(result_file):
+    with fileio.open(result_file) as f:
+      serving_line = check.describe(json.loads(f.read()))
+  drift = json.loads(single[DRIFT].read()) if single[DRIFT] is not None else None
+  sections = model_card.sections(
+      about={"pipeline": about.get("pipeline", ""), "pipeline run": run_id or "(not known)",
+             "pushed": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+             "started by": exec_properties.get(SCHEDULED_BY) or "(not known)",
+             "replaces": "nothing: no model was served" if served == serving.NONE
+             else f"version {served}"},
+      trained_on=serving.trained_on(model_path) or [], statistics=single[STATISTICS],
+      settings=settings, judged=judged, serving_line=serving_line, drift=drift,
+      lineage={key: str(artifact.id) for key, artifact in single.items()
+               if artifact is not None and artifact.id})
+  return f"Model card: {about.get('pipeline', 'model')}", sections
+
+
 class PusherSpec(standard_component_specs.PusherSpec):
   """TFX's Pusher's, taking the serving dir as the plain string that every
-  other step takes it as (a PushDestination would be one more form of it)."""
-  PARAMETERS = {SERVING_DIR: ExecutionParameter(type=str)}
+  other step takes it as (a PushDestination would be one more form of it),
+  and what the model card tells beyond the model and its blessings."""
+  PARAMETERS = {SERVING_DIR: ExecutionParameter(type=str),
+                CARD: ExecutionParameter(type=str, optional=True),
+                SCHEDULED_BY: ExecutionParameter(type=str, optional=True)}
+  INPUTS = {**standard_component_specs.PusherSpec.INPUTS,
+            STATISTICS: ChannelParameter(type=standard_artifacts.ExampleStatistics,
+                                         optional=True),
+            DRIFT: ChannelParameter(type=standard_artifacts.String, optional=True),
+            HYPERPARAMETERS: ChannelParameter(type=standard_artifacts.HyperParameters,
+                                              optional=True)}
 
 
 class Pusher(pusher_component.Pusher):
@@ -100,9 +152,12 @@ class Pusher(pusher_component.Pusher):
   SPEC_CLASS = PusherSpec
   EXECUTOR_SPEC = executor_spec.ExecutorClassSpec(Executor)
 
-  def __init__(self, model, model_blessing, infra_blessing, serving_dir):
+  def __init__(self, model, model_blessing, infra_blessing, serving_dir, card: dict,
+               scheduled_by, statistics=None, drift=None, hyperparameters=None):
     # Not TFX's constructor: it builds its own spec, with a PushDestination.
     spec = PusherSpec(model=model, model_blessing=model_blessing,
                       infra_blessing=infra_blessing, serving_dir=serving_dir,
+                      card=json.dumps(card, sort_keys=True), scheduled_by=scheduled_by,
+                      statistics=statistics, drift=drift, hyperparameters=hyperparameters,
                       pushed_model=Channel(type=standard_artifacts.PushedModel))
     base_component.BaseComponent.__init__(self, spec=spec)

@@ -189,7 +189,7 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
 def runtime_params(data_root: Optional[str] = None, train_steps: Optional[int] = None,
                    serving_dir: Optional[str] = None,
                    extra: Optional[Dict[str, str]] = None,
-                   declared: Optional[Dict] = None) -> Dict[str, str]:
+                   declared: Optional[Dict] = None, scheduled_by: str = "") -> Dict[str, str]:
   """Runtime parameter values, in the form the compiled pipeline takes.
 
   `train_args` is the JSON of TFX's TrainArgs proto, as the pipeline's own
@@ -210,4 +210,6 @@ def runtime_params(data_root: Optional[str] = None, train_steps: Optional[int] =
         {"filesystem": {"base_directory": serving_dir}})
   elif serving_dir:
     params["serving_dir"] = serving_dir
+  if scheduled_by and "scheduled_by" in (declared or {}):
+    params["scheduled_by"] = scheduled_by  # for the model card
   return params

@@ -18,7 +18,12 @@ import storage
 from kubeflow import cron, exit_step, step_status
 
 
-def _params(args, spec: dict) -> dict:
+def _who() -> str:
+  from pipeline.flags import who
+  return who()
+
+
+def _params(args, spec: dict, scheduled_by: str) -> dict:
   """The runtime parameters the flags set. With spans, nothing is listed
   here: the pipeline's first step finds its window (pipeline/window_step.py)."""
   from kubeflow import client  # kfp: when the command runs
@@ -33,7 +38,7 @@ def _params(args, spec: dict) -> dict:
     extra[key] = value
   declared = spec["root"].get("inputDefinitions", {}).get("parameters", {})
   return client.runtime_params(args.data_root, args.train_steps, args.serving_dir, extra,
-                               declared)
+                               declared, scheduled_by)
 
 
 def _load(path: str) -> List[dict]:
@@ -69,7 +74,7 @@ def _submit(args) -> int:
   from kubeflow import client  # kfp: when the command runs
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
-    params = _params(args, spec)
+    params = _params(args, spec, f"python -m kubeflow submit, by {_who()}")
     kfp_client = _connect(args)
     run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
     run = client.submit(kfp_client, path, name, args.experiment or name,
@@ -83,7 +88,8 @@ def _schedule(args) -> int:
   expression = cron.normalize(args.cron)  # a typo fails before any connection
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
-    params = _params(args, spec)
+    params = _params(args, spec, f"recurring run {args.name} ({args.cron}), "
+                                 f"scheduled by {_who()}")
     kfp_client = _connect(args)
     new, replaced = client.schedule(
         kfp_client, path, name, args.experiment or name, args.name, expression,

@@ -83,6 +83,9 @@ class PipelineConfig:
       each time, so the step is not served from the cache); "" reuses the
       latest search when there is one (components/tuner.py).
     tune_workers: trial workers of a search (tuner/search.py).
+    scheduled_by: who or what started the run, for the model card: the
+      local runner's user and host; on Kubeflow a runtime parameter that
+      `submit` and `schedule` set.
   """
   pipeline_name: str
   pipeline_root: str
@@ -99,6 +102,7 @@ class PipelineConfig:
   runtime_parameters: bool = False
   tune: str = ""
   tune_workers: int = 1
+  scheduled_by: str = ""
 
   def __post_init__(self):
     _check("pipeline_name", self.pipeline_name,

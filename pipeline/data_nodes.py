@@ -2,7 +2,8 @@
 (curated or inferred), DriftGate with spans, ExampleValidator, and the gate
 that stops a run on anomalies; and what those gates raise."""
 
-from typing import List
+import dataclasses
+from typing import Any, List, Optional
 
 from tfx.components.example_validator.component import ExampleValidator
 from tfx.components.schema_gen.component import SchemaGen
@@ -23,6 +24,18 @@ from pipeline.runtime import RunValues, WindowValues
 GATE_STOPS = (AnomaliesFound, DriftFound)
 
 
+@dataclasses.dataclass(frozen=True)
+class DataNodes:
+  """The data half's nodes, in order (`nodes`), and the ones the model half
+  reads by name."""
+  nodes: List
+  example_gen: Any
+  statistics_gen: Any
+  schema_gen: Any
+  gate: Any
+  drift_gate: Optional[Any] = None
+
+
 def output_config(config: PipelineConfig):
   """ImportExampleGen's output: hash-split unless the data is pre-split.
   Explicit even when empty (keep the input splits): TFX would derive it from
@@ -35,7 +48,8 @@ def output_config(config: PipelineConfig):
       for name, buckets in data.hash_buckets.items()]))
 
 
-def data_components(config: PipelineConfig, run: RunValues, by_window: WindowValues) -> List:
+def data_components(config: PipelineConfig, run: RunValues,
+                    by_window: WindowValues) -> DataNodes:
   """ImportExampleGen, StatisticsGen, the schema, ExampleValidator and the
   gate that stops the run on anomalies."""
   decl = config.declaration
@@ -64,7 +78,8 @@ def data_components(config: PipelineConfig, run: RunValues, by_window: WindowVal
   # Stops the run on anomalies: Transform waits for it.
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
   if not spans.has_spans(decl.data):
-    return [example_gen, statistics_gen, schema_gen, example_validator, gate]
+    return DataNodes([example_gen, statistics_gen, schema_gen, example_validator, gate],
+                     example_gen, statistics_gen, schema_gen, gate)
   # With spans: the newest span against the one before, before the schema's
   # check (a renamed category is drift first, an anomaly second).
   drift_gate = DriftGate(
@@ -72,4 +87,5 @@ def data_components(config: PipelineConfig, run: RunValues, by_window: WindowVal
       drift_baseline=by_window.drift_baseline,
       data_root=run.data_root, rules=rules_json(decl))
   example_validator.add_upstream_node(drift_gate)
-  return [example_gen, statistics_gen, schema_gen, drift_gate, example_validator, gate]
+  return DataNodes([example_gen, statistics_gen, schema_gen, drift_gate, example_validator,
+                    gate], example_gen, statistics_gen, schema_gen, gate, drift_gate)

@@ -8,8 +8,10 @@ partial runs; Kubeflow: --image, --pipeline-root, resources).
 
 import argparse
 import dataclasses
+import getpass
 import os
 import shlex
+import socket
 import time
 from typing import List
 
@@ -92,6 +94,15 @@ def load_declaration(args: argparse.Namespace) -> declaration.Declaration:
   return decl
 
 
+def who() -> str:
+  """The user running this, for the model card; a pod's user may have no
+  name (a non-root uid without a passwd entry)."""
+  try:
+    return getpass.getuser()
+  except (KeyError, OSError):
+    return f"uid {os.getuid()}"
+
+
 def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
                     pipeline_root: str, serving_dir: str,
                     **overrides) -> PipelineConfig:
@@ -112,7 +123,8 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       tune_workers=args.tune_workers,
       beam_args=(list(DEFAULT_BEAM_ARGS) if args.beam_args is None
                  else shlex.split(args.beam_args)),
-      **overrides)
+      **{"scheduled_by": f"local_runner.py, by {who()} on {socket.gethostname()}",
+         **overrides})
 
 
 def training_config(settings: List[str]) -> TrainingConfig:

@@ -12,6 +12,7 @@ Pipelines v2 and runs on its open-source backend (which runs no importer-free
 resolver steps) as well as on LocalDagRunner.
 """
 
+import dataclasses
 import json
 from typing import List, Optional
 
@@ -27,7 +28,7 @@ from components.transform import Transform
 from components.tuner import Tuner, tuner_config
 from dataset import spans
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.data_nodes import data_components
+from pipeline.data_nodes import DataNodes, data_components
 from pipeline.evaluation import eval_config
 from pipeline.inputs import RunInputs, window_protos
 from pipeline.keys import checkpoint_root, to_json, transform_config
@@ -44,9 +45,8 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
   run = RunValues.of(config)
   window_step, by_window = _window(config, run, inputs)
-  nodes = data_components(config, run, by_window)
-  example_gen, schema_gen, gate = nodes[0], nodes[2], nodes[-1]
-  nodes += _model_components(config, run, inputs, by_window, example_gen, schema_gen, gate)
+  data = data_components(config, run, by_window)
+  nodes = data.nodes + _model_components(config, run, inputs, by_window, data)
   if window_step:
     from_step = [value for _, value in by_window.items()]
     for node in nodes:
@@ -84,10 +84,10 @@ def _window(config: PipelineConfig, run: RunValues, inputs: RunInputs):
 
 
 def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
-                      by_window: WindowValues, example_gen, schema_gen, gate) -> List:
+                      by_window: WindowValues, data: DataNodes) -> List:
   """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
   Evaluator, ServingCheck and the Pusher."""
-  examples, schema = example_gen.outputs["examples"], schema_gen.outputs["schema"]
+  examples, schema = data.example_gen.outputs["examples"], data.schema_gen.outputs["schema"]
   # Builds the preprocessing graph from the declaration, and applies it
   # unless the Trainer's input pipeline is to (materialize=False). Its
   # analyzer cache skips spans analysed by earlier runs. No statistics:
@@ -98,7 +98,7 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
       preprocessing_fn=PREPROCESSING_FN, splits_config=by_window.splits_config,
       disable_statistics=True, custom_config=transform_config(config),
       disable_analyzer_cache=not spans.has_spans(config.declaration.data))
-  transform.add_upstream_node(gate)
+  transform.add_upstream_node(data.gate)
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.
   # The version and this run's training key were chosen when the run started
@@ -132,13 +132,32 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
                            "budget": dict(decl.serving.p99_ms)}, sort_keys=True),
       example_splits=by_window.example_splits)
   # Copies a model blessed by both into a new version folder of the serving
-  # dir, unless that dir already holds this very model.
+  # dir, with its model card, unless that dir already holds this very model.
   pusher = Pusher(model=trainer_node.outputs["model"],
                   model_blessing=evaluator.outputs["blessing"],
                   infra_blessing=serving_check.outputs["infra_blessing"],
-                  serving_dir=run.serving_dir)
+                  serving_dir=run.serving_dir, card=_card(config),
+                  scheduled_by=run.scheduled_by,
+                  statistics=data.statistics_gen.outputs["statistics"],
+                  drift=data.drift_gate.outputs["result"] if data.drift_gate else None,
+                  hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None)
   return [transform, baseline, *([tuner] if tuner else []), trainer_node, evaluator,
           serving_check, pusher]
+
+
+def _card(config: PipelineConfig) -> dict:
+  """What the model card tells that no input artifact holds: the pipeline,
+  and the settings it was built with (on Kubeflow a run's runtime
+  parameters, such as its steps, may differ)."""
+  evaluation = config.evaluation
+  return {"pipeline": config.pipeline_name, "settings": {
+      "training": {k: v for k, v in dataclasses.asdict(config.training).items()
+                   if v not in (None, "", (), [])},
+      "materialize": config.materialize,
+      "evaluation": {"metric": evaluation.metric, "threshold": evaluation.threshold,
+                     "max_change": evaluation.max_change,
+                     "max_change_on": evaluation.max_change_on,
+                     "slices": [s.feature for s in evaluation.slices]}}}
 
 
 def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_window: WindowValues,

@@ -107,7 +107,8 @@ def prepare_compiled(args: argparse.Namespace,
   serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"
   config = flags.pipeline_config(
       args, decl, pipeline_root=args.pipeline_root, serving_dir=serving_dir,
-      runtime_parameters=True, resources=resources)
+      runtime_parameters=True, resources=resources,
+      scheduled_by="a Kubeflow run started outside `python -m kubeflow`")
   if "Trainer" in resources and resources["Trainer"].gpus:
     # The Trainer stops, rather than train on the CPU, if it cannot use them.
     config = dataclasses.replace(config, training=dataclasses.replace(

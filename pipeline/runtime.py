@@ -30,11 +30,13 @@ class RunValues:
     train_steps: the Trainer's steps, as text (SpanWindow's parameter).
     tune: a request for a new search, Kubeflow only ("" locally, where the
       request is in the search's id: pipeline/inputs.py).
+    scheduled_by: who or what started the run (the model card says).
   """
   data_root: Any
   serving_dir: Any
   train_steps: Any
   tune: Any
+  scheduled_by: Any
 
   @classmethod
   def of(cls, config: PipelineConfig) -> "RunValues":
@@ -42,7 +44,8 @@ class RunValues:
         data_root=runtime(config, "data_root", config.declaration.data.root),
         serving_dir=runtime(config, "serving_dir", config.serving_dir),
         train_steps=runtime(config, "train_steps", str(config.training.train_steps)),
-        tune=runtime(config, "tune", config.tune) if config.runtime_parameters else "")
+        tune=runtime(config, "tune", config.tune) if config.runtime_parameters else "",
+        scheduled_by=runtime(config, "scheduled_by", config.scheduled_by))
 
 
 @dataclasses.dataclass(frozen=True)

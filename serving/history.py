@@ -3,7 +3,8 @@
 
 A version's own records say what it was trained on (`trained_on.json`),
 what blessed it (`blessed.json`, the Evaluator's judgement, written with
-the push) and, for a rollback, which version it copies (`rollback.json`);
+the push, and its model card, `model_card.md` and `.html`) and, for a
+rollback, which version it copies (`rollback.json`);
 its number is the Unix time it was pushed. Nothing here needs ML
 Metadata, so a Kubeflow run's versions read the same as a local run's.
 """
@@ -60,6 +61,8 @@ def version_lines(serving_dir: str) -> List[str]:
              _blessing_words(blessed(path))]
     if back:
       parts.append(f"rollback: a copy of {back['to']} (replacing {back['from']})")
+    if serving.gfile().exists(os.path.join(path, serving.CARD)):
+      parts.append(f"card: {os.path.join(path, serving.CARD)}")
     lines.append("  ".join(parts))
   return lines or [f"no complete version in {serving_dir}"]
 

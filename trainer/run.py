@@ -92,8 +92,8 @@ def train(train_files: List[str], eval_files: List[str],
   notes = list(notes)
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(decl), config)
-    notes.append(warm_start.warm_start(keras_model, base_model))
-  notes += warm_start.ids_note(decl.of_kind("categorical"))
+    notes.append(warm_start.warm_start(keras_model, base_model,
+                                       decl.of_kind("categorical")))
   notes += [f"backbone {b.name} ({f.name}): "
             + (f"weights from {b.weights}" if b.weights else "no weights file, random weights")
             for f, b in _backbones(decl)]

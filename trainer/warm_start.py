@@ -65,12 +65,15 @@ def source_of(base_model: str) -> str:
   return _beside_base(base_model, SOURCE) or base_model
 
 
-def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
+def warm_start(model: tf.keras.Model, base_model: Optional[str],
+               categorical: Sequence = ()) -> str:
   """Loads the base model's weights into `model` if they fit.
 
   Args:
     model: the freshly built model.
     base_model: the base model's SavedModel folder, or None.
+    categorical: the declaration's categorical features, whose ids the
+      line states when there was a model to start from.
 
   Returns:
     One line for the run's output: where the weights came from, or why
@@ -78,6 +81,10 @@ def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
   """
   if not base_model or not tf.io.gfile.exists(os.path.join(base_model, serving.SAVED_MODEL)):
     return "warm start: none, no model is served yet; training from scratch"
+  return _warm_start(model, base_model) + ids_note(categorical)
+
+
+def _warm_start(model: tf.keras.Model, base_model: str) -> str:
   source = source_of(base_model)
   path = os.path.join(base_model, WEIGHTS)
   if not tf.io.gfile.exists(path):
@@ -99,16 +106,17 @@ def warm_start(model: tf.keras.Model, base_model: Optional[str]) -> str:
   return f"warm start: from {source}"
 
 
-def ids_note(categorical: Sequence) -> List[str]:
-  """How the categorical features' ids were made (dataset/categories.py):
-  what lets a warm start hold when categories come and go."""
+def ids_note(categorical: Sequence) -> str:
+  """How the categorical features' ids were made (dataset/categories.py),
+  which is what lets a warm start hold when categories come and go; ""
+  without categorical features."""
   if not categorical:
-    return []
+    return ""
   parts = [f"{f.name} {len(f.values)} declared values + missing + {f.num_oov_buckets} "
            f"OOV bucket(s)" if f.values else f"{f.name} {f.hash_buckets} hash buckets"
            for f in categorical]
-  return [f"categorical ids from the declaration ({'; '.join(parts)}): a category that "
-          "appears or disappears between spans changes no weight's shape"]
+  return (f"; categorical ids from the declaration ({'; '.join(parts)}), so categories "
+          "that come or go between spans change no weight's shape")
 
 
 def write_notes(log_dir: Optional[str], notes: Sequence[str]) -> None:

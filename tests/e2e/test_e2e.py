@@ -192,6 +192,29 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
   version = os.path.basename(result.pushed_dir.rstrip("/"))
   assert out.startswith(f"{version}  served  pushed "), out
   assert f"trained on train  accuracy {result.value:.4f}" in out, (out, result.value)
+  card = os.path.join(result.pushed_dir, "assets.extra", "model_card.md")
+  assert out.rstrip().endswith(f"card: {card}"), out
+
+
+def test_every_pushed_version_has_its_model_card(digits_run):
+  """The card beside the version: each section a user looks for, with this
+  run's numbers in it."""
+  result = digits_run["outcome"]
+  folder = os.path.join(result.pushed_dir, "assets.extra")
+  with open(os.path.join(folder, "model_card.md"), encoding="utf-8") as f:
+    card = f.read()
+  for section in ("Model", "Trained on", "Settings", "Evaluation", "Serving check",
+                  "Drift against the previous span", "Lineage"):
+    assert f"\n## {section}\n" in card, (section, card)
+  assert "- pipeline: digits" in card and "- started by: local_runner.py, by " in card
+  assert "- replaces: nothing: no model was served" in card, card
+  assert "- splits: train" in card and "- split train: " in card and " examples" in card
+  assert f"- accuracy: {result.value:.4f} on the eval examples" in card, card
+  assert "- passed (batch 1 p50" in card, card  # the serving check's figures
+  assert "| model | " in card and "| model_blessing | " in card, card
+  with open(os.path.join(folder, "model_card.html"), encoding="utf-8") as f:
+    page = f.read()
+  assert "<h2>Evaluation</h2>" in page and f"{result.value:.4f}" in page
 
 
 def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, tmp_path):
@@ -383,7 +406,7 @@ def test_a_partial_run_judges_against_the_model_served_now(stale_baseline_partia
   lines = run["stdout"].splitlines()
   assert ("note: partial run: BaselineModel (served_version, training_key) runs again, "
           "its live state moved since it last ran") in lines, run["stdout"]
-  assert f"warm start: from {served}" in lines, run["stdout"]
+  assert any(line.startswith(f"warm start: from {served}; ") for line in lines), run["stdout"]
   result = run["outcome"]
   assert result.blessed is False and result.value >= 0.3, (result.blessed, result.value)
   assert any("change against the baseline" in r for r in result.reasons), result.reasons

@@ -228,8 +228,9 @@ def ran(tmp_path_factory):
 
 
 def test_the_first_step_resolves_the_window_on_s3(ran):
-  # submit lists nothing: it passes the flags' parameters only.
-  assert set(ran["first"]["params"]) == {"train_steps"}, ran["first"]["params"]
+  # submit lists nothing: it passes the flags' parameters only (and who
+  # submitted, for the model card).
+  assert set(ran["first"]["params"]) == {"train_steps", "scheduled_by"}, ran["first"]["params"]
   values = ran["run1"].parameters["SpanWindow"]
   assert json.loads(values["example_splits"]) == ["eval_span1"]
   assert json.loads(values["train_args"]) == {"numSteps": 400, "splits": ["train_span1"]}

@@ -188,13 +188,16 @@ def test_a_span_pipeline_is_submitted_and_scheduled_with_the_flags_alone(
   assert run("submit", "--spec", spec, "--host", url, "--train-steps", "50",
              "--serving-dir", "gs://b/serving") == 0
   (the_run,) = state.runs.values()
-  assert the_run["runtime_config"]["parameters"] == {
-      "train_steps": "50",
-      "serving_dir": "gs://b/serving"}
+  params = the_run["runtime_config"]["parameters"]
+  # Who started it, for the model card.
+  assert params.pop("scheduled_by").startswith("python -m kubeflow submit, by "), params
+  assert params == {"train_steps": "50", "serving_dir": "gs://b/serving"}
   assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",
              "--cron", "0 3 * * *") == 0
   (recurring,) = state.recurring_runs.values()
-  assert recurring["runtime_config"]["parameters"] == {}
+  assert recurring["runtime_config"]["parameters"]["scheduled_by"].startswith(
+      "recurring run nightly (0 3 * * *), scheduled by "), recurring["runtime_config"]
+  assert set(recurring["runtime_config"]["parameters"]) == {"scheduled_by"}
 
 
 def test_schedule_with_notify_uploads_the_spec_with_the_exit_step(spec, server, capsys):

@@ -26,7 +26,7 @@ from tests.conftest import (
 )
 
 IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
-RUNTIME_PARAMETERS = {"data_root", "train_args", "serving_dir", "input_config",
+RUNTIME_PARAMETERS = {"data_root", "train_args", "serving_dir", "scheduled_by", "input_config",
                       "splits_config", "eval_args", "example_splits", "served_version",
                       "training_key"}
 
@@ -257,7 +257,7 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   spec, job = compile_digits(tmp_path / "out", "--dataset", str(path),
                              "--pipeline-name", "spans", data_root=str(root))
   params = spec["root"]["inputDefinitions"]["parameters"]
-  assert set(params) == {"data_root", "serving_dir", "train_steps"}
+  assert set(params) == {"data_root", "serving_dir", "train_steps", "scheduled_by"}
   assert params["train_steps"]["defaultValue"] == "800"  # the default steps
   tasks = spec["root"]["dag"]["tasks"]
   window = tasks["SpanWindow"]
@@ -301,7 +301,7 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   json_format.ParseDict(job, pipeline_spec_pb2.PipelineJob())
   from kfp import compiler, components, dsl
   spans = components.load_component_from_file(str(tmp_path / "out" / "pipeline.yaml"))
-  assert set(spans.component_spec.inputs) == {"data_root", "serving_dir", "train_steps"}
+  assert set(spans.component_spec.inputs) == {"data_root", "serving_dir", "train_steps", "scheduled_by"}
 
   @dsl.pipeline(name="nightly")
   def nightly(data_root: str = "gs://bkt/data/new"):

@@ -103,7 +103,8 @@ def test_a_slice_worse_than_served_refuses_and_names_itself(evaluated):
   assert whole >= 1 - 0.15, whole
   rows = {row["slice"]: row for row in judge_slices(found, rules)}
   assert rows["site=D"]["failure"] == (
-      "slice site=D accuracy 0.0000 < 0.5 (the threshold)"), rows["site=D"]
+      "slice site=D accuracy 0.0000 < 0.5 (the threshold), served 1.0000 "
+      "(change -1.0000 < -0.15)"), rows["site=D"]
   assert rows["age=[65, inf)"]["failure"].startswith(
       "slice age=[65, inf) accuracy 0.7"), rows["age=[65, inf)"]
   assert "served 1.0000 (change -0.2" in rows["age=[65, inf)"]["failure"]
