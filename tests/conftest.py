@@ -105,6 +105,23 @@ def build_pipeline(config):
   return create_pipeline(config, resolve_inputs(config))
 
 
+def span_data(root: str, window: int) -> dict:
+  """A declaration's `data:` over `span-N/{train,eval}` folders under root."""
+  return {"root": str(root), "window": window,
+          "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
+                     "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
+
+
+def span_pipeline(tmp_path, name: str, window: int) -> tuple:
+  """(the digits declaration as a document, named `name`, over spans under
+  tmp_path/data with this window; the data folder; the output folder)."""
+  data, out = str(tmp_path / "data"), str(tmp_path / "out")
+  raw = copy.deepcopy(digits_raw())
+  raw["name"] = name
+  raw["data"] = span_data(data, window)
+  return raw, data, out
+
+
 def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
   """The digits declaration over span folders (empty files: compiling reads
   only the folder names)."""
@@ -115,9 +132,7 @@ def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
       (root / f"span-{span}" / split / "part-0.tfrecord.gz").write_bytes(b"")
   with open(DIGITS_YAML) as f:
     raw = yaml.safe_load(f)
-  raw["data"] = {"root": str(root), "window": window,
-                 "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
-                            "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
+  raw["data"] = span_data(str(root), window)
   raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
   path = tmp_path / "spans.yaml"
   path.write_text(yaml.safe_dump(raw))

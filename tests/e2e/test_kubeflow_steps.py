@@ -51,7 +51,7 @@ import yaml
 
 from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
-from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw
+from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
 from tests.fakes import kfp_server
 from tests.fakes.kfp_backend import Backend, StepFailed
 from tests.fakes.s3_server import KEY, SECRET, env, free_port, s3_server, upload_folder
@@ -165,9 +165,7 @@ def ran(tmp_path_factory):
     write_digits(str(root / "local" / "span-1"))
     upload_folder(client, str(root / "local"), "s3://data/digits")
     raw = digits_raw()
-    raw["data"] = {"root": "s3://data/digits", "window": 2,
-                   "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
-                              "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
+    raw["data"] = span_data("s3://data/digits", 2)
     raw["schema"] = DIGITS_SCHEMA
     # The third run must push: a warm-started candidate may land a few eval
     # digits below the served model (CI: "not blessed"), which the default

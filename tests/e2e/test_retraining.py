@@ -24,7 +24,7 @@ from convert.rows import write_rows
 from dataset import declaration
 from metadata import outcome
 from metadata import store as st
-from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
+from tests.conftest import DIGITS_SCHEMA, span_pipeline, write_declaration
 from tests.runs import ALL_NODES, run_local, serve_accuracy
 
 pytestmark = pytest.mark.e2e
@@ -54,13 +54,8 @@ def versions(serving: str) -> list:
 def home(tmp_path_factory):
   """A pipeline over spans with a window of two; no span written yet."""
   tmp_path = tmp_path_factory.mktemp("retrain")
-  data, out = str(tmp_path / "data"), str(tmp_path / "out")
-  raw = copy.deepcopy(digits_raw())
-  raw["name"] = "retrain"
+  raw, data, out = span_pipeline(tmp_path, "retrain", window=2)
   raw["schema"] = DIGITS_SCHEMA
-  raw["data"] = {"root": data, "window": 2,
-                 "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
-                            "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
   pipeline_home = os.path.join(out, "retrain")
   return {"data": data, "raw": raw,
           "args": ["--dataset", write_declaration(tmp_path, raw), "--output-dir", out, *ARGS],

@@ -14,7 +14,6 @@ on span 2 alone, loses site D but little of the whole: the whole's gate
 naming itself and its numbers. Nothing is pushed.
 """
 
-import copy
 import os
 
 import pytest
@@ -22,7 +21,7 @@ import pytest
 from convert import digits
 from convert.rows import write_rows
 from metadata import outcome
-from tests.conftest import digits_raw, write_declaration
+from tests.conftest import span_pipeline, write_declaration
 from tests.runs import run_local
 
 pytestmark = pytest.mark.e2e
@@ -50,14 +49,9 @@ def _span(root: str, span: int, train: list, eval_rows: list) -> None:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
   tmp_path = tmp_path_factory.mktemp("sliced")
-  data, out = str(tmp_path / "data"), str(tmp_path / "out")
-  raw = copy.deepcopy(digits_raw())
-  raw["name"] = "sliced"
+  raw, data, out = span_pipeline(tmp_path, "sliced", window=1)
   raw.pop("schema")  # the curated schema knows no site: SchemaGen infers one
   raw["features"]["site"] = {"kind": "categorical", "dtype": "string"}
-  raw["data"] = {"root": data, "window": 1,
-                 "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
-                            "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
   raw["evaluation"] = {"slices": ["site"], "min_slice_examples": 20}
   args = ["--dataset", write_declaration(tmp_path, raw), "--output-dir", out, *ARGS]
   home = os.path.join(out, "sliced")
