@@ -501,3 +501,26 @@ def test_a_bad_retry_count_is_one_line(tmp_path, capsys, value):
                    "--output-dir", str(tmp_path), "--retries", value]) == 2
   assert f"--retries: expected an integer from 0 to 10, found '{value}'" in \
       capsys.readouterr().err
+
+
+def test_the_compiled_evaluator_judges_the_declared_slices(tmp_path):
+  """The slices' rules travel inside the Evaluator's step: a cluster run
+  judges the slices a local run does. Bucket slices bring the schema."""
+  raw = digits_raw()
+  raw["schema"] = DIGITS_SCHEMA
+  raw["evaluation"] = {"max_change": 0.05, "max_change_on": "interval",
+                       "slices": ["shape", {"feature": "ink", "buckets": [0.2, 0.4]}]}
+  path = write_declaration(tmp_path, raw)
+  spec, _ = compile_digits(tmp_path / "out", "--dataset", str(path))
+  task = spec["root"]["dag"]["tasks"]["Evaluator"]
+  constant = task["inputs"]["parameters"]["evaluation_rules"]["runtimeValue"]["constant"]
+  rules = json.loads(constant)
+  assert [s["feature"] for s in rules["slices"]] == ["shape", "ink"], rules
+  assert rules["slices"][1]["buckets"] == [0.2, 0.4] and rules["max_change"] == 0.05
+  assert rules["max_change_on"] == "interval" and rules["min_slice_examples"] == 100
+  assert "schema" in task["inputs"]["artifacts"], task["inputs"]["artifacts"]
+  config = task["inputs"]["parameters"]["eval_config"]["runtimeValue"]["constant"]
+  config = config if isinstance(config, dict) else json.loads(config)
+  slicing = [json.dumps(s) for s in config["slicing_specs"]]
+  assert any('"shape"' in s for s in slicing) and any("CASE WHEN ink < 0.2" in s
+                                                      for s in slicing), slicing
