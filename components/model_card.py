@@ -2,7 +2,7 @@
 trained on, with what settings, how it was judged against the model it
 replaced, what the serving check measured, the drift it was trained
 through, and its lineage. Markdown (`assets.extra/model_card.md`, what
-`python -m serving versions` points to and the Kubeflow UI renders) and
+`python -m serving versions` points to) and
 HTML (`assets.extra/model_card.html`), from the same sections.
 
 model-card-toolkit 2.0 pins TFMA < 0.42 and tfx-addons' generator tfx <
@@ -19,10 +19,6 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils
-
-import serving
-
-MARKDOWN, HTML = serving.CARD, serving.CARD_HTML  # in the version's folder
 
 # A section: its title, then lines of text and tables ((header, rows)).
 Part = Union[str, Tuple[List[str], List[List[str]]]]
@@ -121,12 +117,15 @@ def markdown(title: str, parts: List[Section]) -> str:
         lines += [f"- {item}"]
       else:
         header, rows = item
-        cell = lambda text: str(text).replace("|", "\\|")  # noqa: E731
-        lines += ["", "| " + " | ".join(map(cell, header)) + " |",
-                  "|" + " --- |" * len(header)]
-        lines += ["| " + " | ".join(map(cell, row)) + " |" for row in rows]
+        lines += ["", _row(header), "|" + " --- |" * len(header)]
+        lines += [_row(row) for row in rows]
     lines.append("")
   return "\n".join(lines)
+
+
+def _row(cells) -> str:
+  """A Markdown table row; a `|` inside a cell is escaped."""
+  return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def to_html(title: str, parts: List[Section]) -> str:

@@ -77,8 +77,8 @@ class Executor(executor.Executor):
       title, parts = card(input_dict, exec_properties, judged, model_path, run_id)
       target = serving.push(model_path, base, extra={
           serving.BLESSED: json.dumps(blessed, sort_keys=True),
-          model_card.MARKDOWN: model_card.markdown(title, parts),
-          model_card.HTML: model_card.to_html(title, parts)})
+          serving.CARD: model_card.markdown(title, parts),
+          serving.CARD_HTML: model_card.to_html(title, parts)})
       logging.info("Model pushed to %s.", target)
     self._MarkPushed(model_push, pushed_destination=target,
                      pushed_version=os.path.basename(target))

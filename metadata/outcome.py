@@ -53,8 +53,12 @@ class Outcome:
   drift: dict = dataclasses.field(default_factory=dict)  # DriftGate's result
   serving: dict = dataclasses.field(default_factory=dict)  # ServingCheck's result
   refused: str = ""  # why the Pusher did not push a blessed model (components/pusher.py)
-  slices: tuple = ()  # each declared slice's row (components/evaluation.judge_slices)
   judged: dict = dataclasses.field(default_factory=dict)  # components/evaluator.judgement
+
+  @property
+  def slices(self) -> tuple:
+    """Each declared slice's row (components/evaluation.judge_slices)."""
+    return tuple(self.judged.get("slices", ()))
 
   def summary(self) -> str:
     """The run's last lines: the Trainer's notes (warm start, backbone), the
@@ -169,7 +173,6 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
       outcome.blessed = bool(props["blessed"].int_value)
       judged = judgement(artifact.uri) or {}
       outcome.judged = judged
-      outcome.slices = tuple(judged.get("slices", ()))
       outcome.reasons += tuple(judged.get("failures", ()))
     elif "pushed" in props:
       pushed = bool(props["pushed"].int_value)

@@ -111,6 +111,8 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
   Raises:
     ConfigError: naming the field, what was expected and what was found.
   """
+  if "scheduled_by" not in overrides:  # a compiled pipeline's is a runtime parameter
+    overrides["scheduled_by"] = f"local_runner.py, by {who()} on {socket.gethostname()}"
   return PipelineConfig(
       pipeline_name=pipeline_name(args, decl),
       pipeline_root=pipeline_root, serving_dir=serving_dir, declaration=decl,
@@ -123,8 +125,7 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       tune_workers=args.tune_workers,
       beam_args=(list(DEFAULT_BEAM_ARGS) if args.beam_args is None
                  else shlex.split(args.beam_args)),
-      **{"scheduled_by": f"local_runner.py, by {who()} on {socket.gethostname()}",
-         **overrides})
+      **overrides)
 
 
 def training_config(settings: List[str]) -> TrainingConfig:
