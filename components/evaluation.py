@@ -37,6 +37,45 @@ def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
   return found
 
 
+def load_matrices(uri: str) -> dict:
+  """The whole eval split's confusion matrices, as TFMA's plots have them
+  (`pipeline/evaluation.py` asks for them with class labels):
+  `counts`: (true class id, predicted class id) -> examples, the
+  candidate's, at TFMA's default threshold 0 (the predicted class is the
+  most probable); `thresholds`: for two classes, class 1's matrix at each
+  threshold as {threshold, tp, fp, tn, fn}. Empty for a regression label.
+  """
+  found = {"counts": {}, "thresholds": []}
+  for per_slice in tfma.load_plots(uri):
+    if per_slice.slice_key.single_slice_keys:
+      continue
+    for kv in per_slice.plot_keys_and_values:
+      if kv.key.model_name == "baseline":
+        continue
+      for matrix in kv.value.multi_class_confusion_matrix_at_thresholds.matrices[:1]:
+        for e in matrix.entries:
+          found["counts"][(e.actual_class_id, e.predicted_class_id)] = e.num_weighted_examples
+      found["thresholds"] += [
+          {"threshold": m.threshold, "tp": m.true_positives, "fp": m.false_positives,
+           "tn": m.true_negatives, "fn": m.false_negatives}
+          for m in kv.value.confusion_matrix_at_thresholds.matrices]
+  return found
+
+
+def per_class(counts: dict, classes) -> List[list]:
+  """[class, examples, recall, precision] per class from `load_matrices`'
+  counts: the report's per-class table. Recall is the accuracy on the
+  class's own examples."""
+  rows = []
+  for i, name in enumerate(classes):
+    examples = sum(n for (true, _), n in counts.items() if true == i)
+    predicted = sum(n for (_, pred), n in counts.items() if pred == i)
+    right = counts.get((i, i), 0.0)
+    rows.append([name, examples, right / examples if examples else None,
+                 right / predicted if predicted else None])
+  return rows
+
+
 def _value(single_slice_key):
   kind = single_slice_key.WhichOneof("kind")
   value = getattr(single_slice_key, kind)
@@ -112,20 +151,19 @@ def judge_whole(found: Dict[tuple, Dict[str, Dict[str, float]]], rules: Evaluati
                   rules.max_change_on, threshold=False)
 
 
-def judge_slices(found: Dict[tuple, Dict[str, Dict[str, float]]], rules: Evaluation,
-                 label: str = "") -> List[dict]:
+def judge_slices(found: Dict[tuple, Dict[str, Dict[str, float]]],
+                 rules: Evaluation) -> List[dict]:
   """Each declared slice, judged like the whole by `rules` (the
   declaration's `evaluation:`): one row per slice found, with `failure` ("" when it
   passes) and `judged` (False below `min_slice_examples`).
 
-  `found` is `load`'s; slices of the label (per class, for the report) and
-  the overall slice are not judged here.
+  `found` is `load`'s; the overall slice is not judged here.
   """
   metric = metrics.named(rules.metric)
   sliced = {s.feature: s for s in rules.slices}
   rows = []
   for key, models in sorted(found.items(), key=lambda kv: str(kv[0])):
-    if len(key) != 1 or key[0][0] not in sliced or key[0][0] == label:
+    if len(key) != 1 or key[0][0] not in sliced:
       continue
     (feature, value), = key
     row = _row(f"slice {feature}={value}", models,

@@ -28,17 +28,17 @@ the judgement beside it (serving.BLESSED).
 import dataclasses
 import json
 import os
-from typing import Optional
+from typing import Optional, Sequence
 
 from tfx.components.evaluator import component as evaluator_component
 from tfx.components.evaluator import constants, executor
 from tfx.dsl.components.base import base_component, executor_spec
 from tfx.dsl.io import fileio
 from tfx.types import Channel, artifact_utils, standard_artifacts, standard_component_specs
-from tfx.types.component_spec import ExecutionParameter
+from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 import serving
-from components import evaluation
+from components import evaluation, ui_artifacts
 from components.baseline import has_model, served_source
 from components.local_beam import NoPrism
 from dataset.policies import Evaluation
@@ -46,7 +46,8 @@ from dataset.policies import Evaluation
 _BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 JUDGEMENT = "judgement.json"  # in the blessing's folder
 RULES = "evaluation_rules"  # the declaration's `evaluation:`, as JSON
-LABEL = "label"  # the label's name, whose per-class slices are the report's
+CLASSES = "classes"  # the label's class names by id, as JSON ([] for regression)
+METRICS, CLASSIFICATION = "metrics", "classification_metrics"  # for the run page
 
 
 class Executor(NoPrism, executor.Executor):
@@ -60,11 +61,10 @@ class Executor(NoPrism, executor.Executor):
     sources = [served_source(a) for a in baseline or ()]
     served = os.path.basename(sources[0]) if sources and sources[0] else serving.NONE
     rules = exec_properties.get(RULES)
-    judged = _judge(
-        artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY]),
-        exec_properties[standard_component_specs.EVAL_CONFIG_KEY],
-        Evaluation.from_dict(json.loads(rules)) if rules else None,
-        exec_properties.get(LABEL) or "", served)
+    uri = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
+    found = evaluation.load(uri)
+    judged = _judge(found, exec_properties[standard_component_specs.EVAL_CONFIG_KEY],
+                    Evaluation.from_dict(json.loads(rules)) if rules else None, served)
     blessing = artifact_utils.get_single_instance(
         output_dict[standard_component_specs.BLESSING_KEY])
     if judged["failures"]:
@@ -72,14 +72,34 @@ class Executor(NoPrism, executor.Executor):
     fileio.makedirs(blessing.uri)
     with fileio.open(os.path.join(blessing.uri, JUDGEMENT), "w") as f:
       f.write(json.dumps(judged, sort_keys=True))
+    blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
+    _for_run_page(output_dict, found, judged, bool(blessed), uri,
+                  json.loads(exec_properties.get(CLASSES) or "[]"))
 
 
-def _judge(uri: str, eval_config_json: str, rules: Optional[Evaluation], label: str,
+def _for_run_page(output_dict, found: dict, judged: dict, blessed: bool, uri: str,
+                  classes) -> None:
+  """The metrics and the confusion matrix as the Kubeflow UI draws them
+  (components/ui_artifacts.py); outputs a pipeline built before them lacks."""
+  for metrics in output_dict.get(METRICS, []):
+    for name, value in ui_artifacts.scalar_metrics(found, judged, blessed).items():
+      metrics.set_float_custom_property(name, value)
+  matrices = evaluation.load_matrices(uri) if classes else {}
+  for chart in output_dict.get(CLASSIFICATION, []) if matrices else []:
+    if matrices["counts"]:
+      chart.set_json_value_custom_property(
+          "confusionMatrix", ui_artifacts.confusion_matrix(matrices["counts"], classes))
+    points = ui_artifacts.roc_points(matrices["thresholds"])
+    if points:
+      chart.set_json_value_custom_property("confidenceMetrics", points)
+
+
+def _judge(found: dict, eval_config_json: str, rules: Optional[Evaluation],
            served: str) -> dict:
-  """The judgement (see `judgement`) of the evaluation at `uri`."""
-  found = evaluation.load(uri)
+  """The judgement (see `judgement`) of the evaluation `found`
+  (evaluation.load's)."""
   judged = {"judged_against": served, **evaluation.judged(found, eval_config_json)}
-  judged["slices"] = evaluation.judge_slices(found, rules, label) if rules else []
+  judged["slices"] = evaluation.judge_slices(found, rules) if rules else []
   whole = evaluation.judge_whole(found, rules) if rules and served != serving.NONE else ""
   judged["failures"] = [whole] * bool(whole) + [
       row["failure"] for row in judged["slices"] if row["failure"]]
@@ -112,10 +132,14 @@ def judgement(blessing_uri: str) -> Optional[dict]:
 
 
 class EvaluatorSpec(standard_component_specs.EvaluatorSpec):
-  """TFX's Evaluator's, with the slices' rules and the label's name."""
+  """TFX's Evaluator's, with the slices' rules, the label's class names and
+  the run page's outputs."""
   PARAMETERS = {**standard_component_specs.EvaluatorSpec.PARAMETERS,
                 RULES: ExecutionParameter(type=str, optional=True),
-                LABEL: ExecutionParameter(type=str, optional=True)}
+                CLASSES: ExecutionParameter(type=str, optional=True)}
+  OUTPUTS = {**standard_component_specs.EvaluatorSpec.OUTPUTS,
+             METRICS: ChannelParameter(type=ui_artifacts.Metrics),
+             CLASSIFICATION: ChannelParameter(type=ui_artifacts.ClassificationMetrics)}
 
 
 class Evaluator(evaluator_component.Evaluator):
@@ -124,12 +148,14 @@ class Evaluator(evaluator_component.Evaluator):
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
   def __init__(self, examples, model, baseline_model, eval_config, rules: Evaluation,
-               label: str, schema=None):
+               classes: Sequence[str], schema=None):
     # Not TFX's constructor: it builds its own spec, without the slices' rules.
     spec = EvaluatorSpec(
         examples=examples, model=model, baseline_model=baseline_model,
-        eval_config=eval_config, schema=schema, label=label,
+        eval_config=eval_config, schema=schema, classes=json.dumps(list(classes)),
         evaluation_rules=json.dumps(dataclasses.asdict(rules), sort_keys=True),
         evaluation=Channel(type=standard_artifacts.ModelEvaluation),
-        blessing=Channel(type=standard_artifacts.ModelBlessing))
+        blessing=Channel(type=standard_artifacts.ModelBlessing),
+        **{METRICS: Channel(type=ui_artifacts.Metrics),
+           CLASSIFICATION: Channel(type=ui_artifacts.ClassificationMetrics)})
     base_component.BaseComponent.__init__(self, spec=spec)

@@ -33,12 +33,13 @@ from tfx.types import Channel, artifact_utils, standard_artifacts, standard_comp
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 
 import serving
-from components import model_card
+from components import model_card, ui_artifacts
 from components.evaluator import judgement
 from serving import check
 from tuner import record
 
 REFUSED = "not_pushed_because"  # a custom property of the PushedModel
+MODEL_CARD = "model_card"  # the card again, for the run page (ui_artifacts)
 SERVING_DIR = "serving_dir"
 CARD = "card"  # the pipeline's name and the training settings, as JSON
 SCHEDULED_BY = "scheduled_by"
@@ -56,6 +57,8 @@ class Executor(executor.Executor):
         output_dict[standard_component_specs.PUSHED_MODEL_KEY])
     if not self.CheckBlessing(input_dict):
       self._MarkNotPushed(model_push)
+      _page_card(output_dict, "Nothing was pushed: the model was not blessed, by the "
+                 "Evaluator or by the serving check.")
       return
     model_path = self.GetModelPath(input_dict)
     base = exec_properties[SERVING_DIR]
@@ -67,21 +70,39 @@ class Executor(executor.Executor):
       logging.warning("Not pushed: %s", refused)
       self._MarkNotPushed(model_push)
       model_push.set_string_custom_property(REFUSED, refused)
+      _page_card(output_dict, f"Nothing was pushed: {refused}.")
       return
     if existing:
       logging.info("Model already pushed to %s; not copying it again.", existing)
       target = existing
+      card_file = os.path.join(existing, serving.CARD)
+      _page_card(output_dict, _read(card_file) if fileio.exists(card_file) else
+                 f"This model is already served as {existing}, pushed before model "
+                 "cards were written.")
     else:
       run_id = (self._context and self._context.pipeline_run_id) or ""
       blessed = {**(judged or {}), "pushed_unix": int(time.time()), "pipeline_run": run_id}
       title, parts = card(input_dict, exec_properties, judged, model_path, run_id)
+      text = model_card.markdown(title, parts)
       target = serving.push(model_path, base, extra={
-          serving.BLESSED: json.dumps(blessed, sort_keys=True),
-          serving.CARD: model_card.markdown(title, parts),
+          serving.BLESSED: json.dumps(blessed, sort_keys=True), serving.CARD: text,
           serving.CARD_HTML: model_card.to_html(title, parts)})
+      _page_card(output_dict, text)
       logging.info("Model pushed to %s.", target)
     self._MarkPushed(model_push, pushed_destination=target,
                      pushed_version=os.path.basename(target))
+
+
+def _read(path: str) -> str:
+  with fileio.open(path) as f:
+    return f.read()
+
+
+def _page_card(output_dict, text: str) -> None:
+  """The model card, or why there is none, for the run page (a
+  `system.Markdown` artifact); not for a pipeline built before it."""
+  for page in output_dict.get(MODEL_CARD, []):
+    page.write(text)
 
 
 def landing_check(judged, model_path: str, base: str):
@@ -144,6 +165,8 @@ class PusherSpec(standard_component_specs.PusherSpec):
             DRIFT: ChannelParameter(type=standard_artifacts.String, optional=True),
             HYPERPARAMETERS: ChannelParameter(type=standard_artifacts.HyperParameters,
                                               optional=True)}
+  OUTPUTS = {**standard_component_specs.PusherSpec.OUTPUTS,
+             MODEL_CARD: ChannelParameter(type=ui_artifacts.Markdown)}
 
 
 class Pusher(pusher_component.Pusher):
@@ -159,5 +182,6 @@ class Pusher(pusher_component.Pusher):
                       infra_blessing=infra_blessing, serving_dir=serving_dir,
                       card=json.dumps(card, sort_keys=True), scheduled_by=scheduled_by,
                       statistics=statistics, drift=drift, hyperparameters=hyperparameters,
-                      pushed_model=Channel(type=standard_artifacts.PushedModel))
+                      pushed_model=Channel(type=standard_artifacts.PushedModel),
+                      model_card=Channel(type=ui_artifacts.Markdown))
     base_component.BaseComponent.__init__(self, spec=spec)

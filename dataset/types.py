@@ -154,6 +154,13 @@ class Label:
   classes: Tuple[str, ...] = ()
   kind: str = "classes"
 
+  def class_names(self) -> List[str]:
+    """Each class's name by id: its declared name, else its id; [] for
+    regression."""
+    if self.kind != "classes":
+      return []
+    return list(self.classes) or [str(i) for i in range(self.num_classes)]
+
 
 @dataclasses.dataclass(frozen=True)
 class Data:

@@ -29,6 +29,8 @@ leaves out, so that the compiled files run as they are:
   re-runs the executor pod alone, with the same executor input and output
   URIs; the steps are written to be run again so (docs/kubeflow.md,
   "Retries");
+- a last step, RunReport, that writes the run's report for the run page
+  (kubeflow/run_report.py);
 - with `--notify URL`, an exit step that posts how the run ended
   (kubeflow/exit_step.py).
 
@@ -54,7 +56,7 @@ from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
 
 from components.tuner import WORKERS_ENV
 from dataset import spans
-from kubeflow import container, exit_step, platform, step_status
+from kubeflow import container, exit_step, platform, run_report, step_status
 from kubeflow.compile_command import DEFAULT_RETRIES
 from kubeflow.errors import CompileError
 from pipeline.config import PipelineConfig, Resources
@@ -217,6 +219,8 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
+  run_report.add(job["pipelineSpec"], job["pipelineSpec"]["root"]["dag"]["tasks"],
+                 retry_policy(retries) if retries else None)
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
   if platform_args is not None:

@@ -1,7 +1,7 @@
 """The command every compiled step runs in its container.
 
 It runs TFX's KFP v2 executor (`kubeflow_v2_run_executor._run_executor`),
-after three things TFX 1.16's own entrypoint does not do:
+after the things TFX 1.16's own entrypoint does not do:
 
 1. The process set-up (startup/), first: TFX's entrypoint imports TFMA,
    which loads Keras, before any project code would run.
@@ -21,7 +21,9 @@ after three things TFX 1.16's own entrypoint does not do:
 3. s3:// URIs: the S3 file system is loaded and every bucket the step names
    is checked before the executor starts, and the step exits with its own
    status, not tensorflow-io's abort at shutdown (storage/).
-4. It records what the step did in the run's folder (kubeflow/step_status.py):
+4. Artifacts of the types the run page draws (components/ui_artifacts.py)
+   are given their class: TFX would import `system.Metrics` as a module path.
+5. It records what the step did in the run's folder (kubeflow/step_status.py):
    RUNNING, then COMPLETE with its outputs' metadata, or FAILED with the
    error's last line, for the exit step and `python -m kubeflow runs`.
 
@@ -41,12 +43,14 @@ import os
 import sys
 import traceback
 
+import yaml
 from absl import app, logging
 from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
 
 import storage
+from components import ui_artifacts
 from kubeflow import step_status
 
 COMMAND = ["python", "-m", "kubeflow.container"]
@@ -55,7 +59,7 @@ COMMAND = ["python", "-m", "kubeflow.container"]
 BACKEND_KEYS = ("display_name", "store_session_info")
 
 
-def _unwrap(value):
+def unwrap(value):
   """A metadata value as TFX wrote it, before StructValueToMLMDValue wrapped
   lists and structs in a one-key struct."""
   if isinstance(value, dict) and len(value) == 1:
@@ -84,23 +88,47 @@ def type_inputs(executor_input: pipeline_spec_pb2.ExecutorInput,
                            f"(declared: {', '.join(inputs_spec.artifacts) or 'none'})")
         artifact.type.CopyFrom(inputs_spec.artifacts[key].artifact_type)
       fields = json_format.MessageToDict(artifact.metadata)
-      cleaned = {k: _unwrap(v) for k, v in fields.items() if k not in BACKEND_KEYS}
+      cleaned = {k: unwrap(v) for k, v in fields.items() if k not in BACKEND_KEYS}
       if cleaned != fields:
         artifact.metadata.Clear()
         artifact.metadata.update(cleaned)
 
 
+def _title(artifact_type) -> str:
+  kind = artifact_type.WhichOneof("kind")
+  if kind == "schema_title":
+    return artifact_type.schema_title
+  if kind == "instance_schema" and artifact_type.instance_schema.strip():
+    return (yaml.safe_load(artifact_type.instance_schema) or {}).get("title", "")
+  return ""
+
+
+def name_run_page_types(executor_input: pipeline_spec_pb2.ExecutorInput) -> None:
+  """Gives artifacts of the run page's types (`system.Metrics`, ...) their
+  class's path as the title, in place: TFX's entrypoint imports a custom
+  type's title as a class path (`_retrieve_class_path`), and `system` is no
+  module. What the backend records keeps the compiled title."""
+  for listed in [*executor_input.inputs.artifacts.values(),
+                 *executor_input.outputs.artifacts.values()]:
+    for artifact in listed.artifacts:
+      path = ui_artifacts.CLASS_PATHS.get(_title(artifact.type))
+      if path:
+        artifact.type.Clear()
+        artifact.type.schema_title = path
+
+
 def prepare(args) -> None:
-  """Rewrites the parsed `--json_serialized_invocation_args` as typed inputs."""
-  if not getattr(args, "json_serialized_inputs_spec_args", None):
-    return
+  """Rewrites the parsed `--json_serialized_invocation_args`: typed inputs,
+  and the run page's types as classes."""
   executor_input = pipeline_spec_pb2.ExecutorInput()
   json_format.Parse(args.json_serialized_invocation_args, executor_input,
                     ignore_unknown_fields=True)
-  inputs_spec = pipeline_spec_pb2.ComponentInputsSpec()
-  json_format.Parse(args.json_serialized_inputs_spec_args, inputs_spec,
-                    ignore_unknown_fields=True)
-  type_inputs(executor_input, inputs_spec)
+  if getattr(args, "json_serialized_inputs_spec_args", None):
+    inputs_spec = pipeline_spec_pb2.ComponentInputsSpec()
+    json_format.Parse(args.json_serialized_inputs_spec_args, inputs_spec,
+                      ignore_unknown_fields=True)
+    type_inputs(executor_input, inputs_spec)
+  name_run_page_types(executor_input)
   args.json_serialized_invocation_args = json_format.MessageToJson(executor_input)
 
 

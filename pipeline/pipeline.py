@@ -117,7 +117,7 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
                         baseline_model=baseline.outputs["model"],
                         eval_config=eval_config(config), rules=config.evaluation,
-                        label=decl.label.name,
+                        classes=decl.label.class_names(),
                         schema=schema if any(s.buckets for s in decl.evaluation.slices)
                         else None)
   # Set after construction: on Kubeflow this is a runtime parameter holding

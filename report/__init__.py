@@ -21,10 +21,11 @@ import tensorflow as tf
 
 from components import evaluation
 from components.evaluator import judgement
-from metadata import serving_result
+from components.pusher import REFUSED
 from metadata import store as st
-from report import dag, data, drift, serving, training, tuning
+from report import dag, data, drift, record, serving, training, tuning
 from report.html import Raw, esc, page, png, section, table
+from serving.check import RESULT_FILE
 from trainer import warm_start
 
 
@@ -56,7 +57,8 @@ def write_report(metadata_path: str, pipeline_name: str,
   st.check_pipeline(store, metadata_path, pipeline_name)
   run = st.find_run(store, pipeline_name, run_id)
   path = path or report_path(metadata_path, run.id)
-  text = render(store, pipeline_name, run, upstream or _upstream_from_store(store, run))
+  text = render(record.from_store(store, pipeline_name, run,
+                                  upstream or record.upstream_from_store(store, run)))
   os.makedirs(os.path.dirname(path), exist_ok=True)
   # Written whole, then renamed: a reader never sees half a report.
   with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -65,67 +67,58 @@ def write_report(metadata_path: str, pipeline_name: str,
   return path
 
 
-def render(store, pipeline_name: str, run: st.Run, upstream: Dict[str, List[str]]) -> str:
-  def uri(node, key):
-    artifact = st.output(store, run, node, key)
-    return artifact.uri if artifact else None
-
-  def splits(node, key):
-    return st.split_uris(store, st.output(store, run, node, key))
-
-  decl = st.declaration(store, run)
-  checked = serving_result.load(store, run)
+def render(run: record.RunRecord) -> str:
+  """The report's HTML page."""
+  decl = run.declaration()
+  checked = _serving_result(run.output("ServingCheck", "infra_blessing"))
   sections = [
       section("dag", "Components", [dag.svg(
-          upstream, {n: r.state for n, r in run.nodes.items()},
+          run.upstream, {n: r.state for n, r in run.nodes.items()},
           {n: r.seconds for n, r in run.nodes.items()})] + _node_table(run)),
       section("statistics", "Data statistics",
-              data.statistics_section(data.load_statistics(splits("StatisticsGen", "statistics")))
+              data.statistics_section(data.load_statistics(
+                  run.splits("StatisticsGen", "statistics")))
               + ["<h3>Images</h3>"]
-              + data.images_section(splits("ImportExampleGen", "examples"), decl)),
+              + data.images_section(run.splits("ImportExampleGen", "examples"), decl)),
       section("drift", "Drift from the earlier span",
-              drift.section_parts(_drift_result(store, run), "DriftGate" in run.nodes)),
+              drift.section_parts(_drift_result(run), "DriftGate" in run.nodes)),
       section("anomalies", "Anomalies", data.anomalies_section(
-          data.load_anomalies(splits("ExampleValidator", "anomalies")),
+          data.load_anomalies(run.splits("ExampleValidator", "anomalies")),
           ran="ExampleValidator" in run.nodes)),
       *([section("tuning", "Hyperparameter search", tuning.section_parts(
-          tuning.load(uri("Tuner", "tuner_results"))))] if "Tuner" in run.nodes else []),
-      section("training", "Training", _training(uri("Trainer", "model_run"))),
-      section("evaluation", "Evaluation", _evaluation(store, run, uri)),
+          tuning.load(run.uri("Tuner", "tuner_results"))))] if "Tuner" in run.nodes else []),
+      section("training", "Training", _training(run.uri("Trainer", "model_run"))),
+      section("evaluation", "Evaluation", _evaluation(run, decl)),
       section("serving", "Serving check", serving.section_parts(checked)),
-      section("pushed", "Pushed model", _pushed(store, run, checked)),
+      section("pushed", "Pushed model", _pushed(run, checked)),
   ]
-  subtitle = (f"pipeline {pipeline_name} · run {run.id} · started "
-              f"{run.started:%Y-%m-%d %H:%M:%S} · {run.state}"
+  subtitle = (f"pipeline {run.pipeline} · run {run.run_id} · started "
+              f"{run.started} · {run.state}"
               + (f" · a partial run reusing {run.parent}" if run.parent else ""))
-  return page(f"Run report: {pipeline_name}", subtitle, sections)
+  return page(f"Run report: {run.pipeline}", subtitle, sections)
 
 
-def _drift_result(store, run: st.Run) -> dict:
-  """What DriftGate measured. A run it stopped published no output (and the
-  local runner deleted its output folder), so the file it wrote beside that
-  folder is read: `<pipeline root>/DriftGate/result/<execution id>.json`
-  (the folder's layout: tfx/orchestration/portable/outputs_utils.py), the
-  pipeline root being three levels above its statistics input."""
-  node = run.nodes.get("DriftGate")
-  if node is None:
-    return {}
-  artifact = st.output(store, run, "DriftGate", "result")
-  path = artifact.uri if artifact else None
-  if path is None:
-    inputs = dict(st.events(store, node.execution.id, st.INPUTS))
-    if "statistics" not in inputs:
-      return {}
-    root = os.path.dirname(os.path.dirname(os.path.dirname(inputs["statistics"].uri)))
-    path = os.path.join(root, "DriftGate", "result", f"{node.execution.id}.json")
-  if not tf.io.gfile.exists(path):
+def _serving_result(found: Optional[record.Found]) -> Optional[dict]:
+  """ServingCheck's result (serving/check.py), with whether it checked."""
+  path = found and f"{found.uri}/{RESULT_FILE}"
+  if not path or not tf.io.gfile.exists(path):
+    return None
+  with tf.io.gfile.GFile(path) as f:
+    return {**json.loads(f.read()), "checked": found.flag("checked")}
+
+
+def _drift_result(run: record.RunRecord) -> dict:
+  """What DriftGate measured (record.py finds it in a run it stopped)."""
+  path = run.uri("DriftGate", "result")
+  if not path or not tf.io.gfile.exists(path):
     return {}
   with tf.io.gfile.GFile(path) as f:
     return json.loads(f.read())
 
 
-def _node_table(run: st.Run) -> List[str]:
-  rows = [[n, r.state, f"{r.seconds:.1f}", r.execution.id] for n, r in run.nodes.items()]
+def _node_table(run: record.RunRecord) -> List[str]:
+  rows = [[n, r.state, "" if r.seconds is None else f"{r.seconds:.1f}", r.id]
+          for n, r in run.nodes.items()]
   return [table(["component", "state", "seconds", "execution id"], rows, numeric=(2, 3))]
 
 
@@ -144,15 +137,14 @@ def _training(model_run: Optional[str]) -> List[str]:
           f"<code>tensorboard --logdir {esc(model_run)}</code>.</p>"]
 
 
-def _evaluation(store, run: st.Run, uri) -> List[str]:
-  result_uri = uri("Evaluator", "evaluation")
+def _evaluation(run: record.RunRecord, decl) -> List[str]:
+  result_uri = run.uri("Evaluator", "evaluation")
   if not result_uri:
     return ['<p class="note">The Evaluator did not run in this run.</p>']
   results = evaluation.load(result_uri)
-  blessing = st.output(store, run, "Evaluator", "blessing")
-  blessed = bool(blessing and blessing.custom_properties["blessed"].int_value)
-  limits = evaluation.thresholds(
-      st.exec_property(run.nodes["Evaluator"].execution, "eval_config"))
+  blessing = run.output("Evaluator", "blessing")
+  blessed = bool(blessing and blessing.flag("blessed"))
+  limits = evaluation.thresholds(run.exec_properties.get(("Evaluator", "eval_config")))
   parts = [f'<p class="{"ok" if blessed else "bad"}">'
            f'{"Blessed" if blessed else "NOT blessed"}.</p>']
   if limits:
@@ -161,11 +153,11 @@ def _evaluation(store, run: st.Run, uri) -> List[str]:
   judged = (judgement(blessing.uri) if blessing else None) or {}
   for line in evaluation.failures(result_uri) + judged.get("failures", []):
     parts.append(f'<p class="bad">{esc(line)}</p>')
-  baseline = st.output(store, run, "BaselineModel", "model")
-  source = baseline and baseline.custom_properties.get("source_model")
+  baseline = run.output("BaselineModel", "model")
+  source = baseline and baseline.props.get("source_model")
   overall = results.get((), {})
-  if source and source.string_value and "baseline" in overall:
-    parts.append(f"<p>Compared with the baseline: <code>{esc(source.string_value)}</code>"
+  if source and "baseline" in overall:
+    parts.append(f"<p>Compared with the baseline: <code>{esc(source)}</code>"
                  " (the latest pushed model).</p>")
   else:
     parts.append('<p class="note">No baseline: nothing was served yet, so the '
@@ -181,17 +173,20 @@ def _evaluation(store, run: st.Run, uri) -> List[str]:
                  f" change {judged['change']:+.4f}, 95% interval "
                  f"{judged['change_low']:+.4f} to {judged['change_high']:+.4f}.</p>")
   parts += _slices(judged.get("slices", []))
-  sliced = {row["slice"].split("=", 1)[0] for row in judged.get("slices", [])}
-  per_class = sorted((k, v) for k, v in results.items() if len(k) == 1
-                     and k[0][0] not in sliced)
-  if per_class:
-    column = per_class[0][0][0][0]
-    names = sorted(set().union(*(v.get("candidate", {}).keys() for _, v in per_class)))
-    parts.append(f"<h3>Per class ({esc(column)})</h3>" + table(
-        [column] + names,
-        [[key[0][1]] + [_number(n, v.get("candidate", {}).get(n)) for n in names]
-         for key, v in per_class], numeric=range(1, len(names) + 1)))
-  return parts
+  return parts + _per_class(result_uri, decl)
+
+
+def _per_class(result_uri: str, decl) -> List[str]:
+  """Per class, from the candidate's confusion matrix on the eval split."""
+  classes = decl.label.class_names() if decl else []
+  counts = evaluation.load_matrices(result_uri)["counts"] if classes else {}
+  if not counts:
+    return []
+  rows = [[name, f"{examples:.0f}", _number("", recall), _number("", precision)]
+          for name, examples, recall, precision in evaluation.per_class(counts, classes)]
+  return [f"<h3>Per class ({esc(decl.label.name)})</h3>" + table(
+      [decl.label.name, "examples", "accuracy (recall)", "precision"], rows,
+      numeric=(1, 2, 3))]
 
 
 def _slices(rows: List[dict]) -> List[str]:
@@ -215,33 +210,17 @@ def _number(metric: str, value) -> str:
   return f"{value:.0f}" if "count" in metric else f"{value:.4f}"
 
 
-def _pushed(store, run: st.Run, checked: Optional[dict]) -> List[str]:
-  pushed = st.output(store, run, "Pusher", "pushed_model")
+def _pushed(run: record.RunRecord, checked: Optional[dict]) -> List[str]:
+  pushed = run.output("Pusher", "pushed_model")
   if pushed is None:
     return ['<p class="note">The Pusher did not run in this run.</p>']
-  props = pushed.custom_properties
-  if not props["pushed"].int_value:
+  if not pushed.flag("pushed"):
     why = ("the serving check failed" if checked and checked["checked"]
            else "the model was not blessed")
-    return [f'<p class="bad">Nothing was pushed: {why}.</p>']
-  where = props["pushed_destination"].string_value
+    why = pushed.props.get(REFUSED) or why
+    return [f'<p class="bad">Nothing was pushed: {esc(why)}.</p>']
+  where = pushed.props["pushed_destination"]
   cached = run.nodes["Pusher"].state == "CACHED"
   return [table(["pushed to", "version", "this run"],
                 [[Raw(f"<code>{esc(where)}</code>"), os.path.basename(where),
                   "already pushed by an earlier run (cached)" if cached else "pushed now"]])]
-
-
-def _upstream_from_store(store, run: st.Run) -> Dict[str, List[str]]:
-  """node -> upstream nodes, from who produced each node's inputs."""
-  upstream: Dict[str, List[str]] = {}
-  for node, node_run in run.nodes.items():
-    parents = []
-    execution = node_run.execution
-    for _, artifact in st.events(store, execution.id, st.INPUTS):
-      producer = st.producer(store, artifact.id)
-      name = producer and st.node_of(store, producer.id)
-      if name and name not in parents and name != node:
-        parents.append(name)
-    upstream[node] = parents
-  return upstream
-

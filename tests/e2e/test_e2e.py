@@ -167,7 +167,10 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
   assert {(r[0], r[1], r[2]) for r in rows} == {
       ("in", "model", "Model"), ("in", "baseline_model", "Model"),
       ("in", "examples", "Examples"), ("out", "evaluation", "ModelEvaluation"),
-      ("out", "blessing", "ModelBlessing")}, out
+      ("out", "blessing", "ModelBlessing"),
+      # For Kubeflow's run page (components/ui_artifacts.py).
+      ("out", "metrics", "system.Metrics"),
+      ("out", "classification_metrics", "system.ClassificationMetrics")}, out
   assert out.count("[span 0]") == 1 and "[blessed]" in out, out
 
   code, out, err = debug_cli("lineage", *where)

@@ -217,12 +217,65 @@ def ran(tmp_path_factory):
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
-    yield {"root": root, "first": first, "second": second, "run1": run1,
+    page = _run_page(backend, client, run1)
+    yield {"root": root, "page": page, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
            "messages": list(messages), "runs": listed,
            "ids": [r["id"] for r in (first, second, empty, third)]}
   stop()
+
+
+def _run_page(backend, client, run) -> dict:
+  """(task, key) -> (ML Metadata type, custom properties, the object at the
+  URI if it is one) of each output the run page draws, as recorded."""
+  page = {}
+  for key, art in run.outputs.items():
+    [stored] = backend.store.get_artifacts_by_id([int(art["name"])])
+    [kind] = backend.store.get_artifact_types_by_id([stored.type_id])
+    if kind.name.startswith("system."):
+      bucket, _, name = art["uri"][len("s3://"):].partition("/")
+      try:
+        text = client.get_object(Bucket=bucket, Key=name)["Body"].read().decode()
+      except client.exceptions.NoSuchKey:
+        text = None
+      page[key] = (kind.name, art["metadata"], text)
+  return page
+
+
+def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(ran):
+  # What the KFP frontend draws (MetricsVisualizations.tsx): artifacts of
+  # these types with a display_name, in these shapes.
+  page = ran["page"]
+  assert {k: v[0] for k, v in page.items()} == {
+      ("Evaluator", "metrics"): "system.Metrics",
+      ("Evaluator", "classification_metrics"): "system.ClassificationMetrics",
+      ("Pusher", "model_card"): "system.Markdown",
+      ("RunReport", "report"): "system.HTML"}, page
+  _, metrics, _ = page[("Evaluator", "metrics")]
+  assert metrics["display_name"] == "metrics" and metrics["model blessed"] == 1.0, metrics
+  assert metrics["sparse_categorical_accuracy"] >= 0.9, metrics
+  _, chart, _ = page[("Evaluator", "classification_metrics")]
+  matrix = chart["confusionMatrix"]["struct"]  # wrapped by the backend, read so
+  assert [a["displayName"] for a in matrix["annotationSpecs"]] == [str(d) for d in range(10)]
+  rows = [r["row"] for r in matrix["rows"]]
+  assert len(rows) == 10 and all(len(r) == 10 for r in rows), rows
+  eval_examples = metrics["example_count"]
+  assert sum(map(sum, rows)) == eval_examples, (rows, eval_examples)
+  assert sum(rows[i][i] for i in range(10)) / eval_examples == pytest.approx(
+      metrics["sparse_categorical_accuracy"]), rows
+  _, card, text = page[("Pusher", "model_card")]
+  assert card["display_name"] == "model_card"
+  assert text and text.startswith("# Model card: ") and "## Evaluation" in text, text
+  # The report a local run writes, from the steps' outputs and records.
+  _, report, html = page[("RunReport", "report")]
+  assert report["display_name"] == "report" and html.startswith("<!DOCTYPE html>"), html[:200]
+  for anchor in ("dag", "statistics", "drift", "anomalies", "tuning", "training",
+                 "evaluation", "serving", "pushed"):
+    assert f'<section id="{anchor}"' in html, anchor
+  assert "Blessed." in html and "Per class (label)" in html and "Passed: the model loads" \
+      in html and "pushed now" in html, html
+  assert "did not run in this run" not in html, html
 
 
 def test_the_first_step_resolves_the_window_on_s3(ran):

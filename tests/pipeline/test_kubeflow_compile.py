@@ -90,7 +90,18 @@ def test_spec_holds_every_local_component(compiled):
   local = build_pipeline(PipelineConfig(
       pipeline_name="digits", pipeline_root="/r", serving_dir="/s",
       declaration=declaration.load(DIGITS_YAML)))
-  assert set(compiled["spec"]["root"]["dag"]["tasks"]) == {c.id for c in local.components}
+  tasks = compiled["spec"]["root"]["dag"]["tasks"]
+  assert set(tasks) == {c.id for c in local.components} | {"RunReport"}
+  # The report step reads every step's outputs, so it runs last, and is never
+  # served from the cache (its page would be an earlier run's).
+  report = tasks["RunReport"]
+  assert set(report["dependentTasks"]) == {c.id for c in local.components}
+  assert "cachingOptions" not in report
+  read = {a["taskOutputArtifact"]["producerTask"]
+          for a in report["inputs"]["artifacts"].values()}
+  assert read == {c.id for c in local.components if c.outputs}, read
+  assert compiled["spec"]["components"]["RunReport"]["outputDefinitions"]["artifacts"][
+      "report"]["artifactType"]["schemaTitle"] == "system.HTML"
 
 
 def test_runtime_parameters_have_the_compiled_defaults(compiled):
@@ -114,7 +125,8 @@ def test_runtime_parameters_have_the_compiled_defaults(compiled):
 def test_every_step_runs_in_the_image_with_the_project_entrypoint(compiled):
   for label, executor in compiled["spec"]["deploymentSpec"]["executors"].items():
     assert executor["container"]["image"] == IMAGE, label
-    assert executor["container"]["command"] == ["python", "-m", "kubeflow.container"]
+    entry = "kubeflow.run_report" if label == "RunReport_executor" else "kubeflow.container"
+    assert executor["container"]["command"] == ["python", "-m", entry], label
 
 
 def test_resources_reach_the_containers_importexamplegen_included(compiled):

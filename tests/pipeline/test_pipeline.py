@@ -76,7 +76,7 @@ def test_evaluator_has_value_and_change_thresholds():
   eval_config = json.loads(evaluator.exec_properties["eval_config"])
   metric = [m for m in eval_config["metrics_specs"][0]["metrics"]
             if m["class_name"] == "SparseCategoricalAccuracy"][0]
-  # On the overall slice only; the per-class slices are for the report.
+  # On the overall slice only: declared slices are judged by the executor.
   [per_slice] = metric["per_slice_thresholds"]
   assert per_slice["slicing_specs"] == [{}]
   assert per_slice["threshold"]["value_threshold"]["lower_bound"] == 0.93
@@ -84,7 +84,11 @@ def test_evaluator_has_value_and_change_thresholds():
   assert change["direction"] == "HIGHER_IS_BETTER"
   assert change["absolute"] == pytest.approx(-0.02)
   assert "baseline_model" in evaluator.inputs
-  assert {"feature_keys": ["label"]} in eval_config["slicing_specs"]
+  # Per class from one confusion matrix (the report's table, the run page's
+  # matrix), not a slice per class.
+  assert eval_config["slicing_specs"] == [{}], eval_config["slicing_specs"]
+  plots = [m["class_name"] for m in eval_config["metrics_specs"][0]["metrics"]]
+  assert "MultiClassConfusionMatrixPlot" in plots, plots
 
 
 def _eval_config(tmp_path, label, evaluation=None, **kwargs):

@@ -13,9 +13,11 @@ import tensorflow_model_analysis as tfma
 from google.protobuf import json_format, text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from components.evaluation import judge_slices, judge_whole, load
+from components import ui_artifacts
+from components.evaluation import judge_slices, judge_whole, load, load_matrices, per_class
 from dataset import declaration
 from dataset.policies import Evaluation, Slice
+from dataset.types import Label
 from pipeline.config import PipelineConfig
 from pipeline.evaluation import eval_config, slicing_spec
 from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML, digits_raw, write_declaration
@@ -23,6 +25,11 @@ from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML, digits_raw, write_declara
 CONFIG = PipelineConfig(pipeline_name="d", pipeline_root="/r", serving_dir="/s",
                         declaration=declaration.load(DIGITS_YAML))
 
+# Judged on the interval: TFMA's eval_config then holds no change threshold,
+# which a model-agnostic run (no baseline model to load) refuses.
+BINARY = dataclasses.replace(CONFIG, declaration=dataclasses.replace(
+    CONFIG.declaration, label=Label("label", 2, ("even", "odd")),
+    evaluation=dataclasses.replace(CONFIG.declaration.evaluation, max_change_on="interval")))
 SITES = {"A": 400, "B": 400, "C": 400, "D": 100, "E": 20}
 
 
@@ -51,13 +58,13 @@ feature {name: "candidate" type: FLOAT presence {min_fraction: 1} shape {dim {si
 
 
 @pytest.fixture(scope="module")
-def evaluated(tmp_path_factory):
-  """TFMA's metrics for a candidate that is wrong on site D (every example)
+def evaluation_output(tmp_path_factory):
+  """TFMA's output for a candidate that is wrong on site D (every example)
   and on ages 65 and over (every fifth), right elsewhere, against a served
-  model right everywhere."""
+  model right everywhere; with the candidate's true confusion matrix."""
   folder = tmp_path_factory.mktemp("slices")
   path = str(folder / "examples.tfrecord")
-  n = 0
+  n, truth = 0, {}
   with tf.io.TFRecordWriter(path) as writer:
     for site, count in SITES.items():
       for i in range(count):
@@ -65,6 +72,8 @@ def evaluated(tmp_path_factory):
         n += 1
         right = site != "D" and not (age >= 65 and i % 5 == 0)
         writer.write(_example(site, age, i % 2, right))
+        key = (i % 2, i % 2 if right else 1 - i % 2)
+        truth[key] = truth.get(key, 0) + 1
   slices = (Slice("site"), Slice("age", buckets=(18.0, 65.0)))
   config = tfma.EvalConfig(
       model_specs=[tfma.ModelSpec(name="candidate", label_key="label",
@@ -72,14 +81,19 @@ def evaluated(tmp_path_factory):
                    tfma.ModelSpec(name="baseline", label_key="label", prediction_key="served",
                                   is_baseline=True)],
       slicing_specs=[tfma.SlicingSpec()] + [slicing_spec(s) for s in slices],
-      metrics_specs=[tfma.MetricsSpec(metrics=[
-          tfma.MetricConfig(class_name="ExampleCount"),
-          tfma.MetricConfig(class_name="SparseCategoricalAccuracy")])],
-      # As pipeline/evaluation.py asks: each value with its 95% interval.
-      options=eval_config(CONFIG).options)
+      # The metrics pipeline/evaluation.py asks for with two classes (the
+      # confusion matrix, and AUC and the ROC curve's matrices for class 1),
+      # each value with its 95% interval.
+      metrics_specs=eval_config(BINARY).metrics_specs, options=eval_config(CONFIG).options)
   out = str(folder / "evaluation")
   tfma.run_model_analysis(eval_config=config, data_location=path, output_path=out,
                           schema=text_format.Parse(SCHEMA, schema_pb2.Schema()))
+  return out, slices, truth
+
+
+@pytest.fixture(scope="module")
+def evaluated(evaluation_output):
+  out, slices, _ = evaluation_output
   return load(out), slices
 
 
@@ -223,3 +237,31 @@ def test_max_change_on_is_the_estimate_or_the_interval(tmp_path):
                 for t in m.per_slice_thresholds]
   assert len(thresholds) == 1 and not thresholds[0].HasField("change_threshold")
   assert thresholds[0].value_threshold.lower_bound.value == 0.9
+
+
+def test_the_confusion_matrix_is_the_run_pages_and_the_reports(evaluation_output):
+  out, _, truth = evaluation_output
+  matrices = load_matrices(out)
+  assert matrices["counts"] == pytest.approx(truth), (matrices["counts"], truth)
+  # As the KFP frontend validates it (MetricsVisualizations.tsx
+  # validateConfusionMatrix): a label per row, each row as long as there are rows.
+  shown = ui_artifacts.confusion_matrix(matrices["counts"], ["even", "odd"])
+  assert [a["displayName"] for a in shown["annotationSpecs"]] == ["even", "odd"]
+  assert [r["row"] for r in shown["rows"]] == [
+      [truth.get((t, p), 0) for p in (0, 1)] for t in (0, 1)], shown
+  rows = {r[0]: r for r in per_class(matrices["counts"], ["even", "odd"])}
+  odd = truth.get((1, 0), 0) + truth.get((1, 1), 0)
+  assert rows["odd"][1] == odd and rows["odd"][2] == pytest.approx(truth[(1, 1)] / odd)
+
+
+def test_two_classes_give_the_run_page_a_roc_curve(evaluation_output):
+  points = ui_artifacts.roc_points(load_matrices(evaluation_output[0])["thresholds"])
+  # As ROCCurveHelper.tsx validates them: three numbers per point.
+  assert points and all(set(p) == {"confidenceThreshold", "recall", "falsePositiveRate"}
+                        and all(isinstance(v, float) for v in p.values()) for p in points)
+  by_threshold = sorted(points, key=lambda p: p["confidenceThreshold"])
+  # Every example scores 0.1 or 0.9 for class 1: below 0.1 all are positive,
+  # between the two the candidate's own recall and false positives show.
+  assert by_threshold[0]["recall"] == 1.0 and by_threshold[-1]["recall"] == 0.0
+  middle = [p for p in points if 0.2 < p["confidenceThreshold"] < 0.8]
+  assert middle and 0.7 < middle[0]["recall"] < 1.0, middle[:1]
