@@ -38,6 +38,7 @@ from typing import List, Optional
 import startup
 import storage
 from pipeline import flags, logs
+from retention.cli import keep_count
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS = os.path.join(HERE, "datasets", "digits.yaml")
@@ -57,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
                            "what it needs comes from the previous run")
   parser.add_argument("--to-node", action="append", metavar="NODE",
                       help="partial run: stop after this component (repeatable)")
+  parser.add_argument("--keep-runs", type=keep_count, metavar="N",
+                      help="after the run, delete the artifacts only runs older than "
+                           "the newest N used (python -m retention; default: keep all)")
   parser.add_argument("-v", "--verbose", action="store_true",
                       help="show every library's logs (TFX, Beam, TensorFlow)")
   return parser
@@ -143,6 +147,11 @@ def run(args: argparse.Namespace) -> int:
   text, status = outcome.verdict(metadata_path, config.pipeline_name, config.serving_dir,
                                  inputs.window.describe(), partial=bool(run_options))
   print(text)
+  if args.keep_runs:
+    from retention.cli import apply
+    lines = apply(metadata_path, config.pipeline_name, args.keep_runs, config.pipeline_root,
+                  config.serving_dir, delete=True)
+    print(f"retention: {lines[1].rstrip(':')}")
   return status
 
 

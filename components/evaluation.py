@@ -95,6 +95,16 @@ def failures(uri: str) -> List[str]:
   return lines
 
 
+def without_intervals(eval_config_json: str) -> str:
+  """The eval_config (JSON, as the Evaluator takes it) without its 95%
+  confidence intervals."""
+  config = json.loads(eval_config_json)
+  options = config.get("options", {})
+  for key in ("compute_confidence_intervals", "confidence_intervals"):
+    options.pop(key, None)
+  return json.dumps(config, sort_keys=True)
+
+
 def thresholds(eval_config_json: Optional[str]) -> Dict[str, str]:
   """metric -> its thresholds in words, from the Evaluator's eval_config."""
   if not eval_config_json:

@@ -57,6 +57,13 @@ class Executor(NoPrism, executor.Executor):
     baseline = input_dict.get(_BASELINE)
     if baseline and not all(map(has_model, baseline)):
       input_dict = {k: v for k, v in input_dict.items() if k != _BASELINE}
+    if _BASELINE not in input_dict:
+      # The 95% intervals are for the change against the served model; with
+      # none, they would double the Evaluator's time for nothing
+      # (docs/performance.md).
+      key = standard_component_specs.EVAL_CONFIG_KEY
+      exec_properties = {**exec_properties,
+                         key: evaluation.without_intervals(exec_properties[key])}
     super().Do(input_dict, output_dict, exec_properties)
     sources = [served_source(a) for a in baseline or ()]
     served = os.path.basename(sources[0]) if sources and sources[0] else serving.NONE

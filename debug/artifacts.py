@@ -38,6 +38,8 @@ def details(artifact: metadata_store_pb2.Artifact) -> str:
     parts.append(f"search {custom['search'].string_value}, best "
                  f"{custom['best_score'].double_value:.4f}"
                  + (f": {custom['values'].string_value}" if "values" in custom else ""))
+  if artifact.state == metadata_store_pb2.Artifact.DELETED:
+    parts.append("deleted by retention")
   return ", ".join(parts)
 
 

@@ -14,6 +14,7 @@ import sys
 from typing import List, Optional
 
 import startup
+from pipeline import flags
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,12 +22,7 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m debug", description=__doc__.split("\n")[0])
   common = argparse.ArgumentParser(add_help=False)
-  common.add_argument("--pipeline", default="digits",
-                      help="the pipeline's name (default: %(default)s)")
-  common.add_argument("--output-dir", default=os.path.join(HERE, "runs"),
-                      help="local_runner.py's --output-dir (default: runs/)")
-  common.add_argument("--metadata", help="the metadata file itself (default: "
-                      "<output-dir>/<pipeline>/metadata.sqlite)")
+  flags.add_home_flags(common, os.path.join(HERE, "runs"))
   commands = parser.add_subparsers(dest="command", required=True)
   commands.add_parser("runs", parents=[common],
                       help="each run: id, start, state; each component's state and duration")

@@ -59,8 +59,9 @@ class Run:
     return "COMPLETE" if states else "EMPTY"
 
 
-def open_store(path: str) -> mlmd.MetadataStore:
-  """Opens the SQLite store at `path` read-only.
+def open_store(path: str, writable: bool = False) -> mlmd.MetadataStore:
+  """Opens the SQLite store at `path`, read-only unless `writable` (for
+  retention/, which marks the artifacts it deletes).
 
   Raises:
     StoreError: it does not exist, or is not an ML Metadata store.
@@ -72,7 +73,9 @@ def open_store(path: str) -> mlmd.MetadataStore:
         "or name the file with --metadata)")
   config = metadata_store_pb2.ConnectionConfig()
   config.sqlite.filename_uri = path
-  config.sqlite.connection_mode = metadata_store_pb2.SqliteMetadataSourceConfig.READONLY
+  config.sqlite.connection_mode = (
+      metadata_store_pb2.SqliteMetadataSourceConfig.READWRITE if writable
+      else metadata_store_pb2.SqliteMetadataSourceConfig.READONLY)
   try:
     store = mlmd.MetadataStore(config)
     store.get_context_types()

@@ -19,6 +19,17 @@ from dataset import declaration
 from pipeline.config import DEFAULT_BEAM_ARGS, ConfigError, PipelineConfig, TrainingConfig
 
 
+def add_home_flags(parser: argparse.ArgumentParser, default_output_dir: str) -> None:
+  """Where a local pipeline's runs are, for the commands that read them
+  (`python -m debug`, `python -m retention`)."""
+  parser.add_argument("--pipeline", default="digits",
+                      help="the pipeline's name (default: %(default)s)")
+  parser.add_argument("--output-dir", default=default_output_dir,
+                      help="local_runner.py's --output-dir (default: runs/)")
+  parser.add_argument("--metadata", help="the metadata file itself (default: "
+                      "<output-dir>/<pipeline>/metadata.sqlite)")
+
+
 def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) -> None:
   """Adds the flags that configure the pipeline itself."""
   parser.add_argument("--dataset", default=default_dataset,

@@ -49,6 +49,7 @@ import tensorflow as tf
 import tensorflow_data_validation as tfdv
 import yaml
 
+from components import ui_artifacts
 from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
@@ -228,12 +229,12 @@ def ran(tmp_path_factory):
 
 def _run_page(backend, client, run) -> dict:
   """(task, key) -> (ML Metadata type, custom properties, the object at the
-  URI if it is one) of each output the run page draws, as recorded."""
+  URI if it is one) of each output of a type the run page draws, as recorded."""
   page = {}
   for key, art in run.outputs.items():
     [stored] = backend.store.get_artifacts_by_id([int(art["name"])])
     [kind] = backend.store.get_artifact_types_by_id([stored.type_id])
-    if kind.name.startswith("system."):
+    if kind.name in ui_artifacts.CLASS_PATHS:
       bucket, _, name = art["uri"][len("s3://"):].partition("/")
       try:
         text = client.get_object(Bucket=bucket, Key=name)["Body"].read().decode()
@@ -324,6 +325,8 @@ def test_a_second_run_with_nothing_new_runs_only_the_window_step(ran):
   assert ran["run2"].parameters["SpanWindow"] == ran["run1"].parameters["SpanWindow"]
   states = steps(ran["run2"])
   assert states.pop("SpanWindow") == "EXECUTED"
+  # And the report, never cached: this run's page shows this run.
+  assert states.pop("RunReport") == "EXECUTED"
   assert set(states.values()) == {"CACHED"}, ran["run2"].states
 
 

@@ -14,6 +14,7 @@ import copy
 import glob
 import json
 import os
+import shutil
 from collections import Counter
 
 import numpy as np
@@ -24,8 +25,9 @@ from convert.rows import write_rows
 from dataset import declaration
 from metadata import outcome
 from metadata import store as st
+from retention.plan import used_by
 from tests.conftest import DIGITS_SCHEMA, span_pipeline, write_declaration
-from tests.runs import ALL_NODES, run_local, serve_accuracy
+from tests.runs import ALL_NODES, module_cli, run_local, serve_accuracy
 
 pytestmark = pytest.mark.e2e
 
@@ -235,3 +237,138 @@ def test_the_report_shows_the_drift_and_both_distributions_of_what_drifted(drift
   assert stopped.count("<img") >= 2, "expected a side-by-side chart per drifted feature"
   calm = _report_section(span2["stdout"], "drift")
   assert "within" in calm and "DRIFTED" not in calm and "<img" not in calm, calm[:2000]
+
+
+# Retention (retention/): the four runs above and six more make ten; the
+# six read the data again without the cache (`--to-node StatisticsGen
+# --no-cache`), each writing new examples and statistics, as reruns do.
+KEEP = 3
+
+
+def _artifacts(metadata: str) -> dict:
+  """artifact id -> (uri, state name), from ML Metadata."""
+  store = st.open_store(metadata)
+  from ml_metadata.proto import metadata_store_pb2
+  return {a.id: (a.uri, metadata_store_pb2.Artifact.State.Name(a.state))
+          for a in store.get_artifacts()}
+
+
+def _served_lineage(metadata: str, serving: str) -> dict:
+  """(version, what) -> uri of what each served version needs: the model,
+  its examples and transform graph, the evaluation that blessed it."""
+  store = st.open_store(metadata)
+  found = {}
+  for artifact in store.get_artifacts_by_type("PushedModel"):
+    version = os.path.basename(artifact.custom_properties["pushed_destination"].string_value)
+    if not artifact.custom_properties["pushed"].int_value or version not in versions(serving):
+      continue
+    pusher = st.producer(store, artifact.id)
+    inputs = dict(st.events(store, pusher.id, st.INPUTS))
+    trainer = dict(st.events(store, st.producer(store, inputs["model"].id).id, st.INPUTS))
+    evaluator = dict(st.events(store, st.producer(store, inputs["model_blessing"].id).id,
+                               st.OUTPUTS))
+    for what, art in (("model", inputs["model"]), ("examples", trainer["examples"]),
+                      ("transform_graph", trainer["transform_graph"]),
+                      ("evaluation", evaluator["evaluation"])):
+      found[(version, what)] = art.uri
+  return found
+
+
+@pytest.fixture(scope="module")
+def retained(home, drifted):
+  for _ in range(6):
+    code, _, err = run_local(*home["args"], "--to-node", "StatisticsGen", "--no-cache")
+    assert code == 0, err[-3000:]
+  where = ["--output-dir", os.path.dirname(os.path.dirname(home["metadata"])),
+           "--pipeline", "retrain"]
+  store = st.open_store(home["metadata"])
+  runs = st.runs(store, "retrain")
+  kept_ids = used_by(store, runs[-KEEP:])
+  before = _artifacts(home["metadata"])
+  lineage = _served_lineage(home["metadata"], home["serving"])
+  dry = module_cli("retention", "--keep", str(KEEP), *where)
+  after_dry = _artifacts(home["metadata"])
+  listed_exist = [os.path.exists(uri) for uri in _listed(dry[1])]
+  real = module_cli("retention", "--keep", str(KEEP), "--delete", *where)
+  return {"runs": [r.id for r in runs], "kept_ids": kept_ids, "before": before,
+          "after_dry": after_dry, "listed_exist": listed_exist, "after": _artifacts(home["metadata"]), "lineage": lineage,
+          "dry": dry, "real": real, "cache": sorted(os.listdir(home["cache"])),
+          "where": where}
+
+
+def _listed(out: str) -> list:
+  """The URIs a retention report lists."""
+  return [line.split()[-1] for line in out.splitlines() if line.startswith("  ")]
+
+
+def test_retention_dry_runs_by_default_listing_what_it_would_delete_and_the_bytes(retained):
+  assert len(retained["runs"]) == 10, retained["runs"]
+  code, out, err = retained["dry"]
+  assert code == 0, err[-3000:]
+  assert f"keeping the newest {KEEP} of 10 runs" in out, out
+  assert "of 7 older run(s)" in out and " MB:" in out, out
+  assert "dry run: nothing deleted; add --delete to delete them" in out, out
+  assert retained["listed_exist"] and all(retained["listed_exist"]), out
+  assert retained["after_dry"] == retained["before"], "a dry run changed ML Metadata"
+
+
+def test_retention_deletes_what_only_older_runs_used_and_marks_it_deleted(retained, home):
+  code, out, err = retained["real"]
+  assert code == 0, err[-3000:]
+  deleted = _listed(out)
+  assert deleted == _listed(retained["dry"][1]), "--delete deleted other than it listed"
+  assert not any(os.path.exists(uri) for uri in deleted), out
+  megabytes = float(out.split(" MB:")[0].rsplit(", ", 1)[1])
+  assert megabytes >= 0.5, out  # six runs' examples and statistics, at least
+  after = retained["after"]
+  marked = {i for i, (uri, state) in after.items() if state == "DELETED"}
+  assert {after[i][0] for i in marked} == {u for u in deleted if "analyzer_cache" not in u}
+  # What the kept runs used stays, live; so does what each served version needs.
+  for i in retained["kept_ids"]:
+    uri, state = after[i]
+    assert state == "LIVE" and os.path.exists(uri), (uri, state)
+  assert {v for v, _ in retained["lineage"]} == set(versions(home["serving"]))
+  for (version, what), uri in retained["lineage"].items():
+    assert os.path.exists(uri), f"version {version}'s {what} was deleted: {uri}"
+  # The analyzer cache keeps the spans the kept runs read (2 and 3; span 3
+  # never reached Transform: the drifted run stopped before it, the later
+  # runs at StatisticsGen).
+  assert retained["cache"] == ["train_span2"], retained["cache"]
+
+
+def test_tfx_cache_takes_no_deleted_artifact(retained, home):
+  from tfx.orchestration import metadata as tfx_metadata
+  from tfx.orchestration.portable import cache_utils
+  store = st.open_store(home["metadata"])
+  deleted = [i for i, (_, state) in retained["after"].items() if state == "DELETED"]
+  producer = st.producer(store, deleted[0])
+  with tfx_metadata.Metadata(tfx_metadata.sqlite_metadata_connection_config(
+      home["metadata"])) as handle:
+    assert cache_utils._get_outputs_of_execution(handle, producer.id) is None
+
+
+def test_after_retention_a_run_and_a_rollback_still_work(retained, home, tmp_path):
+  before = versions(home["serving"])
+  # The drifted span 3 is withdrawn; the window is spans 1-2 again, all of it
+  # trained on before. The run keeps three runs after it (--keep-runs, the
+  # option scheduled runs take).
+  shutil.move(os.path.join(home["data"], "span-3"), tmp_path / "withdrawn")
+  code, out, err = run_local(*home["args"], "--keep-runs", str(KEEP))
+  assert code == 0, err[-3000:]
+  # (The newest schema is a kept run's, so TFX's cache keys send the data
+  # steps and all after them to run again.)
+  states = outcome.read_outcome(home["metadata"], "retrain").states
+  assert set(states.values()) <= {"COMPLETE", "CACHED"} and "Pusher" in states, states
+  assert any(line.startswith("retention: deleted ") and "of 8 older run(s)" in line
+             for line in out.splitlines()), out[-2000:]
+  ran = versions(home["serving"])
+  assert len(ran) in (len(before), len(before) + 1), (before, ran)
+  # A rollback needs the serving dir alone: the version before the newest
+  # comes back as a new version.
+  code, out, err = module_cli("serving", "rollback", "--serving-dir", home["serving"])
+  assert code == 0, err[-3000:]
+  now = versions(home["serving"])
+  assert len(now) == len(ran) + 1, (ran, now)
+  files = glob.glob(os.path.join(home["data"], "span-2", "eval", "*.tfrecord.gz"))
+  accuracy, _ = serve_accuracy(os.path.join(home["serving"], now[-1]), files)
+  assert accuracy >= 0.8, f"the rolled-back version: expected accuracy >= 0.8, found {accuracy}"

@@ -265,3 +265,14 @@ def test_two_classes_give_the_run_page_a_roc_curve(evaluation_output):
   assert by_threshold[0]["recall"] == 1.0 and by_threshold[-1]["recall"] == 0.0
   middle = [p for p in points if 0.2 < p["confidenceThreshold"] < 0.8]
   assert middle and 0.7 < middle[0]["recall"] < 1.0, middle[:1]
+
+
+def test_without_a_served_model_the_evaluator_computes_no_intervals():
+  from components.evaluation import thresholds, without_intervals
+  asked = json_format.MessageToJson(eval_config(CONFIG), preserving_proto_field_name=True)
+  stripped = json_format.Parse(without_intervals(asked), tfma.EvalConfig())
+  assert eval_config(CONFIG).options.compute_confidence_intervals.value
+  assert not stripped.options.compute_confidence_intervals.value, stripped.options
+  # Nothing else changes: the same metrics, slices and thresholds.
+  assert stripped.metrics_specs == eval_config(CONFIG).metrics_specs
+  assert thresholds(without_intervals(asked)) == thresholds(asked)

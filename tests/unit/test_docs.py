@@ -34,11 +34,13 @@ def _parsers():
   from cli import main as tfrecords
   from debug import cli as debug_cli
   from kubeflow import cli as kubeflow_cli
+  from retention import cli as retention_cli
   from serving import cli as serving_cli
   return {"local_runner.py": local_runner.build_parser,
           "-m kubeflow": kubeflow_cli.parser,
           "-m debug": debug_cli.build_parser,
           "-m serving": serving_cli.build_parser,
+          "-m retention": retention_cli.build_parser,
           "tfrecords": tfrecords.build_parser,
           "-m bench.convert_bench": convert_bench.build_parser,
           "-m bench.e2e_bench": e2e_bench.build_parser,
@@ -115,7 +117,7 @@ CASES = [(page, n, tokens, whole) for page in PAGES for n, tokens, whole in comm
 def test_the_pages_show_commands_of_every_entry_point():
   shown = {entry(tokens)[0] for _, _, tokens, _ in CASES}
   assert shown >= {"local_runner.py", "-m kubeflow", "-m debug", "-m serving",
-                   "tfrecords"}, shown
+                   "-m retention", "tfrecords"}, shown
 
 
 @pytest.mark.parametrize("page,line,tokens,whole", CASES,

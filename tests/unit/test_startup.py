@@ -21,6 +21,7 @@ ENTRY_POINTS = {
     "kubeflow": ("module", ["compile", "submit", "schedule", "schedules", "runs"]),
     "debug": ("module", ["runs", "artifacts", "lineage", "report", "skew"]),
     "serving": ("module", ["versions", "rollback"]),
+    "retention": ("module", []),
     "cli": ("module", ["convert", "convert table", "convert images", "convert arrays",
                        "inspect", "verify", "schema"]),  # the `tfrecords` command
     "bench.convert_bench": ("module", []),
