@@ -7,6 +7,8 @@ subprocess: tensorflow-io aborts at exit (134) in any process that loaded
 it, and `storage.exit` is what prevents that.
 """
 
+import functools
+import os
 import subprocess
 import sys
 
@@ -14,6 +16,7 @@ import pytest
 
 import storage
 from convert.digits import write_digits
+from metadata import store as st
 from tests.conftest import REPO
 from tests.fakes.s3_server import env, free_port, s3_server, upload_folder
 
@@ -102,24 +105,42 @@ def test_a_process_that_imports_tfma_exits_cleanly():
   assert "pure virtual method called" not in proc.stderr
 
 
+def _statistics_runs(client) -> set:
+  """The StatisticsGen outputs in the bucket: their execution folders."""
+  return {o["Key"].split("/")[3] for o in client.list_objects_v2(
+      Bucket="pipelines", Prefix="root/StatisticsGen/").get("Contents", [])}
+
+
 @pytest.mark.e2e
-def test_local_runner_reads_and_writes_s3(tmp_path):
+def test_local_runner_reads_and_writes_s3_and_retention_deletes_there(tmp_path):
   """Data, pipeline root and serving dir on s3://; the run stops after
-  StatisticsGen (a partial run) and exits 0, with its artifacts in the bucket."""
+  StatisticsGen (a partial run) and exits 0, with its artifacts in the
+  bucket. A second such run, without the cache and keeping one run
+  (`--keep-runs 1`), deletes the first run's artifacts from the bucket."""
   write_digits(str(tmp_path / "digits"))
+  args = [sys.executable, "local_runner.py", "--data-root", "s3://data/digits",
+          "--pipeline-root", "s3://pipelines/root", "--serving-dir", "s3://pipelines/serving",
+          "--output-dir", str(tmp_path / "runs"), "--to-node", "StatisticsGen"]
   with s3_server(buckets=("data", "pipelines")) as (endpoint, client):
     upload_folder(client, str(tmp_path / "digits"), "s3://data/digits")
-    proc = subprocess.run(
-        [sys.executable, "local_runner.py", "--data-root", "s3://data/digits",
-         "--pipeline-root", "s3://pipelines/root", "--serving-dir", "s3://pipelines/serving",
-         "--output-dir", str(tmp_path / "runs"), "--to-node", "StatisticsGen"],
-        cwd=REPO, capture_output=True, text=True, timeout=1800,
-        env={**__import__("os").environ, **env(endpoint)})
+    run = functools.partial(subprocess.run, cwd=REPO, capture_output=True, text=True,
+                            timeout=1800, env={**os.environ, **env(endpoint)})
+    proc = run(args)
     keys = [o["Key"] for o in client.list_objects_v2(
         Bucket="pipelines", Prefix="root/StatisticsGen/").get("Contents", [])]
+    first = _statistics_runs(client)
+    again = run(args + ["--no-cache", "--keep-runs", "1"])
+    second = _statistics_runs(client)
   assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
   assert "pure virtual method called" not in proc.stderr
   assert any(k.endswith("Split-eval/FeatureStats.pb") for k in keys), keys
+  assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-3000:]
+  assert "retention: deleted " in again.stdout and "of 1 older run(s)" in again.stdout, \
+      again.stdout[-2000:]
+  assert len(first) == 1 and len(second) == 1 and first != second, (first, second)
+  store = st.open_store(str(tmp_path / "runs" / "digits" / "metadata.sqlite"))
+  gone = [a.uri for a in store.get_artifacts() if a.state == a.DELETED]
+  assert any(f"/StatisticsGen/statistics/{next(iter(first))}" in uri for uri in gone), gone
 
 
 @pytest.mark.e2e
