@@ -124,8 +124,11 @@ def cell(request, tmp_path_factory):
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
         "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY"]) == 0
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY)
-    run = backend.run(str(root / "compiled" / "pipeline.yaml"), {},
-                      log_dir=str(root / "logs"), run_id="cell-1")
+    try:
+      run = backend.run(str(root / "compiled" / "pipeline.yaml"), {},
+                        log_dir=str(root / "logs"), run_id="cell-1")
+    finally:
+      backend.close()
     serving = download(client, "s3://serving/cell", root / "serving")
     cache = client.list_objects_v2(Bucket="pipelines", Prefix="root/analyzer_cache/")
     bucket, _, prefix = run.outputs[("ImportExampleGen", "examples")]["uri"][5:].partition("/")

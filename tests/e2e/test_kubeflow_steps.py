@@ -158,7 +158,7 @@ def _objects(client, bucket: str, prefix: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def ran(tmp_path_factory):
+def ran(request, tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_s3")
   url, state, stop = kfp_server.serve()
   with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
@@ -195,6 +195,7 @@ def ran(tmp_path_factory):
     # checkpoint, the Pusher half-way through its push.
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
                       kills=preemptions(client))
+    request.addfinalizer(backend.close)
     (root / "logs").mkdir()
     first = submit(spec, url, endpoint, state)
     run1 = execute(backend, spec, first, state, str(root / "logs"))

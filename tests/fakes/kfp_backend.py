@@ -206,6 +206,11 @@ class Backend:
     self.store = metadata_store.MetadataStore(config)
     self.cache: Dict[str, int] = {}  # fingerprint -> MLMD execution id
 
+  def close(self) -> None:
+    """Deletes the pods' folders and the pod image (about 4 GB): a test's
+    tmp_path is kept, this folder is not."""
+    shutil.rmtree(self.pods, ignore_errors=True)
+
   def run(self, spec_path: str, params: Dict, image: str = "local/image:test",
           log_dir: Optional[str] = None, run_id: Optional[str] = None) -> Run:
     """Runs the compiled spec's tasks once, in dependency order, a sub-DAG's
