@@ -20,9 +20,15 @@ def read_result(artifact) -> Optional[dict]:
   whether it checked at all; None for no artifact or no result file."""
   if artifact is None:
     return None
-  path = f"{artifact.uri}/{RESULT_FILE}"
+  return read_at(artifact.uri, bool(artifact.custom_properties["checked"].int_value))
+
+
+def read_at(uri: str, checked: bool) -> Optional[dict]:
+  """The result in a ServingCheck output's folder, with `checked` added;
+  None without a result file. (The report reads it from either runner's
+  record: report/record.py.)"""
+  path = f"{uri}/{RESULT_FILE}"
   if not tf.io.gfile.exists(path):
     return None
   with tf.io.gfile.GFile(path) as f:
-    return {**json.loads(f.read()),
-            "checked": bool(artifact.custom_properties["checked"].int_value)}
+    return {**json.loads(f.read()), "checked": checked}

@@ -22,10 +22,10 @@ import tensorflow as tf
 from components import evaluation
 from components.evaluator import judgement
 from components.pusher import REFUSED
+from metadata import serving_result
 from metadata import store as st
 from report import dag, data, drift, record, serving, training, tuning
 from report.html import Raw, esc, page, png, section, table
-from serving.check import RESULT_FILE
 from trainer import warm_start
 
 
@@ -100,11 +100,7 @@ def render(run: record.RunRecord) -> str:
 
 def _serving_result(found: Optional[record.Found]) -> Optional[dict]:
   """ServingCheck's result (serving/check.py), with whether it checked."""
-  path = found and f"{found.uri}/{RESULT_FILE}"
-  if not path or not tf.io.gfile.exists(path):
-    return None
-  with tf.io.gfile.GFile(path) as f:
-    return {**json.loads(f.read()), "checked": found.flag("checked")}
+  return serving_result.read_at(found.uri, found.flag("checked")) if found else None
 
 
 def _drift_result(run: record.RunRecord) -> dict:
