@@ -5,6 +5,7 @@
     python -m kubeflow schedule --spec DIR/pipeline.yaml --host URL --name NAME --cron "0 3 * * *"
     python -m kubeflow schedules list|pause|resume|delete [NAME] --host URL
     python -m kubeflow runs --spec DIR/pipeline.yaml --host URL
+    python -m kubeflow retention --spec DIR/pipeline.yaml --keep N [--delete]
 
 compile, submit and schedule take --notify URL: an exit step posts how each
 run ended to that webhook.
@@ -22,7 +23,7 @@ from typing import List, Optional
 
 import storage
 from dataset import declaration
-from kubeflow import compile_command, cron, run_commands
+from kubeflow import compile_command, cron, retention_step, run_commands
 from kubeflow.errors import CompileError, KubeflowError
 from pipeline.config import ConfigError
 
@@ -36,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
   sub = p.add_subparsers(dest="command", required=True)
   compile_command.add_parser(sub)
   run_commands.add_parsers(sub)
+  retention_step.add_parser(sub)
   return p
 
 

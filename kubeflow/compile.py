@@ -30,7 +30,8 @@ leaves out, so that the compiled files run as they are:
   URIs; the steps are written to be run again so (docs/kubeflow.md,
   "Retries");
 - a last step, RunReport, that writes the run's report for the run page
-  (kubeflow/run_report.py);
+  (kubeflow/run_report.py); with `--keep-runs N`, Retention after it
+  (kubeflow/retention_step.py), and over spans the cache epoch always;
 - with `--notify URL`, an exit step that posts how the run ended
   (kubeflow/exit_step.py).
 
@@ -56,7 +57,7 @@ from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
 
 from components.tuner import WORKERS_ENV
 from dataset import spans
-from kubeflow import container, exit_step, platform, run_report, step_status
+from kubeflow import container, exit_step, platform, retention_step, run_report, step_status
 from kubeflow.compile_command import DEFAULT_RETRIES
 from kubeflow.errors import CompileError
 from pipeline.config import PipelineConfig, Resources
@@ -188,7 +189,8 @@ def executor_labels(spec: Dict) -> Dict[str, str]:
 def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
                      env: Optional[Dict[str, str]] = None,
                      platform_args=None, notify: Optional[str] = None,
-                     retries: int = DEFAULT_RETRIES) -> Tuple[str, str]:
+                     retries: int = DEFAULT_RETRIES,
+                     keep_runs: Optional[int] = None) -> Tuple[str, str]:
   """Compiles the pipeline for `config` to run in containers of `image`.
 
   Args:
@@ -200,6 +202,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     platform_args: parsed kubeflow/platform.py flags, or None.
     notify: a webhook URL for the exit step, or None for no exit step.
     retries: how many times a failed step's pod is started again (0: never).
+    keep_runs: with N, each run ends deleting what only older runs used.
 
   Returns:
     (pipeline spec YAML path, PipelineJob JSON path).
@@ -219,8 +222,11 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
-  run_report.add(job["pipelineSpec"], job["pipelineSpec"]["root"]["dag"]["tasks"],
-                 retry_policy(retries) if retries else None)
+  tasks, policy = job["pipelineSpec"]["root"]["dag"]["tasks"], retries and retry_policy(retries)
+  retention_step.wire_cache_epoch(job["pipelineSpec"], tasks, WINDOW_STEP)
+  run_report.add(job["pipelineSpec"], tasks, policy or None)
+  if keep_runs:
+    retention_step.add(job["pipelineSpec"], tasks, keep_runs, policy or None)
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
   if platform_args is not None:

@@ -6,6 +6,7 @@ import os
 from kubeflow import exit_step, platform
 from pipeline import flags
 from pipeline.config import Resources
+from retention.cli import keep_count
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
@@ -65,7 +66,8 @@ def run(args) -> int:
   check_name(config.pipeline_name)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
                                env=dict(args.env), platform_args=args,
-                               notify=args.notify, retries=args.retries)
+                               notify=args.notify, retries=args.retries,
+                               keep_runs=args.keep_runs)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
   return 0
 
@@ -91,6 +93,9 @@ def add_parser(sub) -> None:
                  help="start a failed step's pod again up to N times, with backoff "
                       "(default 2; 0: never); see docs/kubeflow.md for which backends "
                       "honour it")
+  c.add_argument("--keep-runs", type=keep_count, metavar="N",
+                 help="end each run deleting what only runs older than the newest N "
+                      "used (kubeflow/retention_step.py)")
   c.add_argument("--skip-data-check", action="store_true",
                  help="do not read the first records (when this machine cannot "
                       "reach the data)")

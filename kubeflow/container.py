@@ -24,8 +24,11 @@ after the things TFX 1.16's own entrypoint does not do:
 4. Artifacts of the types the run page draws (components/ui_artifacts.py)
    are given their class: TFX would import `system.Metrics` as a module path.
 5. It records what the step did in the run's folder (kubeflow/step_status.py):
-   RUNNING, then COMPLETE with its outputs' metadata, or FAILED with the
-   error's last line, for the exit step and `python -m kubeflow runs`.
+   RUNNING with the URIs it reads and writes, then COMPLETE with its
+   outputs' metadata, or FAILED with the error's last line, for the exit
+   step, `python -m kubeflow runs` and retention.
+6. It drops the cache epoch, a parameter only there to change the step's
+   cache key (pipeline/cache_epoch.py), before TFX sees the parameters.
 
 This is our entrypoint, not an edit of TFX's installed files, so the image
 and the venv run the same code.
@@ -52,6 +55,7 @@ from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as 
 import storage
 from components import ui_artifacts
 from kubeflow import step_status
+from pipeline import cache_epoch
 
 COMMAND = ["python", "-m", "kubeflow.container"]
 # What the open-source backend adds to every artifact it records
@@ -129,6 +133,8 @@ def prepare(args) -> None:
                       ignore_unknown_fields=True)
     type_inputs(executor_input, inputs_spec)
   name_run_page_types(executor_input)
+  if cache_epoch.PARAMETER in executor_input.inputs.parameter_values:
+    del executor_input.inputs.parameter_values[cache_epoch.PARAMETER]
   args.json_serialized_invocation_args = json_format.MessageToJson(executor_input)
 
 
@@ -139,13 +145,12 @@ class Recorder:
   def __init__(self, invocation_json: str):
     self.task = os.environ.get(step_status.TASK_ENV)
     self.started = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    self.folder, self.invocation = None, {}
+    self.folder, self.invocation, self.uris = None, {}, {}
     try:
       self.invocation = json.loads(invocation_json)
-      outputs = self.invocation.get("outputs", {}).get("artifacts", {})
-      uris = [a["uri"] for listed in outputs.values() for a in listed.get("artifacts", [])]
+      self.uris = step_status.artifact_uris(self.invocation)
       self.folder = self.task and step_status.run_folder(
-          uris, os.environ.get(step_status.PIPELINE_ENV, ""), self.task)
+          self.uris["wrote"], os.environ.get(step_status.PIPELINE_ENV, ""), self.task)
     except (ValueError, KeyError, TypeError) as e:
       logging.warning("no step record: cannot read the executor input: %s", e)
 
@@ -153,7 +158,8 @@ class Recorder:
     if not self.folder:
       return
     try:
-      step_status.write(self.folder, self.task, state, started=self.started, **fields)
+      step_status.write(self.folder, self.task, state, started=self.started,
+                        **self.uris, **fields)
     except Exception as e:  # noqa: BLE001  (a record is no reason to fail a step)
       logging.warning("could not write this step's record under %s: %s", self.folder, e)
 

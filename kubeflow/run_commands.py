@@ -41,7 +41,7 @@ def _params(args, spec: dict, scheduled_by: str) -> dict:
                                declared, scheduled_by)
 
 
-def _load(path: str) -> List[dict]:
+def load_spec(path: str) -> List[dict]:
   """The documents of a compiled file: the pipeline spec, then the platform
   config if any."""
   try:
@@ -58,7 +58,7 @@ def _load(path: str) -> List[dict]:
 @contextlib.contextmanager
 def _spec_file(args):
   """(the spec's path, the spec): with --notify, a copy with the exit step."""
-  documents = _load(args.spec)
+  documents = load_spec(args.spec)
   if not args.notify:
     yield args.spec, documents[0]
     return
@@ -151,7 +151,7 @@ def _outcome(run, pipeline: str, default_root: str) -> str:
 
 def _runs(args) -> int:
   from kubeflow import client  # kfp: when the command runs
-  spec = _load(args.spec)[0]
+  spec = load_spec(args.spec)[0]
   name = spec["pipelineInfo"]["name"]
   kfp_client = _connect(args)
   experiment_id = client.find_experiment(kfp_client, args.experiment or name, args.namespace)

@@ -14,7 +14,10 @@ has no such store at hand, so the compiled spec gets one more step,
 - it is never cached: its page would show an earlier run;
 - each step's state and time come from the steps' records in the run's
   folder (kubeflow/step_status.py); a step with no record in this run was
-  served from the cache.
+  served from the cache;
+- its own record, COMPLETE, lists every artifact the run used, cached ones
+  included: the run's finished, and retention keeps what it lists
+  (kubeflow/retention_step.py).
 
     python -m kubeflow.run_report '{{$}}'     (the executor input)
 """
@@ -136,12 +139,16 @@ def main(argv: List[str]) -> int:
   folder = step_status.run_folder([uri], pipeline, TASK)
   storage.enable([uri])
   records = step_status.read(folder) if folder else {}
+  started = datetime.datetime.now(datetime.timezone.utc).isoformat()
   from report import render
   text = render(run_record(executor_input, records,
                            step_status.run_id(folder) if folder else "(not known)"))
   import tensorflow as tf
   with tf.io.gfile.GFile(uri, "w") as f:  # the file at the URI, as the UI reads it
     f.write(text)
+  if folder:  # every artifact of the run, cached ones included: retention keeps them
+    step_status.write(folder, TASK, step_status.COMPLETE, started=started,
+                      **step_status.artifact_uris(executor_input))
   print(f"report: {uri}")
   return 0
 

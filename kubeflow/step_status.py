@@ -11,7 +11,8 @@ in the run's own folder, `<pipeline root>/<pipeline name>/<run id>/<task>/…`
 GenerateOutputURI).
 
 So each step finds that folder from its outputs and writes
-`status/<task>.json` there: RUNNING as it starts, then COMPLETE with its
+`status/<task>.json` there: RUNNING as it starts, with the URIs of the
+artifacts it reads and writes, then COMPLETE with its
 outputs' metadata and output parameters, or FAILED with its error's last
 line. A step the cache served writes nothing, since it did not run; a step
 that was killed stays RUNNING. The exit step (kubeflow/notify.py) and
@@ -43,6 +44,16 @@ def run_folder(uris: Iterable[str], pipeline: str, task: str) -> Optional[str]:
     if match:
       return match.group(1)
   return None
+
+
+def artifact_uris(executor_input: dict) -> Dict[str, list]:
+  """{"read": input artifacts' URIs, "wrote": output artifacts' URIs} of an
+  executor input, for the step's record (retention reads them)."""
+  def uris(side):
+    listed = executor_input.get(side, {}).get("artifacts", {}).values()
+    return sorted({a["uri"] for entry in listed for a in entry.get("artifacts", [])
+                   if a.get("uri")})
+  return {"read": uris("inputs"), "wrote": uris("outputs")}
 
 
 def run_id(folder: str) -> str:

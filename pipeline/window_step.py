@@ -15,7 +15,9 @@ run one (components/tuner.py).
 Kubeflow never serves this step from its cache (kubeflow/compile.py). Every
 step after it is keyed on the values it passes: a run that finds the same
 window gets the same values, and so the same cache keys, and runs nothing
-else; a new span changes the window, and what reads it runs again.
+else; a new span changes the window, and what reads it runs again. So does
+a new cache epoch for the window, which retention raises when it deletes
+an output a cached step wrote over it (pipeline/cache_epoch.py).
 
 Locally the runner resolves the same values before the run starts, and the
 pipeline holds them as constants, so this step is only in compiled
@@ -32,12 +34,13 @@ from tfx.types.standard_artifacts import String
 
 from dataset.declaration import Data
 from dataset.tuning import Tuning
+from pipeline import cache_epoch as cache_epoch_file
 from pipeline.config import PipelineConfig
 from pipeline.inputs import RunInputs, resolve
 from pipeline.keys import to_json
 from pipeline.runtime import WindowValues
 
-OUTPUTS = WindowValues.names()
+OUTPUTS = WindowValues.names() + ("cache_epoch",)
 Out = OutputArtifact[String]
 Param = Parameter[str]
 
@@ -84,9 +87,13 @@ def SpanWindow(data_root: Param, serving_dir: Param, train_steps: Param,
                window_spec: Param, input_config: Out, splits_config: Out,
                train_args: Out, eval_args: Out, example_splits: Out,
                served_version: Out, training_key: Out, drift_baseline: Out,
-               tuning_search: Out) -> None:
-  """Lists the spans, applies the window, chooses the baseline; passes them on."""
+               tuning_search: Out, cache_epoch: Out) -> None:
+  """Lists the spans, applies the window, chooses the baseline; passes them
+  on, with the cache epoch (pipeline/cache_epoch.py)."""
   inputs, values = resolve_window(window_spec, data_root, serving_dir, train_steps)
+  folder = cache_epoch_file.pipeline_folder(cache_epoch.uri, "SpanWindow")
+  window = cache_epoch_file.window_digest(values["input_config"])
+  values["cache_epoch"] = cache_epoch_file.value(folder, window) if folder else window
   logging.info("SpanWindow: %s under %s; baseline: %s", inputs.window.describe(),
                data_root, inputs.served_version)
   print("\n".join([f"window: {inputs.window.describe()} under {data_root}",
@@ -97,6 +104,6 @@ def SpanWindow(data_root: Param, serving_dir: Param, train_steps: Param,
              "train_args": train_args, "eval_args": eval_args,
              "example_splits": example_splits, "served_version": served_version,
              "training_key": training_key, "drift_baseline": drift_baseline,
-             "tuning_search": tuning_search}
+             "tuning_search": tuning_search, "cache_epoch": cache_epoch}
   for name, artifact in outputs.items():
     artifact.value = values[name]

@@ -1,8 +1,13 @@
-"""Retention: deletes the artifacts of a local pipeline's older runs.
+"""Retention: deletes the artifacts of a pipeline's older runs.
 
     python -m retention --keep 3            # lists what it would delete
     python -m retention --keep 3 --delete   # deletes it
     local_runner.py --keep-runs 3           # after each run, deletes
+
+That is a local pipeline's, planned from its ML Metadata (plan.py). A
+Kubeflow pipeline's is planned from its runs' folders (folders.py), by
+the step `--keep-runs` compiles in and `python -m kubeflow retention`
+(kubeflow/retention_step.py).
 
 Every run writes new artifacts (examples, transform graphs, models, the
 served model's copy for the baseline, evaluations), and nothing deletes

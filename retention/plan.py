@@ -132,11 +132,11 @@ def plan(store, pipeline: str, keep: int, pipeline_root: str, serving_dir: str) 
       continue
     result.doomed.append(Doomed(_node_and_key(store, artifact.id), artifact.uri,
                                 size_of(artifact.uri), run_of[artifact.id], artifact.id))
-  result.doomed += _cache_entries(f"{root}analyzer_cache/{pipeline}", set(result.kept_spans))
+  result.doomed += cache_entries(f"{root}analyzer_cache/{pipeline}", set(result.kept_spans))
   return result
 
 
-def _cache_entries(cache_dir: str, kept_spans: Set[str]) -> List[Doomed]:
+def cache_entries(cache_dir: str, kept_spans: Set[str]) -> List[Doomed]:
   """Analyzer cache entries of spans no kept run read."""
   gfile = serving.gfile()
   if not kept_spans or not gfile.isdir(cache_dir):

@@ -25,6 +25,10 @@ workers: the first run searches (the Tuner step, as the backend runs it,
 its workers processes in its pod), the second reuses that search from the
 cache, and the third, one span later, searches again.
 
+It is compiled with `--keep-runs 1`: each run ends deleting what only older
+runs used, version 1's lineage kept, and raising the cache epoch of run 1's
+window once a cached step's output of it is gone.
+
 The spec is compiled with `--notify`: its exit step posts each run's outcome
 to a webhook on 127.0.0.1 (the third run's webhook cannot be reached, and
 the run succeeds anyway), and `python -m kubeflow runs` lists the four runs.
@@ -52,6 +56,7 @@ import yaml
 from components import ui_artifacts
 from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
+from pipeline import cache_epoch
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
 from tests.fakes import kfp_server
 from tests.fakes.kfp_backend import Backend, StepFailed
@@ -182,7 +187,7 @@ def ran(request, tmp_path_factory):
         "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
         "--data-root", "s3://data/digits", "--serving-dir", "s3://serving/digits",
         "--skip-data-check", "--output-dir", str(root / "compiled"), "--notify", hook,
-        "--tune-workers", "2",
+        "--tune-workers", "2", "--keep-runs", "1",
         *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
           for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
@@ -199,8 +204,10 @@ def ran(request, tmp_path_factory):
     (root / "logs").mkdir()
     first = submit(spec, url, endpoint, state)
     run1 = execute(backend, spec, first, state, str(root / "logs"))
+    folders = [_objects(client, "pipelines", f"root/digits/{first['id']}/")]
     second = submit(spec, url, endpoint, state)
     run2 = execute(backend, spec, second, state, str(root / "logs2"))
+    folders.append(_objects(client, "pipelines", f"root/digits/{first['id']}/"))
     empty = submit(spec, url, endpoint, state, "--data-root", "s3://data/nothing-here")
     failed = execute(backend, spec, empty, state, str(root / "logs_failed"))
     cache = _objects(client, "pipelines", "root/analyzer_cache/digits/")
@@ -210,6 +217,10 @@ def ran(request, tmp_path_factory):
     third = submit(spec, url, endpoint, state, "--param",
                    f"notify_url=http://127.0.0.1:{free_port()}/hooks/T0")
     run3 = execute(backend, spec, third, state, str(root / "logs3"))
+    folders.append(_objects(client, "pipelines", f"root/digits/{first['id']}/"))
+    kept = {key: _has_object(client, art["uri"]) for key, art in run1.outputs.items()}
+    epochs = json.loads(client.get_object(Bucket="pipelines", Key=(
+        "root/digits/_retention/epochs.json"))["Body"].read())
     cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
     serving3 = download(client, "s3://serving/digits", root / "serving3")
     listed = subprocess.run(
@@ -220,7 +231,10 @@ def ran(request, tmp_path_factory):
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
     page = _run_page(backend, client, run1)
-    yield {"root": root, "page": page, "first": first, "second": second, "run1": run1,
+    summaries = [_run_page(backend, client, run)[("Retention", "summary")][2]
+                 for run in (run1, run2, run3)]
+    yield {"folders": folders, "kept": kept, "epochs": epochs, "summaries": summaries,
+           "root": root, "page": page, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
            "messages": list(messages), "runs": listed,
@@ -253,7 +267,8 @@ def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(r
       ("Evaluator", "metrics"): "system.Metrics",
       ("Evaluator", "classification_metrics"): "system.ClassificationMetrics",
       ("Pusher", "model_card"): "system.Markdown",
-      ("RunReport", "report"): "system.HTML"}, page
+      ("RunReport", "report"): "system.HTML",
+      ("Retention", "summary"): "system.Markdown"}, page
   _, metrics, _ = page[("Evaluator", "metrics")]
   assert metrics["display_name"] == "metrics" and metrics["model blessed"] == 1.0, metrics
   assert metrics["sparse_categorical_accuracy"] >= 0.9, metrics
@@ -326,8 +341,8 @@ def test_a_second_run_with_nothing_new_runs_only_the_window_step(ran):
   assert ran["run2"].parameters["SpanWindow"] == ran["run1"].parameters["SpanWindow"]
   states = steps(ran["run2"])
   assert states.pop("SpanWindow") == "EXECUTED"
-  # And the report, never cached: this run's page shows this run.
-  assert states.pop("RunReport") == "EXECUTED"
+  # And the report and retention, never cached: this run's page shows this run.
+  assert states.pop("RunReport") == "EXECUTED" and states.pop("Retention") == "EXECUTED"
   assert set(states.values()) == {"CACHED"}, ran["run2"].states
 
 
@@ -348,8 +363,8 @@ def test_a_new_span_reruns_what_reads_it_and_transform_analyses_only_it(ran):
   values = ran["run3"].parameters["SpanWindow"]
   assert json.loads(values["example_splits"]) == ["eval_span1", "eval_span2"]
   states = steps(ran["run3"])
-  # The curated schema reads nothing that changed; everything else does.
-  assert states.pop("CuratedSchema") == "CACHED", states
+  # Everything runs again: the curated schema too, which reads no artifact
+  # and so takes the new window's cache epoch (pipeline/cache_epoch.py).
   assert set(states.values()) == {"EXECUTED"}, states
   spans_before = {key.split("/")[0] for key in ran["cache"]}
   assert spans_before == {"train_span1"}, ran["cache"]
@@ -389,8 +404,6 @@ def test_a_failed_step_skips_the_rest_but_not_the_exit_step(ran):
   assert states["SpanWindow"] == "FAILED" and states["notify"] == "EXECUTED", states
   rest = steps(ran["failed"])
   del rest["SpanWindow"]
-  # The curated schema reads nothing from SpanWindow: the cache serves it.
-  assert rest.pop("CuratedSchema") == "CACHED", states
   assert set(rest.values()) == {"SKIPPED"}, states
 
 
@@ -455,6 +468,33 @@ def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
   resumed = [line for line in log.splitlines() if "resumed from step " in line]
   assert resumed and " of 400 " in resumed[0], log[-3000:]
   assert "checkpoints of the finished training deleted" in log, log[-3000:]
+
+
+def test_each_run_ends_deleting_what_only_older_runs_used(ran):
+  """Compiled with --keep-runs 1: the Retention step ends each run."""
+  after1, after2, after3 = ({key.split("/")[0] for key in objects}
+                            for objects in ran["folders"])
+  summary1, summary2, summary3 = ran["summaries"]
+  assert "keeping the newest 1 of 1 runs" in summary1, summary1
+  # Run 2 took every output of run 1 from the cache but SpanWindow's values:
+  # only those went, and they need no new cache epoch (never cached).
+  assert after1 - after2 == {"SpanWindow"}, (after1, after2, summary2)
+  assert "deleted " in summary2 and "new cache epoch" not in summary2, summary2
+  # Run 3 read a new window. Of run 1, version 1 (still served) keeps its
+  # lineage: the model, what it was trained and judged on, the push.
+  kept = ran["kept"]
+  for key in (("ImportExampleGen", "examples"), ("Transform", "transform_graph"),
+              ("Trainer", "model"), ("Evaluator", "evaluation"),
+              ("Pusher", "pushed_model"), ("RunReport", "report")):
+    assert kept[key], (key, summary3)
+  gone = {key for key, there in kept.items() if not there}
+  assert ("StatisticsGen", "statistics") in gone, (gone, summary3)
+  # Deleting a cached step's output raised run 1's window's epoch, so a run
+  # over that window again runs its steps rather than read deleted files.
+  window = cache_epoch.window_digest(ran["run1"].parameters["SpanWindow"]["input_config"])
+  assert ran["run1"].parameters["SpanWindow"]["cache_epoch"] == f"{window}.0.0"
+  assert ran["epochs"] == {window: 1}, (ran["epochs"], summary3)
+  assert f"new cache epoch for {window}" in summary3, summary3
 
 
 def test_no_step_builds_an_sdist_of_tfx(ran):

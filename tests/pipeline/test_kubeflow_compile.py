@@ -194,6 +194,7 @@ def test_training_settings_and_the_transform_choice_reach_the_compiled_trainer(
     (["--resource", "Trainr:cpu=2"], "config field 'resources': expected a component id"),
     (["--resource", "Trainer:cpus=2"], "--resource 'Trainer:cpus=2': expected keys"),
     (["--resource", "Trainer:gpus=-1"], "config field 'resources.gpus'"),
+    (["--keep-runs", "0"], "--keep-runs: expected a whole number >= 1, found '0'"),
 ])
 def test_bad_compile_flags_give_one_clear_line(tmp_path, capsys, flags, message):
   code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
@@ -279,7 +280,7 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   declared = spec["components"]["SpanWindow"]["outputDefinitions"]["parameters"]
   assert set(declared) == {"input_config", "splits_config", "train_args", "eval_args",
                            "example_splits", "served_version", "training_key",
-                           "drift_baseline"}
+                           "drift_baseline", "cache_epoch"}
   # Each consumer reads the window's values as output parameters of the task
   # that exists (TFX's compiler names "SpanWindow_task"), and waits for it.
   for node, name in (("ImportExampleGen", "input_config"), ("Transform", "splits_config"),
@@ -293,6 +294,16 @@ def test_a_window_of_spans_is_resolved_by_the_pipelines_first_step(tmp_path):
   # so may BaselineModel, which copies the version SpanWindow names.
   assert tasks["ImportExampleGen"]["cachingOptions"] == {"enableCache": True}
   assert tasks["BaselineModel"]["cachingOptions"] == {"enableCache": True}
+  # Every cached step that reads no artifact takes the window's cache epoch,
+  # which retention raises before it deletes (pipeline/cache_epoch.py); the
+  # others are keyed on those steps' artifacts.
+  roots = {n for n, t in tasks.items() if t.get("cachingOptions", {}).get("enableCache")
+           and not t.get("inputs", {}).get("artifacts")}
+  assert roots >= {"ImportExampleGen", "BaselineModel"}, roots
+  for node, task in tasks.items():
+    given = task.get("inputs", {}).get("parameters", {}).get("cache_epoch")
+    assert (given == {"taskOutputParameter": {
+        "producerTask": "SpanWindow", "outputParameterKey": "cache_epoch"}}) == (node in roots), node
   # Warm start: the Trainer takes BaselineModel's model as its base model.
   assert tasks["Trainer"]["inputs"]["artifacts"]["base_model"] == {
       "taskOutputArtifact": {"producerTask": "BaselineModel", "outputArtifactKey": "model"}}
@@ -505,6 +516,29 @@ def test_every_step_retries_with_backoff_unless_told_not_to(tmp_path):
   json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
   spec, _ = compile_digits(tmp_path / "none", "--retries", "0")
   assert not any("retryPolicy" in t for t in tasks(spec).values())
+
+
+def test_keep_runs_ends_each_run_with_retention_after_the_report(tmp_path):
+  spec, _ = compile_digits(tmp_path / "out", "--keep-runs", "3",
+                           "--notify", "http://127.0.0.1:1/hook")
+  tasks = exit_step.tasks(spec)
+  step = tasks["Retention"]
+  assert step["dependentTasks"] == ["RunReport"] and "cachingOptions" not in step
+  params = step["inputs"]["parameters"]
+  assert params["keep"] == {"runtimeValue": {"constant": "3"}}
+  assert params["serving_dir"] == {"componentInputParameter": "serving_dir"}
+  never = set(json.loads(params["never_cached"]["runtimeValue"]["constant"]))
+  assert never >= {"ImportExampleGen", "BaselineModel", "RunReport", "Retention", "notify"}
+  assert not never & {"Trainer", "Transform", "StatisticsGen"}, never
+  container = spec["deploymentSpec"]["executors"]["Retention_executor"]["container"]
+  assert container["command"] == ["python", "-m", "kubeflow.retention_step"]
+  assert {e["name"]: e["value"] for e in container["env"]}["PIPELINE_TASK"] == "Retention"
+  assert spec["components"]["Retention"]["outputDefinitions"]["artifacts"]["summary"][
+      "artifactType"]["schemaTitle"] == "system.Markdown"
+  json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
+  # Without spans there is no cache epoch: ImportExampleGen is never cached.
+  assert not any("cache_epoch" in t.get("inputs", {}).get("parameters", {})
+                 for t in tasks.values())
 
 
 @pytest.mark.parametrize("value", ["-1", "11", "two"])

@@ -8,7 +8,7 @@ import pytest
 from tfx.types import standard_artifacts
 
 from dataset import declaration
-from pipeline import window_step
+from pipeline import cache_epoch, window_step
 from pipeline.config import PipelineConfig, TrainingConfig
 from pipeline.keys import trainer_config
 from tests.conftest import span_declaration
@@ -22,14 +22,15 @@ def _spec(tmp_path, spans=(1, 2, 3), window=2):
   return window_step.window_spec(config, trainer_config(config)), root
 
 
-def _run_step(spec, root, serving, tmp_path) -> dict:
-  """Runs the step's real executor; returns what it wrote, by output."""
+def _run_step(spec, root, serving, tmp_path, run="run1") -> dict:
+  """Runs the step's real executor; returns what it wrote, by output. The
+  outputs lie where the backend puts them: <root>/<pipeline>/<run>/<task>/…"""
   outputs = {}
   for name in window_step.OUTPUTS:
     artifact = standard_artifacts.String()
-    # A value artifact's URI is its file (TFX's orchestrators add "value").
-    (tmp_path / "out" / name).mkdir(parents=True)
-    artifact.uri = str(tmp_path / "out" / name / "value")
+    folder = tmp_path / "root" / "spans" / run / "SpanWindow" / "salt" / name
+    folder.mkdir(parents=True)
+    artifact.uri = str(folder / "value")  # a value artifact's URI is its file
     outputs[name] = [artifact]
   executor = window_step.SpanWindow.EXECUTOR_SPEC.executor_class()
   executor.Do({}, outputs, {"data_root": str(root), "serving_dir": str(serving),
@@ -79,6 +80,23 @@ def test_a_rerun_with_nothing_new_passes_the_same_values(tmp_path):
   inputs, moved = window_step.resolve_window(spec, str(root), str(serving), "50")
   assert inputs.window.describe() == "spans 3, 4"
   assert moved["training_key"] != first["training_key"] and moved["served_version"] == "200"
+
+
+def test_the_step_passes_the_cache_epoch_retention_raised_for_its_window(tmp_path):
+  spec, root = _spec(tmp_path)
+  values = _run_step(spec, root, tmp_path / "serving", tmp_path)
+  window = cache_epoch.window_digest(values["input_config"])
+  assert values["cache_epoch"] == f"{window}.0.0", values
+  # Retention deleted a cached step's output of this window, then of a run
+  # whose window is unknown: the next run's epoch differs each time, so no
+  # later step's cache key equals that of a run whose outputs are gone.
+  folder = str(tmp_path / "root" / "spans")
+  cache_epoch.bump(folder, {window, "0123456789ab"})
+  assert _run_step(spec, root, tmp_path / "serving", tmp_path, "run2")[
+      "cache_epoch"] == f"{window}.0.1"
+  cache_epoch.bump(folder, {None})
+  assert _run_step(spec, root, tmp_path / "serving", tmp_path, "run3")[
+      "cache_epoch"] == f"{window}.1.1"
 
 
 def test_a_data_root_without_a_complete_span_is_one_line_naming_it(tmp_path):

@@ -18,7 +18,7 @@ HEAVY = ("tensorflow", "tfx", "apache_beam", "kfp", "kfp_server_api")
 # entry point -> (how runpy starts it, the subcommands whose --help is asked)
 ENTRY_POINTS = {
     "local_runner.py": ("path", []),
-    "kubeflow": ("module", ["compile", "submit", "schedule", "schedules", "runs"]),
+    "kubeflow": ("module", ["compile", "submit", "schedule", "schedules", "runs", "retention"]),
     "debug": ("module", ["runs", "artifacts", "lineage", "report", "skew"]),
     "serving": ("module", ["versions", "rollback"]),
     "retention": ("module", []),

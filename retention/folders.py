@@ -1,0 +1,222 @@
+"""What retention deletes of a Kubeflow pipeline's runs, read from the runs'
+folders rather than from ML Metadata.
+
+A Kubeflow run's artifacts are recorded in the cluster's ML Metadata, whose
+address and access belong to the installation. What every step and every
+user of the bucket reaches is the pipeline root: each run's folder,
+`<pipeline root>/<pipeline>/<run id>/<task>/<salt>/<key>`, holds its
+outputs and its steps' records (kubeflow/step_status.py). Each record lists
+the URIs its step read and wrote; RunReport's lists every artifact of the
+run, cached ones included. From them, as retention/plan.py does from ML
+Metadata:
+- a run's age is its first record's; the newest `keep` runs are kept,
+  whatever their outcome, with every URI their records name;
+- a served version's lineage: the record of the step that pushed it, what it
+  read and wrote, the same for the steps that wrote what it read (a URI
+  names its run and its task), and those steps' inputs' writers' outputs;
+- Transform's analyzer cache of the spans the kept runs read.
+Older runs' outputs that none of these name are deleted, but for the run
+page's report and retention's summary (a few kilobytes a run); the records
+stay too, so `python -m kubeflow runs` still tells each run.
+
+Nothing is deleted while another run is in flight: it may have been handed
+an older run's output by the cache that none of its records names yet. A
+run is in flight until RunReport has recorded it COMPLETE or a step FAILED,
+or until no record of it was written for STALE_HOURS (a killed pod's step
+stays RUNNING).
+
+Deleting an output of a step Kubeflow may serve from its cache first
+raises the cache epoch of the window that run read (pipeline/cache_epoch.py),
+then looks again for runs in flight: one that started before the new
+epoch was written is seen there, and nothing is deleted. Each run folder then gets `retention.json`,
+the list of what is deleted, before its files go.
+"""
+
+import dataclasses
+import datetime
+import json
+import os
+from typing import Callable, Dict, Iterable, List, Optional, Set
+
+import serving
+from dataset import spans
+from pipeline import cache_epoch
+from retention.plan import Doomed, Plan, cache_entries, size_of
+
+STALE_HOURS = 24
+FINISHED_BY = "RunReport"  # its COMPLETE record ends a run (kubeflow/run_report.py)
+TOMBSTONE = "retention.json"
+
+
+@dataclasses.dataclass
+class Run:
+  """One run's folder and its steps' records: task -> record."""
+  id: str
+  folder: str
+  records: Dict[str, dict]
+
+  @property
+  def started(self) -> str:
+    return min((r.get("started") or r.get("time", "") for r in self.records.values()),
+               default="")
+
+  def in_flight(self, now: datetime.datetime) -> bool:
+    states = {r.get("state") for r in self.records.values()}
+    if "FAILED" in states or self.records.get(FINISHED_BY, {}).get("state") == "COMPLETE":
+      return False
+    last = max((r.get("time", "") for r in self.records.values()), default="")
+    try:
+      when = datetime.datetime.fromisoformat(last)
+    except ValueError:
+      return False
+    return now - when < datetime.timedelta(hours=STALE_HOURS)
+
+
+@dataclasses.dataclass
+class FolderPlan(Plan):
+  in_flight: List[str] = dataclasses.field(default_factory=list)
+  # The windows (digests; None: unknown) whose cache epoch must rise: a
+  # cached step's output written over them is deleted.
+  windows: Set[Optional[str]] = dataclasses.field(default_factory=set)
+
+
+def _window(run: Run) -> Optional[str]:
+  """The window digest of the epoch the run's first step passed on."""
+  for record in run.records.values():
+    epoch = record.get("parameters", {}).get(cache_epoch.PARAMETER)
+    if epoch:
+      return cache_epoch.window_of(epoch)
+  return None
+
+
+def _used(runs: Iterable[Run]) -> Set[str]:
+  return {u for run in runs for r in run.records.values()
+          for u in [*r.get("read", []), *r.get("wrote", [])]}
+
+
+class _Index:
+  """Finds the record of the step that wrote a URI."""
+
+  def __init__(self, folder: str, runs: List[Run]):
+    self.prefix = folder.rstrip("/") + "/"
+    self.runs = {run.id: run for run in runs}
+
+  def writer(self, uri: str) -> Optional[dict]:
+    if not uri.startswith(self.prefix):
+      return None
+    run, _, rest = uri[len(self.prefix):].partition("/")
+    return self.runs.get(run, Run(run, "", {})).records.get(rest.split("/", 1)[0])
+
+
+def _both(record: Optional[dict]) -> Set[str]:
+  return set(record.get("read", []) + record.get("wrote", [])) if record else set()
+
+
+def lineage(index: _Index, runs: List[Run], versions: List[str]) -> Set[str]:
+  """The URIs the served versions need (retention/plan.py lineage)."""
+  wanted = {os.path.normpath(v) for v in versions}
+  needed = set()
+  for run in runs:
+    for record in run.records.values():
+      pushed = {str(o.get("metadata", {}).get("pushed_destination", ""))
+                for o in record.get("outputs", {}).values()}
+      if not {os.path.normpath(p) for p in pushed if p} & wanted:
+        continue
+      needed |= _both(record)
+      for uri in record.get("read", []):
+        writer = index.writer(uri)
+        needed |= _both(writer)
+        for upstream in (writer or {}).get("read", []):
+          needed |= set((index.writer(upstream) or {}).get("wrote", []))
+  return needed
+
+
+def _kept_spans(index: _Index, used: Set[str]) -> Set[str]:
+  found = set()
+  for uri in used:
+    writer = index.writer(uri) or {}
+    names = writer.get("outputs", {}).get("examples", {}).get("metadata", {}).get(
+        "split_names") if writer.get("step") == "ImportExampleGen" else None
+    if isinstance(names, str):
+      found |= {s for s in json.loads(names) if spans.is_span_split(s)}
+  return found
+
+
+def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
+         never_cached: Set[str], current: str = "",
+         now: Optional[datetime.datetime] = None,
+         history: Set[str] = frozenset()) -> FolderPlan:
+  """What deleting all but the newest `keep` runs' artifacts means.
+
+  Args:
+    folder: `<pipeline root>/<pipeline>`, which holds the runs' folders.
+    runs: every run found there.
+    never_cached: tasks Kubeflow never serves from its cache: deleting
+      their outputs needs no new cache epoch.
+    current: the run this is a step of, never counted in flight.
+    history: tasks whose outputs always stay: the run page's report and
+      summary, a few kilobytes each.
+  """
+  now = now or datetime.datetime.now(datetime.timezone.utc)
+  ordered = sorted(runs, key=lambda r: r.started)
+  kept, older = ordered[-keep:], ordered[:-keep]
+  versions = serving.versions(serving_dir)
+  index = _Index(folder, runs)
+  used = _used(kept)
+  keep_uris = used | lineage(index, runs, versions)
+  result = FolderPlan([r.id for r in kept], [r.id for r in older],
+                      [os.path.basename(v) for v in versions],
+                      sorted(_kept_spans(index, used)), [],
+                      in_flight=[r.id for r in runs if r.id != current and r.in_flight(now)])
+  gfile = serving.gfile()
+  epochs_used = any(_window(run) for run in runs)  # over spans (pipeline/cache_epoch.py)
+  for run in older:
+    for task, record in sorted(run.records.items()):
+      for uri in ([] if task in history else record.get("wrote", [])):
+        if uri in keep_uris or not uri.startswith(index.prefix) or not gfile.exists(uri):
+          continue
+        result.doomed.append(Doomed(f"{task} {uri.rstrip('/').rsplit('/', 1)[-1]}",
+                                    uri, size_of(uri), run.id))
+        if task not in never_cached and epochs_used:
+          result.windows.add(_window(run))
+  root = folder.rstrip("/").rsplit("/", 1)[0]
+  pipeline = folder.rstrip("/").rsplit("/", 1)[-1]
+  result.doomed += cache_entries(f"{root}/analyzer_cache/{pipeline}",
+                                  set(result.kept_spans))
+  return result
+
+
+def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
+              in_flight_now: Callable[[], List[str]]) -> List[str]:
+  """Deletes what `found` lists, unless a run is in flight; returns what
+  happened, in lines."""
+  if found.in_flight:
+    return [f"deleted nothing: run(s) in flight ({', '.join(found.in_flight)}) may "
+            "read an older run's output"]
+  lines = []
+  if found.windows:
+    cache_epoch.bump(folder, found.windows)
+    named = sorted(w or "every window" for w in found.windows)
+    lines.append(f"new cache epoch for {', '.join(named)}: a run over it runs its "
+                 "steps again rather than take deleted outputs from Kubeflow's cache")
+    late = in_flight_now()
+    if late:
+      return lines + [f"deleted nothing: run(s) started meanwhile ({', '.join(late)})"]
+  gfile = serving.gfile()
+  stamp = datetime.datetime.now(datetime.timezone.utc).isoformat()
+  for run_id in sorted({d.run for d in found.doomed if d.run}):
+    path = f"{runs[run_id].folder}/{TOMBSTONE}"
+    listed = []
+    if gfile.exists(path):
+      with gfile.GFile(path) as f:
+        listed = json.load(f)
+    listed += [{"uri": d.uri, "what": d.what, "bytes": d.bytes, "time": stamp}
+               for d in found.doomed if d.run == run_id]
+    with gfile.GFile(path, "w") as f:
+      f.write(json.dumps(listed, indent=1))
+  for item in found.doomed:
+    if gfile.isdir(item.uri):
+      gfile.rmtree(item.uri)
+    elif gfile.exists(item.uri):
+      gfile.remove(item.uri)
+  return lines
