@@ -55,6 +55,7 @@ import yaml
 
 from components import ui_artifacts
 from convert.digits import write_digits
+from kubeflow import exit_step
 from kubeflow.cli import main as kubeflow
 from pipeline import cache_epoch
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
@@ -218,7 +219,6 @@ def ran(request, tmp_path_factory):
                    f"notify_url=http://127.0.0.1:{free_port()}/hooks/T0")
     run3 = execute(backend, spec, third, state, str(root / "logs3"))
     folders.append(_objects(client, "pipelines", f"root/digits/{first['id']}/"))
-    kept = {key: _has_object(client, art["uri"]) for key, art in run1.outputs.items()}
     epochs = json.loads(client.get_object(Bucket="pipelines", Key=(
         "root/digits/_retention/epochs.json"))["Body"].read())
     cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
@@ -227,13 +227,20 @@ def ran(request, tmp_path_factory):
         [sys.executable, "-m", "kubeflow", "runs", "--spec", spec, "--host", url],
         cwd=REPO, capture_output=True, text=True, env={**os.environ, **env(endpoint)},
         timeout=600)
+    # Span 2 withdrawn: the window is span 1's again, over which run 3's
+    # retention deleted a cached step's output. The pipeline's first steps.
+    for key in _objects(client, "data", "digits/span-2/"):
+      client.delete_object(Bucket="data", Key=f"digits/span-2/{key}")
+    again = backend.run(first_steps(spec, root / "first_steps.yaml"), first["params"],
+                        log_dir=str(root / "logs4"), run_id="again")
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
     page = _run_page(backend, client, run1)
     summaries = [_run_page(backend, client, run)[("Retention", "summary")][2]
                  for run in (run1, run2, run3)]
-    yield {"folders": folders, "kept": kept, "epochs": epochs, "summaries": summaries,
+    (root / "retention.md").write_text("\n".join(summaries))  # to read after a failure
+    yield {"folders": folders, "epochs": epochs, "summaries": summaries, "again": again,
            "root": root, "page": page, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
@@ -470,10 +477,28 @@ def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
   assert "checkpoints of the finished training deleted" in log, log[-3000:]
 
 
+def first_steps(spec: str, path) -> str:
+  """The compiled spec cut to its first two steps, SpanWindow and
+  ImportExampleGen, as they are (their cache keys unchanged)."""
+  with open(spec, encoding="utf-8") as f:
+    documents = [d for d in yaml.safe_load_all(f) if d]
+  tasks = exit_step.tasks(documents[0])
+  documents[0]["root"]["dag"]["tasks"] = {
+      name: tasks[name] for name in ("SpanWindow", "ImportExampleGen")}
+  path.write_text(yaml.safe_dump_all(documents))
+  return str(path)
+
+
+def _outputs_in(objects) -> set:
+  """(task, output key) of the objects under a run's folder: <task>/<salt>/<key>/…"""
+  return {tuple(k.split("/")[0:3:2]) for k in objects if k.count("/") >= 2}
+
+
 def test_each_run_ends_deleting_what_only_older_runs_used(ran):
   """Compiled with --keep-runs 1: the Retention step ends each run."""
   after1, after2, after3 = ({key.split("/")[0] for key in objects}
                             for objects in ran["folders"])
+  had, has = (_outputs_in(objects) for objects in (ran["folders"][0], ran["folders"][2]))
   summary1, summary2, summary3 = ran["summaries"]
   assert "keeping the newest 1 of 1 runs" in summary1, summary1
   # Run 2 took every output of run 1 from the cache but SpanWindow's values:
@@ -482,19 +507,34 @@ def test_each_run_ends_deleting_what_only_older_runs_used(ran):
   assert "deleted " in summary2 and "new cache epoch" not in summary2, summary2
   # Run 3 read a new window. Of run 1, version 1 (still served) keeps its
   # lineage: the model, what it was trained and judged on, the push.
-  kept = ran["kept"]
+  # (The statistics too: the push read them for the model card.)
   for key in (("ImportExampleGen", "examples"), ("Transform", "transform_graph"),
               ("Trainer", "model"), ("Evaluator", "evaluation"),
-              ("Pusher", "pushed_model"), ("RunReport", "report")):
-    assert kept[key], (key, summary3)
-  gone = {key for key, there in kept.items() if not there}
-  assert ("StatisticsGen", "statistics") in gone, (gone, summary3)
+              ("StatisticsGen", "statistics"), ("Pusher", "model_card"),
+              ("RunReport", "report")):
+    assert key in had and key in has, (key, summary3)
+  # What went is what nothing kept names: the anomalies, and the window's values.
+  gone = had - has
+  assert {key for key in gone if key[0] != "SpanWindow"} == {
+      ("ExampleValidator", "anomalies")}, (gone, summary3)
   # Deleting a cached step's output raised run 1's window's epoch, so a run
   # over that window again runs its steps rather than read deleted files.
   window = cache_epoch.window_digest(ran["run1"].parameters["SpanWindow"]["input_config"])
   assert ran["run1"].parameters["SpanWindow"]["cache_epoch"] == f"{window}.0.0"
   assert ran["epochs"] == {window: 1}, (ran["epochs"], summary3)
   assert f"new cache epoch for {window}" in summary3, summary3
+
+
+def test_a_run_over_a_window_retention_cleaned_imports_again_not_from_the_cache(ran):
+  # Run 2, over the same window as run 1, took ImportExampleGen from the
+  # cache; after retention deleted some of that window's cached outputs, a
+  # run over it again (span 2 withdrawn) runs the step, under a new epoch.
+  again, first = ran["again"], ran["run1"].parameters["SpanWindow"]
+  assert ran["run2"].states["ImportExampleGen"] == "CACHED"
+  assert again.parameters["SpanWindow"]["input_config"] == first["input_config"]
+  window = cache_epoch.window_digest(first["input_config"])
+  assert again.parameters["SpanWindow"]["cache_epoch"] == f"{window}.0.1"
+  assert again.states["ImportExampleGen"] == "EXECUTED", again.states
 
 
 def test_no_step_builds_an_sdist_of_tfx(ran):
