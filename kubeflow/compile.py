@@ -135,7 +135,7 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
         producer["producerTask"] = producer["producerTask"].removesuffix("_task")
   for node in tasks:
     named = {**env, step_status.PIPELINE_ENV: config.pipeline_name,
-             step_status.TASK_ENV: node}
+             step_status.TASK_ENV: node, step_status.RETRIES_ENV: str(retries)}
     if node == "Tuner":  # outside the cache key (components/tuner.py)
       named[WORKERS_ENV] = str(config.tune_workers)
     executors[spec["components"][node]["executorLabel"]]["container"]["env"] = [

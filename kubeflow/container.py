@@ -145,7 +145,8 @@ class Recorder:
   def __init__(self, invocation_json: str):
     self.task = os.environ.get(step_status.TASK_ENV)
     self.started = datetime.datetime.now(datetime.timezone.utc).isoformat()
-    self.folder, self.invocation, self.uris = None, {}, {}
+    self.folder, self.invocation, self.uris, self.attempt = None, {}, {}, None
+    self.retries = int(os.environ.get(step_status.RETRIES_ENV) or 0)
     try:
       self.invocation = json.loads(invocation_json)
       self.uris = step_status.artifact_uris(self.invocation)
@@ -158,8 +159,11 @@ class Recorder:
     if not self.folder:
       return
     try:
+      if self.attempt is None:  # an earlier attempt's record, if any
+        previous = step_status.read_one(self.folder, self.task) or {}
+        self.attempt = previous.get("attempt", 0) + 1
       step_status.write(self.folder, self.task, state, started=self.started,
-                        **self.uris, **fields)
+                        attempt=self.attempt, retries=self.retries, **self.uris, **fields)
     except Exception as e:  # noqa: BLE001  (a record is no reason to fail a step)
       logging.warning("could not write this step's record under %s: %s", self.folder, e)
 

@@ -87,7 +87,7 @@ def add(documents: List[Dict], url: str) -> None:
       "command": ["python", "-m", "kubeflow.notify"],
       "args": ["{{$}}"],
       "env": [e for e in container.get("env", []) if e["name"] not in (
-          step_status.PIPELINE_ENV, step_status.TASK_ENV)]}}
+          step_status.PIPELINE_ENV, step_status.TASK_ENV, step_status.RETRIES_ENV)]}}
   spec["root"]["dag"]["tasks"] = {
       EXIT_DAG: {
           "componentRef": {"name": f"comp-{EXIT_DAG}"},

@@ -14,12 +14,15 @@ So each step finds that folder from its outputs and writes
 `status/<task>.json` there: RUNNING as it starts, with the URIs of the
 artifacts it reads and writes, then COMPLETE with its
 outputs' metadata and output parameters, or FAILED with its error's last
-line. A step the cache served writes nothing, since it did not run; a step
-that was killed stays RUNNING. The exit step (kubeflow/notify.py) and
+line. Each record counts the step's attempts, against the retries it was
+compiled with: a FAILED attempt with retries left may be followed by
+another. A step the cache served writes nothing, since it did not run; a
+step that was killed stays RUNNING. The exit step (kubeflow/notify.py) and
 `python -m kubeflow runs` read these records.
 
-The compiled spec tells each container its pipeline and task through the
-environment (PIPELINE_NAME, PIPELINE_TASK), which is not part of the
+The compiled spec tells each container its pipeline, task and retries
+through the environment (PIPELINE_NAME, PIPELINE_TASK,
+PIPELINE_TASK_RETRIES), which is not part of the
 backend's cache key (`cacheutils/cache.go`: image, command and args).
 """
 
@@ -32,6 +35,7 @@ from typing import Dict, Iterable, Optional
 FOLDER = "status"
 PIPELINE_ENV = "PIPELINE_NAME"
 TASK_ENV = "PIPELINE_TASK"
+RETRIES_ENV = "PIPELINE_TASK_RETRIES"  # the task's retryPolicy, for retention
 RUNNING, COMPLETE, FAILED = "RUNNING", "COMPLETE", "FAILED"
 
 
@@ -85,6 +89,16 @@ def read(folder: str) -> Dict[str, dict]:
       record = json.load(f)
     found[record.get("step") or os.path.basename(path)[:-5]] = record
   return found
+
+
+def read_one(folder: str, task: str) -> Optional[dict]:
+  """The task's record in the run's folder, or None."""
+  gfile = _gfile()
+  path = f"{folder}/{FOLDER}/{task}.json"
+  if not gfile.exists(path):
+    return None
+  with gfile.GFile(path) as f:
+    return json.load(f)
 
 
 def output_metadata(record: dict, key: str) -> dict:

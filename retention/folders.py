@@ -21,9 +21,10 @@ stay too, so `python -m kubeflow runs` still tells each run.
 
 Nothing is deleted while another run is in flight: it may have been handed
 an older run's output by the cache that none of its records names yet. A
-run is in flight until RunReport has recorded it COMPLETE or a step FAILED,
-or until no record of it was written for STALE_HOURS (a killed pod's step
-stays RUNNING).
+run is in flight until RunReport has recorded it COMPLETE or a step FAILED
+with no retry left (or none within RETRY_GRACE_HOURS: backends before 2.14
+retry no step under an exit handler), or until no record of it was written
+for STALE_HOURS (a killed pod's step stays RUNNING).
 
 Deleting an output of a step Kubeflow may serve from its cache first
 raises the cache epoch of the window that run read (pipeline/cache_epoch.py),
@@ -44,6 +45,7 @@ from pipeline import cache_epoch
 from retention.plan import Doomed, Plan, cache_entries, size_of
 
 STALE_HOURS = 24
+RETRY_GRACE_HOURS = 1  # longer than a retry's backoff (kubeflow/compile.py BACKOFF)
 FINISHED_BY = "RunReport"  # its COMPLETE record ends a run (kubeflow/run_report.py)
 TOMBSTONE = "retention.json"
 
@@ -61,15 +63,23 @@ class Run:
                default="")
 
   def in_flight(self, now: datetime.datetime) -> bool:
-    states = {r.get("state") for r in self.records.values()}
-    if "FAILED" in states or self.records.get(FINISHED_BY, {}).get("state") == "COMPLETE":
+    if self.records.get(FINISHED_BY, {}).get("state") == "COMPLETE":
       return False
-    last = max((r.get("time", "") for r in self.records.values()), default="")
-    try:
-      when = datetime.datetime.fromisoformat(last)
-    except ValueError:
-      return False
-    return now - when < datetime.timedelta(hours=STALE_HOURS)
+    failed = [r for r in self.records.values() if r.get("state") == "FAILED"]
+    if failed:  # over, unless a retry may still come (kubeflow/step_status.py)
+      return any(r.get("attempt", 1) <= r.get("retries", 0)
+                 and _age(r, now) < datetime.timedelta(hours=RETRY_GRACE_HOURS)
+                 for r in failed)
+    newest = min((_age(r, now) for r in self.records.values()),
+                 default=datetime.timedelta.max)
+    return newest < datetime.timedelta(hours=STALE_HOURS)
+
+
+def _age(record: dict, now: datetime.datetime) -> datetime.timedelta:
+  try:
+    return now - datetime.datetime.fromisoformat(record.get("time", ""))
+  except ValueError:
+    return datetime.timedelta.max
 
 
 @dataclasses.dataclass

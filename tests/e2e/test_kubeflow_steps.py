@@ -205,6 +205,9 @@ def ran(request, tmp_path_factory):
     (root / "logs").mkdir()
     first = submit(spec, url, endpoint, state)
     run1 = execute(backend, spec, first, state, str(root / "logs"))
+    attempts = {task: json.loads(client.get_object(Bucket="pipelines", Key=(
+        f"root/digits/{first['id']}/status/{task}.json"))["Body"].read())
+                for task in ("Trainer", "Evaluator")}
     folders = [_objects(client, "pipelines", f"root/digits/{first['id']}/")]
     second = submit(spec, url, endpoint, state)
     run2 = execute(backend, spec, second, state, str(root / "logs2"))
@@ -241,6 +244,7 @@ def ran(request, tmp_path_factory):
                  for run in (run1, run2, run3)]
     (root / "retention.md").write_text("\n".join(summaries))  # to read after a failure
     yield {"folders": folders, "epochs": epochs, "summaries": summaries, "again": again,
+           "attempts": attempts,
            "root": root, "page": page, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
@@ -469,6 +473,10 @@ def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
   assert {n: attempts[n] for n in ("Transform", "Trainer", "Pusher")} == {
       "Transform": 2, "Trainer": 2, "Pusher": 2}, attempts
   assert {n for n, a in attempts.items() if a > 1} == {"Transform", "Trainer", "Pusher"}
+  # Each step's record counts its attempts (retention waits for a retry).
+  records = ran["attempts"]
+  assert (records["Trainer"]["attempt"], records["Trainer"]["retries"]) == (2, 2), records
+  assert (records["Evaluator"]["attempt"], records["Evaluator"]["retries"]) == (1, 2)
   versions = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
   assert len(versions) == 1, os.listdir(ran["serving"])
   log = (ran["root"] / "logs" / "Trainer.log").read_text()

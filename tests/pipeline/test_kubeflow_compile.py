@@ -427,7 +427,8 @@ def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_pa
   for node, label in executor_labels(spec).items():
     assert spec["deploymentSpec"]["executors"][label]["container"]["env"] == [
         {"name": "PIPELINE_NAME", "value": "digits"},
-        {"name": "PIPELINE_TASK", "value": node}, s3], label
+        {"name": "PIPELINE_TASK", "value": node},
+        {"name": "PIPELINE_TASK_RETRIES", "value": "2"}, s3], label
   assert spec["deploymentSpec"]["executors"]["exec-notify"]["container"]["env"] == [s3]
   loaded = components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
   assert set(loaded.component_spec.inputs) == RUNTIME_PARAMETERS | {"notify_url"}

@@ -34,7 +34,7 @@ class Folder:
     return uri
 
   def step(self, run: str, task: str, reads=(), writes=(), state="COMPLETE",
-           window=None, pushed=None) -> dict:
+           window=None, pushed=None, **extra) -> dict:
     """Runs a step: its outputs, and its record as kubeflow/container.py writes it."""
     self.time += HOUR
     uris = {k: self.output(run, task, k) for k in writes}
@@ -42,7 +42,7 @@ class Folder:
                                            for i, u in enumerate(reads)}},
                   "outputs": {"artifacts": {k: {"artifacts": [{"uri": u}]}
                                             for k, u in uris.items()}}}
-    fields = {"outputs": {k: {"uri": u, "metadata": {}} for k, u in uris.items()}}
+    fields = {"outputs": {k: {"uri": u, "metadata": {}} for k, u in uris.items()}, **extra}
     if window:
       fields["parameters"] = {"cache_epoch": cache_epoch.value(self.path, window)}
     if pushed:
@@ -130,3 +130,19 @@ def test_a_run_starting_while_the_epoch_rises_stops_the_deletion(tmp_path):
   assert "started meanwhile (run4)" in lines[-1], lines
   assert cache_epoch.value(f.path, "aaa") == "aaa.0.1"  # raised: harmless
   assert not os.path.exists(f"{f.path}/run1/retention.json")
+
+
+def test_a_failed_step_with_retries_left_keeps_its_run_in_flight_for_an_hour(tmp_path):
+  from retention import folders
+  f = Folder(tmp_path)
+  f.step("run1", "Trainer", state="FAILED", attempt=1, retries=2)
+  f.step("run2", "Trainer", state="FAILED", attempt=3, retries=2)  # the last attempt
+  f.step("run3", "Trainer", state="FAILED")  # a record with no count: final
+  runs = {r.id: r for r in retention_step.read_runs(f.path)}
+  now = datetime.datetime.now(datetime.timezone.utc)
+  assert runs["run1"].in_flight(now), "a retry may still come"
+  assert not runs["run1"].in_flight(now + 2 * HOUR), "no retry came within the hour"
+  assert not runs["run2"].in_flight(now) and not runs["run3"].in_flight(now)
+  # A failed run is not kept from retention: its older outputs may go.
+  assert folders.plan(f.path, list(runs.values()), 1, f.serving, NEVER_CACHED,
+                      now=now + 2 * HOUR).in_flight == []
