@@ -60,6 +60,7 @@ from dataset import spans
 from kubeflow import container, exit_step, platform, retention_step, run_report, step_status
 from kubeflow.compile_command import DEFAULT_RETRIES
 from kubeflow.errors import CompileError
+from kubeflow.retention_step import WINDOW_STEP
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
@@ -69,7 +70,6 @@ JOB_FILE = "pipeline_job.json"
 # Kubeflow's rule for pipeline names (TFX's own error message garbles it).
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
-WINDOW_STEP = "SpanWindow"
 # Between attempts: 30 s, then twice as long each time, at most 10 minutes
 # (a preempted node's replacement takes a minute or two to join).
 BACKOFF = {"backoffDuration": "30s", "backoffFactor": 2.0, "backoffMaxDuration": "600s"}
@@ -223,7 +223,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
   tasks, policy = job["pipelineSpec"]["root"]["dag"]["tasks"], retries and retry_policy(retries)
-  retention_step.wire_cache_epoch(job["pipelineSpec"], tasks, WINDOW_STEP)
+  retention_step.wire_cache_epoch(job["pipelineSpec"], tasks)
   run_report.add(job["pipelineSpec"], tasks, policy or None)
   if keep_runs:
     retention_step.add(job["pipelineSpec"], tasks, keep_runs, policy or None)

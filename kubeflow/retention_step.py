@@ -16,6 +16,7 @@ pipeline over spans, with or without `--keep-runs`, so that deleting from
 the command is as safe as the step.
 """
 
+import argparse
 import copy
 import datetime
 import json
@@ -30,26 +31,32 @@ from pipeline import cache_epoch
 TASK = "Retention"
 OUTPUT = "summary"
 EPOCH = cache_epoch.PARAMETER  # kubeflow/container.py drops it before TFX sees it
+WINDOW_STEP = "SpanWindow"  # the first step over spans (pipeline/window_step.py)
 
 
-def wire_cache_epoch(spec: Dict, tasks: Dict, window_step: str) -> None:
+def _cached_root(task: Dict) -> bool:
+  """Whether Kubeflow may cache the task and it reads no artifact."""
+  return bool(task.get("cachingOptions", {}).get("enableCache")) and \
+      not task.get("inputs", {}).get("artifacts")
+
+
+def wire_cache_epoch(spec: Dict, tasks: Dict) -> None:
   """Gives every cached step with no input artifact the epoch the window
   step passes on, as a parameter, in place; without that step (no spans),
   nothing."""
-  if window_step not in tasks:
+  if WINDOW_STEP not in tasks:
     return
-  window = spec["components"][tasks[window_step]["componentRef"]["name"]]
+  window = spec["components"][tasks[WINDOW_STEP]["componentRef"]["name"]]
   window["outputDefinitions"].setdefault("parameters", {})[EPOCH] = {"parameterType": "STRING"}
   for task in tasks.values():
-    if not task.get("cachingOptions", {}).get("enableCache") or \
-        task.get("inputs", {}).get("artifacts"):
+    if not _cached_root(task):
       continue
     component = spec["components"][task["componentRef"]["name"]]
     component.setdefault("inputDefinitions", {}).setdefault("parameters", {})[EPOCH] = {
         "parameterType": "STRING"}
     task.setdefault("inputs", {}).setdefault("parameters", {})[EPOCH] = {
-        "taskOutputParameter": {"producerTask": window_step, "outputParameterKey": EPOCH}}
-    task["dependentTasks"] = sorted(set(task.get("dependentTasks", [])) | {window_step})
+        "taskOutputParameter": {"producerTask": WINDOW_STEP, "outputParameterKey": EPOCH}}
+    task["dependentTasks"] = sorted(set(task.get("dependentTasks", [])) | {WINDOW_STEP})
 
 
 def never_cached(tasks: Dict) -> List[str]:
@@ -128,7 +135,15 @@ def _command(args) -> int:
   serving_dir = args.serving_dir or defaults.get("serving_dir", {}).get("defaultValue", "")
   folder = f"{spec['defaultPipelineRoot'].rstrip('/')}/{spec['pipelineInfo']['name']}"
   storage.check([folder, serving_dir])
-  never = set(never_cached(exit_step.tasks(spec))) | {TASK, notify.TASK}
+  tasks = exit_step.tasks(spec)
+  unkeyed = sorted(n for n, t in tasks.items() if EPOCH not in t.get("inputs", {}).get(
+      "parameters", {}) and _cached_root(t)) if WINDOW_STEP in tasks else []
+  if args.delete and unkeyed:
+    raise argparse.ArgumentTypeError(
+        f"--spec {args.spec}: expected a spec whose cached first steps take the cache "
+        f"epoch, found {', '.join(unkeyed)} without it (compiled before it existed): "
+        "compile again, or Kubeflow's cache may hand back what this deletes")
+  never = set(never_cached(tasks)) | {TASK, notify.TASK}
   print("\n".join(apply(folder, args.keep, serving_dir, never, args.delete)))
   return 0
 

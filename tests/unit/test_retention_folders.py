@@ -146,3 +146,46 @@ def test_a_failed_step_with_retries_left_keeps_its_run_in_flight_for_an_hour(tmp
   # A failed run is not kept from retention: its older outputs may go.
   assert folders.plan(f.path, list(runs.values()), 1, f.serving, NEVER_CACHED,
                       now=now + 2 * HOUR).in_flight == []
+
+
+def _spec(tmp_path, f: Folder, epoch_wired: bool) -> str:
+  """A compiled spec's parts the command reads: the pipeline root and name,
+  the serving dir's default, and the steps with their cache options."""
+  epoch = {"cache_epoch": {"taskOutputParameter": {
+      "producerTask": "SpanWindow", "outputParameterKey": "cache_epoch"}}}
+  cached = {"cachingOptions": {"enableCache": True}}
+  spec = {"pipelineInfo": {"name": "digits"},
+          "defaultPipelineRoot": os.path.dirname(f.path),
+          "root": {"inputDefinitions": {"parameters": {"serving_dir": {
+              "parameterType": "STRING", "defaultValue": f.serving}}},
+                   "dag": {"tasks": {
+                       "SpanWindow": {},
+                       "ImportExampleGen": {**cached, "inputs": {
+                           "parameters": epoch if epoch_wired else {}}},
+                       "StatisticsGen": {**cached, "inputs": {"artifacts": {"examples": {}}}},
+                       "RunReport": {}}}}}
+  path = tmp_path / "pipeline.yaml"
+  path.write_text(json.dumps(spec))  # YAML reads JSON
+  return str(path)
+
+
+def test_the_command_lists_then_deletes_and_refuses_a_spec_without_the_epoch(
+    tmp_path, capsys):
+  from kubeflow.cli import main as kubeflow
+  f = Folder(tmp_path)
+  first = f.full_run("run1", "aaa")
+  f.full_run("run2", "bbb")
+  old = _spec(tmp_path, f, epoch_wired=False)
+  assert kubeflow(["retention", "--spec", old, "--keep", "1", "--delete"]) == 2
+  err = capsys.readouterr().err
+  assert "ImportExampleGen without it" in err and "\n" not in err.strip(), err
+  assert os.path.exists(first["statistics"])
+  spec = _spec(tmp_path, f, epoch_wired=True)
+  assert kubeflow(["retention", "--spec", spec, "--keep", "1"]) == 0
+  out = capsys.readouterr().out
+  assert "would delete" in out and first["statistics"] in out, out
+  assert os.path.exists(first["statistics"]), "a dry run deleted"
+  assert kubeflow(["retention", "--spec", spec, "--keep", "1", "--delete"]) == 0
+  # Nothing pushed and run 2 kept: all of run 1's outputs went, and its window's epoch rose.
+  assert not os.path.exists(first["statistics"]) and not os.path.exists(first["examples"])
+  assert cache_epoch.value(f.path, "aaa") == "aaa.0.1", capsys.readouterr().out
