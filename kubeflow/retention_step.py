@@ -116,15 +116,16 @@ def apply(folder: str, keep: int, serving_dir: str, never: Set[str], delete: boo
     return [f"no run folder with step records under {folder}: nothing to keep or delete"]
   found = folders.plan(folder, runs, keep, serving_dir, never, current,
                        history={run_report.TASK, TASK, notify.TASK})
-  lines = cli.report_lines(found, delete)
-  if found.in_flight:
-    lines.append(f"run(s) in flight: {', '.join(found.in_flight)}")
-  if delete:
-    def in_flight_now():  # again, once the new epoch is written
-      now = datetime.datetime.now(datetime.timezone.utc)
-      return [r.id for r in read_runs(folder) if r.id != current and r.in_flight(now)]
-    lines += folders.carry_out(folder, found, {r.id: r for r in runs}, in_flight_now)
-  return lines
+  if not delete:
+    return cli.report_lines(found, False) + (
+        [f"run(s) in flight: {', '.join(found.in_flight)}"] if found.in_flight else [])
+
+  def in_flight_now():  # again, once the new epoch is written
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return [r.id for r in read_runs(folder) if r.id != current and r.in_flight(now)]
+  deleted, lines = folders.carry_out(folder, found, {r.id: r for r in runs}, in_flight_now)
+  listed = cli.report_lines(found, deleted)
+  return (listed if deleted else listed[:-1]) + lines  # no "dry run" line
 
 
 def _command(args) -> int:
@@ -169,7 +170,8 @@ def main(argv: List[str]) -> int:
   storage.enable([uri, params.get("serving_dir", "")])
   lines = apply(folder, int(params["keep"]), params["serving_dir"],
                 set(json.loads(params["never_cached"])), delete=True,
-                current=step_status.run_id(uri.split(f"/{TASK}/")[0]))
+                current=step_status.run_id(uri.split(f"/{TASK}/")[0])) if folder else [
+                    f"this step's output {uri} lies in no run folder: nothing done"]
   import tensorflow as tf
   with tf.io.gfile.GFile(uri, "w") as f:  # the file at the URI, as the UI reads it
     f.write("## Retention\n\n" + "\n".join(f"    {line}" for line in lines) + "\n")

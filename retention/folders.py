@@ -37,7 +37,7 @@ import dataclasses
 import datetime
 import json
 import os
-from typing import Callable, Dict, Iterable, List, Optional, Set
+from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 import serving
 from dataset import spans
@@ -197,12 +197,12 @@ def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
 
 
 def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
-              in_flight_now: Callable[[], List[str]]) -> List[str]:
-  """Deletes what `found` lists, unless a run is in flight; returns what
-  happened, in lines."""
+              in_flight_now: Callable[[], List[str]]) -> Tuple[bool, List[str]]:
+  """Deletes what `found` lists, unless a run is in flight; returns whether
+  it deleted, and what happened, in lines."""
   if found.in_flight:
-    return [f"deleted nothing: run(s) in flight ({', '.join(found.in_flight)}) may "
-            "read an older run's output"]
+    return False, [f"deleted nothing: run(s) in flight ({', '.join(found.in_flight)}) "
+                   "may read an older run's output"]
   lines = []
   if found.windows:
     cache_epoch.bump(folder, found.windows)
@@ -211,7 +211,7 @@ def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
                  "steps again rather than take deleted outputs from Kubeflow's cache")
     late = in_flight_now()
     if late:
-      return lines + [f"deleted nothing: run(s) started meanwhile ({', '.join(late)})"]
+      return False, lines + [f"deleted nothing: run(s) started meanwhile ({', '.join(late)})"]
   gfile = serving.gfile()
   stamp = datetime.datetime.now(datetime.timezone.utc).isoformat()
   for run_id in sorted({d.run for d in found.doomed if d.run}):
@@ -229,4 +229,4 @@ def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
       gfile.rmtree(item.uri)
     elif gfile.exists(item.uri):
       gfile.remove(item.uri)
-  return lines
+  return True, lines

@@ -107,6 +107,7 @@ def test_nothing_is_deleted_while_another_run_is_in_flight(tmp_path):
   lines = f.apply(current="run2")
   assert os.path.exists(first["statistics"]), lines
   assert any("in flight (run3)" in line for line in lines), lines
+  assert "would delete" in lines[1] and "dry run" not in lines[-1], lines
   assert cache_epoch.value(f.path, "aaa") == "aaa.0.0"
   # A day later with no record written, run3 is taken as killed.
   from retention import folders
@@ -124,8 +125,9 @@ def test_a_run_starting_while_the_epoch_rises_stops_the_deletion(tmp_path):
   runs = retention_step.read_runs(f.path)
   found = folders.plan(f.path, runs, 1, f.serving, NEVER_CACHED, "run2")
   assert found.windows == {"aaa"}
-  lines = folders.carry_out(f.path, found, {r.id: r for r in runs},
-                            in_flight_now=lambda: ["run4"])
+  deleted, lines = folders.carry_out(f.path, found, {r.id: r for r in runs},
+                                     in_flight_now=lambda: ["run4"])
+  assert not deleted
   assert os.path.exists(first["statistics"]), lines
   assert "started meanwhile (run4)" in lines[-1], lines
   assert cache_epoch.value(f.path, "aaa") == "aaa.0.1"  # raised: harmless
