@@ -222,11 +222,12 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
-  tasks, policy = job["pipelineSpec"]["root"]["dag"]["tasks"], retries and retry_policy(retries)
+  tasks = job["pipelineSpec"]["root"]["dag"]["tasks"]
+  policy = retry_policy(retries) if retries else None
   retention_step.wire_cache_epoch(job["pipelineSpec"], tasks)
-  run_report.add(job["pipelineSpec"], tasks, policy or None)
+  run_report.add(job["pipelineSpec"], tasks, policy)
   if keep_runs:
-    retention_step.add(job["pipelineSpec"], tasks, keep_runs, policy or None)
+    retention_step.add(job["pipelineSpec"], tasks, keep_runs, policy)
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
   if platform_args is not None:

@@ -40,6 +40,15 @@ def _cached_root(task: Dict) -> bool:
       not task.get("inputs", {}).get("artifacts")
 
 
+def _without_epoch(tasks: Dict) -> List[str]:
+  """Over spans, the cached steps that read no artifact and take no epoch
+  (a spec compiled before the epoch existed)."""
+  if WINDOW_STEP not in tasks:
+    return []
+  return sorted(n for n, t in tasks.items() if _cached_root(t)
+                and EPOCH not in t.get("inputs", {}).get("parameters", {}))
+
+
 def wire_cache_epoch(spec: Dict, tasks: Dict) -> None:
   """Gives every cached step with no input artifact the epoch the window
   step passes on, as a parameter, in place; without that step (no spans),
@@ -137,8 +146,7 @@ def _command(args) -> int:
   folder = f"{spec['defaultPipelineRoot'].rstrip('/')}/{spec['pipelineInfo']['name']}"
   storage.check([folder, serving_dir])
   tasks = exit_step.tasks(spec)
-  unkeyed = sorted(n for n, t in tasks.items() if EPOCH not in t.get("inputs", {}).get(
-      "parameters", {}) and _cached_root(t)) if WINDOW_STEP in tasks else []
+  unkeyed = _without_epoch(tasks)
   if args.delete and unkeyed:
     raise argparse.ArgumentTypeError(
         f"--spec {args.spec}: expected a spec whose cached first steps take the cache "

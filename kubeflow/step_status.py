@@ -85,19 +85,19 @@ def read(folder: str) -> Dict[str, dict]:
   pattern = f"{folder}/{FOLDER}/*.json"
   found = {}
   for path in sorted(gfile.glob(pattern)):
-    with gfile.GFile(path) as f:
-      record = json.load(f)
+    record = _load(path)
     found[record.get("step") or os.path.basename(path)[:-5]] = record
   return found
 
 
 def read_one(folder: str, task: str) -> Optional[dict]:
   """The task's record in the run's folder, or None."""
-  gfile = _gfile()
   path = f"{folder}/{FOLDER}/{task}.json"
-  if not gfile.exists(path):
-    return None
-  with gfile.GFile(path) as f:
+  return _load(path) if _gfile().exists(path) else None
+
+
+def _load(path: str) -> dict:
+  with _gfile().GFile(path) as f:
     return json.load(f)
 
 

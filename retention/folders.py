@@ -142,13 +142,13 @@ def lineage(index: _Index, runs: List[Run], versions: List[str]) -> Set[str]:
 
 
 def _kept_spans(index: _Index, used: Set[str]) -> Set[str]:
+  """The span splits (`train_span3`) of the examples the kept runs read."""
   found = set()
   for uri in used:
-    writer = index.writer(uri) or {}
-    names = writer.get("outputs", {}).get("examples", {}).get("metadata", {}).get(
-        "split_names") if writer.get("step") == "ImportExampleGen" else None
-    if isinstance(names, str):
-      found |= {s for s in json.loads(names) if spans.is_span_split(s)}
+    for output in (index.writer(uri) or {}).get("outputs", {}).values():
+      names = output.get("metadata", {}).get("split_names")
+      if isinstance(names, str):
+        found |= {s for s in json.loads(names) if spans.is_span_split(s)}
   return found
 
 
@@ -179,7 +179,8 @@ def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
                       sorted(_kept_spans(index, used)), [],
                       in_flight=[r.id for r in runs if r.id != current and r.in_flight(now)])
   gfile = serving.gfile()
-  epochs_used = any(_window(run) for run in runs)  # over spans (pipeline/cache_epoch.py)
+  windows = {run.id: _window(run) for run in runs}
+  epochs_used = any(windows.values())  # over spans (pipeline/cache_epoch.py)
   for run in older:
     for task, record in sorted(run.records.items()):
       for uri in ([] if task in history else record.get("wrote", [])):
@@ -188,7 +189,7 @@ def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
         result.doomed.append(Doomed(f"{task} {uri.rstrip('/').rsplit('/', 1)[-1]}",
                                     uri, size_of(uri), run.id))
         if task not in never_cached and epochs_used:
-          result.windows.add(_window(run))
+          result.windows.add(windows[run.id])
   root = folder.rstrip("/").rsplit("/", 1)[0]
   pipeline = folder.rstrip("/").rsplit("/", 1)[-1]
   result.doomed += cache_entries(f"{root}/analyzer_cache/{pipeline}",
