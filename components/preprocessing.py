@@ -24,7 +24,7 @@ Transformed features keep their raw names. What each kind becomes:
                regression: float32, shape [batch].
 """
 
-from typing import Any, Dict, Mapping
+from typing import Any, Dict, List, Mapping
 
 import tensorflow as tf
 import tensorflow_transform as tft
@@ -38,6 +38,8 @@ def _dense(x, width: int, default) -> tf.Tensor:
   """[batch, width] dense values of a dense or sparse input, padded or cut."""
   if isinstance(x, tf.SparseTensor):
     x = tf.sparse.to_dense(x, default_value=default)
+  elif x.shape.rank == 2 and x.shape[1] == width:
+    return x  # a fixed-length feature as the schema parses it: nothing to do
   x = x[:, :width]
   return tf.pad(x, [[0, 0], [0, width - tf.shape(x)[1]]],
                 constant_values=default)
@@ -107,6 +109,20 @@ def transform_feature(f: Feature, x) -> tf.Tensor:
   return _sequence(f, x)
 
 
+def scalars_z_scored(features: List[Feature], inputs: Mapping[str, Any]) -> Dict[str, tf.Tensor]:
+  """Required scalar numeric features, z-scored by one elementwise analyzer.
+
+  The same mean and variance per feature as one `scale_to_z_score` each,
+  but one analyzer in Transform's graph instead of one per feature: every
+  analyzer is traced, planned and saved several times per run, which cost
+  a 25-feature table most of Transform's time at small sizes.
+  """
+  columns = [tf.reshape(tf.cast(_dense(inputs[f.name], 1, tf.constant(0, inputs[f.name].dtype)),
+                                tf.float32), [-1, 1]) for f in features]
+  scaled = tft.scale_to_z_score(tf.concat(columns, axis=1), elementwise=True)
+  return {f.name: scaled[:, i:i + 1] for i, f in enumerate(features)}
+
+
 def category_ids(f: Feature, x: tf.Tensor) -> tf.Tensor:
   """A categorical feature's ids (dataset/categories.py says why neither
   comes from the data): its position among the declared values, the
@@ -147,7 +163,10 @@ def preprocessing_fn(inputs: Mapping[str, Any],
   for f in decl.features:
     if f.name not in inputs and not f.required:
       inputs[f.name] = _all_missing(f, inputs[present[0]])
-  outputs = {f.name: transform_feature(f, inputs[f.name]) for f in decl.features}
+  scalars = [f for f in decl.features if f.kind == "numeric" and f.required and f.length == 1]
+  outputs = scalars_z_scored(scalars, inputs) if len(scalars) > 1 else {}
+  outputs.update({f.name: transform_feature(f, inputs[f.name])
+                  for f in decl.features if f.name not in outputs})
   for f in decl.features:
     if f.missing_indicator:
       outputs[f.missing_indicator] = missing_indicator(f, inputs[f.name])

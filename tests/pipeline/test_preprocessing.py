@@ -78,3 +78,50 @@ def test_category_ids_come_from_the_declaration_not_the_data():
   # price of hashing that dataset/categories.py states).
   assert category_ids(hashed, tf.constant(["A", "B", "E"])).numpy().tolist() == [4, 8, 4]
   assert hashed.id_count == 16
+
+
+def test_scalars_share_one_analyzer_and_keep_each_its_own_mean(tmp_path):
+  """Required scalar numerics are z-scored by one elementwise analyzer (one
+  node in Transform's graph, not one per feature); each still gets its own
+  mean and spread, whatever its dtype, and a longer numeric keeps one mean
+  over all its values."""
+  import functools
+
+  import apache_beam as beam
+  import tensorflow_transform.beam as tft_beam
+  from apache_beam.testing.util import assert_that
+  from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
+
+  from components.preprocessing import preprocessing_fn
+  from dataset.declaration import Data, Declaration, Feature, Label
+  decl = Declaration(name="t", path="t.yaml", data=Data(root="/d", pattern="*"),
+                     label=Label("y", 2), features=(
+                         Feature("a", "numeric", dtype="float"),
+                         Feature("b", "numeric", dtype="int"),
+                         Feature("pair", "numeric", dtype="float", length=2)))
+  rng = np.random.default_rng(0)
+  rows = [{"a": [float(rng.normal(5, 2))], "b": [int(rng.integers(0, 1000))],
+           "pair": [float(rng.normal(0, 1)), float(rng.normal(10, 3))], "y": [i % 2]}
+          for i in range(40)]
+  spec = {"a": tf.io.FixedLenFeature([1], tf.float32), "b": tf.io.FixedLenFeature([1], tf.int64),
+          "pair": tf.io.FixedLenFeature([2], tf.float32), "y": tf.io.FixedLenFeature([1], tf.int64)}
+  fn = functools.partial(preprocessing_fn, custom_config={"declaration": decl.to_dict()})
+  with beam.Pipeline() as p, tft_beam.Context(temp_dir=str(tmp_path)):
+    raw = p | beam.Create(rows)
+    (out, _), _ = ((raw, dataset_metadata.DatasetMetadata(
+        schema_utils.schema_from_feature_spec(spec)))
+        | tft_beam.AnalyzeAndTransformDataset(fn, output_record_batches=False))
+    assert_that(out, lambda got: _check_z_scores(rows, got))
+
+
+def _check_z_scores(rows, got):
+  assert len(got) == len(rows), f"expected {len(rows)} outputs, got {len(got)}"
+  for name in ("a", "b"):
+    raw = np.array([r[name][0] for r in rows], float)
+    want = sorted((raw - raw.mean()) / raw.std())
+    np.testing.assert_allclose(sorted(float(o[name][0]) for o in got), want, atol=1e-4,
+                               err_msg=f"{name} is not z-scored with its own mean and spread")
+  pair = np.array([r["pair"] for r in rows], float)
+  want = sorted(((pair - pair.mean()) / pair.std()).ravel())
+  np.testing.assert_allclose(sorted(float(v) for o in got for v in o["pair"]), want, atol=1e-4,
+                             err_msg="pair is not z-scored over all its values together")
