@@ -111,15 +111,13 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
                                   baseline)
   # Blesses the model only if it clears the thresholds, on this window's
   # eval splits, and does no worse than the baseline there; so does each
-  # declared slice. Bucket slices are SQL over the parsed examples, which
-  # the schema gives.
+  # declared slice. The schema says which columns TFMA parses: the label
+  # and the slices' features (bucket slices are SQL over them).
   decl = config.declaration
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
                         baseline_model=baseline.outputs["model"],
                         eval_config=eval_config(config), rules=config.evaluation,
-                        classes=decl.label.class_names(),
-                        schema=schema if any(s.buckets for s in decl.evaluation.slices)
-                        else None)
+                        classes=decl.label.class_names(), schema=schema)
   # Set after construction: on Kubeflow this is a runtime parameter holding
   # the JSON list already.
   evaluator.exec_properties["example_splits"] = by_window.example_splits

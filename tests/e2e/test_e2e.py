@@ -167,6 +167,8 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
   assert {(r[0], r[1], r[2]) for r in rows} == {
       ("in", "model", "Model"), ("in", "baseline_model", "Model"),
       ("in", "examples", "Examples"), ("out", "evaluation", "ModelEvaluation"),
+      # The columns TFMA parses: the label and the sliced features.
+      ("in", "schema", "Schema"),
       ("out", "blessing", "ModelBlessing"),
       # For Kubeflow's run page (components/ui_artifacts.py).
       ("out", "metrics", "system.Metrics"),

@@ -285,3 +285,34 @@ def test_without_a_served_model_the_evaluator_computes_no_intervals():
   # Nothing else changes: the same metrics, slices and thresholds.
   assert stripped.metrics_specs == eval_config(CONFIG).metrics_specs
   assert thresholds(without_intervals(asked)) == thresholds(asked)
+
+
+def test_the_evaluator_parses_only_the_label_and_the_sliced_features(tmp_path):
+  """TFMA is handed a schema of the columns it reads, not every feature: the
+  model parses the raw records itself (docs/performance.md)."""
+  import json
+  import shutil
+
+  from tfx.types import standard_artifacts
+  from tfx.utils import io_utils
+
+  from components.evaluator import RULES, judged_columns_only
+  decl = declaration.load(_declare(tmp_path, {
+      "slices": ["shape", {"feature": "ink", "buckets": [10, 20]}]}))
+  config = dataclasses.replace(CONFIG, declaration=decl)
+  folder = tmp_path / "schema"
+  folder.mkdir()
+  shutil.copy(DIGITS_SCHEMA, folder / "schema.pbtxt")
+  schema = standard_artifacts.Schema()
+  schema.uri = str(folder)
+  properties = {"eval_config": json_format.MessageToJson(
+                    eval_config(config), preserving_proto_field_name=True),
+                RULES: json.dumps(dataclasses.asdict(config.evaluation))}
+  with judged_columns_only({"schema": [schema]}, properties) as given:
+    cut = io_utils.SchemaReader().read(io_utils.get_only_uri_in_dir(given["schema"][0].uri))
+    assert sorted(f.name for f in cut.feature) == ["ink", "label", "shape"], cut
+    full = io_utils.SchemaReader().read(str(folder / "schema.pbtxt"))
+    assert {f.name: f for f in cut.feature}["ink"] == {f.name: f for f in full.feature}["ink"]
+  # A pipeline compiled before the rules were passed: every column, as before.
+  with judged_columns_only({"schema": [schema]}, {"eval_config": "{}"}) as given:
+    assert given["schema"][0].uri == str(folder)
