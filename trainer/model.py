@@ -33,21 +33,25 @@ from trainer.images import pixel_dtype
 keras = tf.keras
 
 
-def _skip_autograph_for_tf_keras() -> None:
+def _skip_autograph_for_libraries() -> None:
   """AutoGraph leaves the `keras` package alone (its DoNotConvert rules) but
   not `tf_keras`, the same code renamed: the first `fit` in a process then
   spends about 10 s converting tf-keras's own train step, loss and metric
   code to graph code it never needed (measured: 10.3 s, against 1.8 s for
   the same first fit with this rule; bench/e2e_bench.py). tf-keras's code is
-  written for tf.function without conversion, as Keras 2's always ran."""
+  written for tf.function without conversion, as Keras 2's always ran.
+  tf.Transform's layer likewise: TFT traces its own functions with AutoGraph
+  off, yet the input pipeline's maps and the serving signature had it
+  converted on every trace (the Trainer at 5k rows: 6.0-6.1 s, 5.1-5.3 s
+  without)."""
   from tensorflow.python.autograph.core import config
-  rule = config.DoNotConvert("tf_keras")
-  if not any(isinstance(r, config.DoNotConvert) and r.matches("tf_keras.src")
-             for r in config.CONVERSION_RULES):
-    config.CONVERSION_RULES = (rule,) + tuple(config.CONVERSION_RULES)
+  for package in ("tf_keras", "tensorflow_transform"):
+    if not any(isinstance(r, config.DoNotConvert) and r.matches(f"{package}.src")
+               for r in config.CONVERSION_RULES):
+      config.CONVERSION_RULES = (config.DoNotConvert(package),) + tuple(config.CONVERSION_RULES)
 
 
-_skip_autograph_for_tf_keras()
+_skip_autograph_for_libraries()
 
 
 def _check_keras() -> None:
