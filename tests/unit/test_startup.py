@@ -170,17 +170,21 @@ def test_no_package_sets_the_process_up_when_imported():
   assert not found, f"import-time process set-up outside startup/: {found}"
 
 
+def _last_json(probe: str, env=None):
+  """What `probe`, run as a fresh process's program, printed last, as JSON."""
+  proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env,
+                        capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def test_start_makes_the_keras_choice_and_keeps_tensorflow_io_unloaded():
   probe = ("import os, sys, json, startup\nstartup.start()\n"
            "import tensorflow as tf, tensorflow_model_analysis\n"
            "print(json.dumps([os.environ.get('TF_USE_LEGACY_KERAS'), "
            "tf.keras.__name__.split('.')[0], sys.modules.get('tensorflow_io', 0) is None]))")
   env = {k: v for k, v in os.environ.items() if k != "TF_USE_LEGACY_KERAS"}
-  proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env,
-                        capture_output=True, text=True, timeout=600)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  assert json.loads(proc.stdout.strip().splitlines()[-1]) == ["1", "tf_keras", True], \
-      proc.stdout
+  assert _last_json(probe, env) == ["1", "tf_keras", True]
 
 
 def test_the_serving_process_loads_tensorflow_without_keras():
@@ -190,11 +194,8 @@ def test_the_serving_process_loads_tensorflow_without_keras():
            "import serving.check\n"
            "print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None "
            "and m.split('.')[0] in ('keras', 'tf_keras'))))")
-  proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                        text=True, timeout=600)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  assert json.loads(proc.stdout.strip().splitlines()[-1]) == [], \
-      f"expected no Keras module in the serving process, found: {proc.stdout[-500:]}"
+  found = _last_json(probe)
+  assert found == [], f"expected no Keras module in the serving process, found: {found}"
 
 
 def test_a_step_imports_its_own_executor_and_tfx_components_keeps_every_name():
@@ -210,8 +211,4 @@ def test_a_step_imports_its_own_executor_and_tfx_components_keeps_every_name():
            "try:\n  tfx.components.NoSuchComponent\n  missing = 'found'\n"
            "except AttributeError:\n  missing = 'AttributeError'\n"
            "print(json.dumps([step, Trainer is T, tfx.components.Evaluator.__name__, missing]))")
-  proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True,
-                        text=True, timeout=600)
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  assert json.loads(proc.stdout.strip().splitlines()[-1]) == [
-      [], True, "Evaluator", "AttributeError"], proc.stdout
+  assert _last_json(probe) == [[], True, "Evaluator", "AttributeError"]
