@@ -4,8 +4,7 @@
 
 runs in a process of its own (components/serving_check.py starts it), which
 imports TensorFlow and nothing of the training code: no TFX, no Transform,
-no Keras (not even the optimizers TensorFlow itself imports for Keras's
-SavedModel registrations: `startup.start(keras=False)`). A model that needs any of them to load or answer fails
+no Keras model code. A model that needs any of them to load or answer fails
 here, as it would in TF Serving. The request file names the model, a
 TFRecord file of serialized eval examples (label removed, as a client sends
 them), the contract `serving_default` promises (trainer/export.py
@@ -30,15 +29,10 @@ import json
 import sys
 import time
 
-import startup
-
-if __name__ == "__main__":  # the serving process; importing this sets nothing up
-  startup.start(keras=False)  # TensorFlow alone, before it loads
-
-# isort: split
 import numpy as np
 import tensorflow as tf
 
+import startup
 import storage
 
 # Requests per batch size: p99 of 200 single requests is their third
@@ -191,4 +185,5 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
+  startup.start()
   storage.exit(main(sys.argv[1:]))

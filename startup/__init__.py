@@ -31,28 +31,19 @@ from typing import Optional
 from startup.lazy_imports import lazy_components
 
 KERAS_ENV = {"TF_USE_LEGACY_KERAS": "1"}
-# What `import tensorflow` imports eagerly from Keras (tensorflow/__init__.py).
-KERAS_OPTIMIZERS = ("tf_keras.src.optimizers", "keras.src.optimizers")
 NOISY_LOGGERS = ("absl", "tensorflow", "apache_beam", "tfx", "ml_metadata",
                  "google", "googleapiclient", "urllib3", "kfp", "h5py")
 _QUIET_WARNINGS = "ignore::FutureWarning,ignore::DeprecationWarning,ignore::UserWarning"
 
 
-def start(quiet: Optional[bool] = None, keras: bool = True) -> None:
+def start(quiet: Optional[bool] = None) -> None:
   """Sets this process up; call it first, before anything imports TensorFlow.
 
   Args:
     quiet: True for errors only, False for every library's INFO logs, None
       to leave logging as the libraries set it (a step's log on Kubeflow).
-    keras: False for a process that loads a model as a model server does,
-      with TensorFlow alone: TensorFlow's own import of Keras's optimizers
-      (for Keras's SavedModel registrations) is refused, so a model that
-      needs Keras to load fails there, as in TF Serving; 0.3 s of imports.
   """
   os.environ.update(KERAS_ENV)
-  if not keras:
-    for name in KERAS_OPTIMIZERS:
-      sys.modules.setdefault(name, None)  # TF's try/except ImportError skips it
   if os.environ.get("S3_ENDPOINT"):
     # Beam's s3:// file system (boto3: ImportExampleGen reads through it)
     # takes its endpoint from AWS_ENDPOINT_URL_S3, tensorflow-io from

@@ -187,17 +187,6 @@ def test_start_makes_the_keras_choice_and_keeps_tensorflow_io_unloaded():
   assert _last_json(probe, env) == ["1", "tf_keras", True]
 
 
-def test_the_serving_process_loads_tensorflow_without_keras():
-  """The serving check's process (`start(keras=False)`) loads a model as a
-  model server would: TensorFlow imports, and no Keras module comes with it."""
-  probe = ("import json, sys, startup\nstartup.start(keras=False)\n"
-           "import serving.check\n"
-           "print(json.dumps(sorted(m for m, v in sys.modules.items() if v is not None "
-           "and m.split('.')[0] in ('keras', 'tf_keras'))))")
-  found = _last_json(probe)
-  assert found == [], f"expected no Keras module in the serving process, found: {found}"
-
-
 def test_a_step_imports_its_own_executor_and_tfx_components_keeps_every_name():
   """A Kubeflow step loads its executor, not all sixteen components (nor
   keras-tuner's Keras 3); code that asks tfx.components for a component
