@@ -112,6 +112,10 @@ def judged_columns_only(input_dict, exec_properties):
   judged = [f for f in schema.feature if f.name in keep]
   del schema.feature[:]
   schema.feature.extend(judged)
+  # Groupings of columns (a curated schema may have them) would name the
+  # ones cut; the kept columns are read as plain features.
+  for grouping in ("sparse_feature", "weighted_feature", "tensor_representation_group"):
+    schema.ClearField(grouping)
   with tempfile.TemporaryDirectory() as folder:
     io_utils.write_pbtxt_file(os.path.join(folder, "schema.pbtxt"), schema)
     cut = standard_artifacts.Schema()
