@@ -72,6 +72,11 @@ def _with_nan(x, length: int) -> tf.Tensor:
   return tf.ensure_shape(_dense(x, length, tf.constant(float("nan"))), [None, length])
 
 
+def _required_numeric(f: Feature, x) -> tf.Tensor:
+  """[batch, length] float32 values of a required numeric feature."""
+  return tf.cast(_dense(x, f.length, tf.constant(0, x.dtype)), tf.float32)
+
+
 def _optional_numeric(f: Feature, x) -> tf.Tensor:
   # Mean and spread over the values present, not over the filled ones.
   values = x.values if isinstance(x, tf.SparseTensor) else tf.reshape(x, [-1])
@@ -99,8 +104,7 @@ def transform_feature(f: Feature, x) -> tf.Tensor:
   if f.kind == "numeric" and not f.required:
     return _optional_numeric(f, x)
   if f.kind == "numeric":
-    x = tf.cast(_dense(x, f.length, tf.constant(0, x.dtype)), tf.float32)
-    return tft.scale_to_z_score(x)
+    return tft.scale_to_z_score(_required_numeric(f, x))
   if f.kind == "categorical":
     if x.dtype != tf.string:
       x = _map_values(x, tf.strings.as_string)
@@ -117,8 +121,7 @@ def scalars_z_scored(features: List[Feature], inputs: Mapping[str, Any]) -> Dict
   analyzer is traced, planned and saved several times per run, which cost
   a 25-feature table most of Transform's time at small sizes.
   """
-  columns = [tf.reshape(tf.cast(_dense(inputs[f.name], 1, tf.constant(0, inputs[f.name].dtype)),
-                                tf.float32), [-1, 1]) for f in features]
+  columns = [tf.reshape(_required_numeric(f, inputs[f.name]), [-1, 1]) for f in features]
   scaled = tft.scale_to_z_score(tf.concat(columns, axis=1), elementwise=True)
   return {f.name: scaled[:, i:i + 1] for i, f in enumerate(features)}
 

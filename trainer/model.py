@@ -33,8 +33,10 @@ from trainer.images import pixel_dtype
 keras = tf.keras
 
 
-def _skip_autograph_for_libraries() -> None:
-  """AutoGraph leaves the `keras` package alone (its DoNotConvert rules) but
+def skip_autograph_for_libraries() -> None:
+  """Process set-up for training, called before a model or an input
+  pipeline with the Transform layer is traced (`build_model`, `run.train`);
+  idempotent. AutoGraph leaves the `keras` package alone (its DoNotConvert rules) but
   not `tf_keras`, the same code renamed: the first `fit` in a process then
   spends about 10 s converting tf-keras's own train step, loss and metric
   code to graph code it never needed (measured: 10.3 s, against 1.8 s for
@@ -49,9 +51,6 @@ def _skip_autograph_for_libraries() -> None:
     if not any(isinstance(r, config.DoNotConvert) and r.matches(f"{package}.src")
                for r in config.CONVERSION_RULES):
       config.CONVERSION_RULES = (config.DoNotConvert(package),) + tuple(config.CONVERSION_RULES)
-
-
-_skip_autograph_for_libraries()
 
 
 def _check_keras() -> None:
@@ -187,6 +186,7 @@ def build_model(decl: Declaration, vocab_sizes: Mapping[str, int],
     to class probabilities, or to the predicted value [batch, 1]. Build it
     under the distribution strategy's scope.
   """
+  skip_autograph_for_libraries()
   _check_keras()
   inputs: Dict[str, keras.Input] = {f.name: model_input(f) for f in decl.features}
   for f in decl.features:

@@ -87,6 +87,7 @@ def train(train_files: List[str], eval_files: List[str],
     The trained model.
   """
   distribute.set_precision(config.precision)
+  model.skip_autograph_for_libraries()  # before the input pipelines are traced
   train_data, eval_data = _datasets(train_files, eval_files, tft_output, decl, config,
                                     strategy, materialized)
   notes = list(notes)

@@ -166,8 +166,10 @@ def test_a_missing_sequence_gives_finite_probabilities():
 
 def test_autograph_leaves_tf_keras_own_code_alone():
   """AutoGraph skips `keras` but not `tf_keras`; converting tf-keras's train
-  step cost every process's first fit about 10 s (trainer/model.py)."""
+  step cost every process's first fit about 10 s (trainer/model.py). Building
+  a model sets the rule up."""
   from tensorflow.python.autograph.impl import conversion
   from tf_keras.src.engine import training
+  model.build_model(_decl(NUMERIC), VOCAB, TrainingConfig())  # as the Trainer does
   assert conversion.is_allowlisted(training.Model.train_step), \
       "AutoGraph would convert tf-keras's Model.train_step"
