@@ -12,7 +12,6 @@ from typing import Dict, List, Optional
 import tensorflow_model_analysis as tfma
 
 from dataset import metrics
-from dataset.policies import Evaluation
 
 
 def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
@@ -150,72 +149,10 @@ def judged(found: Dict[tuple, Dict[str, Dict[str, float]]],
           "change_low": low, "change_high": high}
 
 
-def judge_whole(found: Dict[tuple, Dict[str, Dict[str, float]]], rules: Evaluation) -> str:
-  """Why the whole eval split refuses the model by its change's interval
-  (`max_change_on: interval`), in one line; "" otherwise. With the
-  estimate, TFMA's own thresholds judge the whole."""
-  if rules.max_change_on != "interval":
-    return ""
-  return _failure(_row("the whole", found.get((), {}), rules.threshold, rules.max_change,
-                       metrics.named(rules.metric)), metrics.named(rules.metric),
-                  rules.max_change_on, threshold=False)
-
-
-def judge_slices(found: Dict[tuple, Dict[str, Dict[str, float]]],
-                 rules: Evaluation) -> List[dict]:
-  """Each declared slice, judged like the whole by `rules` (the
-  declaration's `evaluation:`): one row per slice found, with `failure` ("" when it
-  passes) and `judged` (False below `min_slice_examples`).
-
-  `found` is `load`'s; the overall slice is not judged here.
-  """
-  metric = metrics.named(rules.metric)
-  sliced = {s.feature: s for s in rules.slices}
-  rows = []
-  for key, models in sorted(found.items(), key=lambda kv: str(kv[0])):
-    if len(key) != 1 or key[0][0] not in sliced:
-      continue
-    (feature, value), = key
-    row = _row(f"slice {feature}={value}", models,
-               *sliced[feature].rule(str(value), rules), metric)
-    row["judged"] = row["examples"] >= rules.min_slice_examples and row["value"] is not None
-    if row["judged"]:
-      row["failure"] = _failure(row, metric, rules.max_change_on)
-    rows.append(row)
-  return rows
-
-
-def _row(name: str, models: dict, threshold: float, max_change: float,
-         metric: metrics.Metric) -> dict:
-  candidate, baseline = models.get("candidate", {}), models.get("baseline", {})
-  low, high = models.get("change interval", {}).get(metric.tfma_key, (None, None))
-  return {"slice": name.removeprefix("slice "), "name": name,
-          "examples": int(candidate.get("example_count", 0)),
-          "value": candidate.get(metric.tfma_key), "served": baseline.get(metric.tfma_key),
-          "change_low": low, "change_high": high,
-          "threshold": threshold, "max_change": max_change, "failure": "", "judged": True}
-
-
-def _failure(row: dict, metric: metrics.Metric, on: str, threshold: bool = True) -> str:
-  """Why a row refuses the model, in one line naming every rule it fails;
-  "" when it passes."""
-  value, served = row["value"], row["served"]
-  if value is None:
-    return ""
-  sign = 1 if metric.higher_is_better else -1
-  worse = "<" if sign > 0 else ">"
-  reasons = []
-  if threshold and sign * (value - row["threshold"]) < 0:
-    reasons.append(f" {worse} {row['threshold']:g} (the threshold)")
-  bound = -sign * row["max_change"]
-  if served is not None and on == "interval" and row["change_low"] is not None:
-    # The candidate's side of the interval: refused only if even it is
-    # worse. (Without an interval, the estimate judges.)
-    best = row["change_high"] if sign > 0 else row["change_low"]
-    if sign * best < -row["max_change"] - 1e-10:
-      reasons.append(f", served {served:.4f} (change {value - served:+.4f}, 95% interval "
-                     f"{row['change_low']:+.4f} to {row['change_high']:+.4f}: all of it "
-                     f"{worse} {bound:+g})")
-  elif served is not None and sign * (value - served) < -row["max_change"] - 1e-10:
-    reasons.append(f", served {served:.4f} (change {value - served:+.4f} {worse} {bound:+g})")
-  return f"{row['name']} {metric.name} {value:.4f}" + "".join(reasons) if reasons else ""
+def counted_failures(judged: dict, evaluation_uri: str) -> List[str]:
+  """Every failure that refused the model: the judgement's own list, which
+  holds TFMA's too since the gate judged small rows (its `whole`); for an
+  older judgement, TFMA's from its validation result, then the judgement's."""
+  if "whole" in judged:
+    return list(judged.get("failures", []))
+  return failures(evaluation_uri) + list(judged.get("failures", []))

@@ -8,15 +8,15 @@ judged by the value threshold alone, as TFX does when no baseline exists.
 
 TFMA judges the whole eval split against the thresholds in the eval_config
 (with `max_change_on: interval`, its value only: the change is judged here,
-on its 95% interval). The declaration's slices (`evaluation.slices`, passed
-with the rest of `evaluation:` as `evaluation_rules`, so a compiled pipeline
-carries them too) are judged here, from the metrics TFMA computed for each: a slice below its threshold, or worse than the
-served model by more than its `max_change`, refuses the model, and the
-refusal names the slice. Not TFMA's per-slice thresholds: a threshold on a
-bucket slice (SQL) is applied to the whole instead (measured; its
-validation details say 1 matching slice), thresholds over several values
-are reported as missing slices (tensorflow/model-analysis#150), and a slice
-too small to judge would refuse every model.
+on its interval). The declaration's slices (`evaluation.slices`, passed
+with the rest of `evaluation:` as `evaluation_rules`, so a compiled
+pipeline carries them too) are judged here, by components/gate.py, from the
+metrics TFMA computed for each: a large slice like the whole, a small one
+(and a small whole, whose TFMA verdict is then set aside) on its evidence.
+A refusal names the slice. Not TFMA's per-slice thresholds: a threshold on
+a bucket slice (SQL) is applied to the whole instead (measured; its
+validation details say 1 matching slice), and thresholds over several
+values are reported as missing slices (tensorflow/model-analysis#150).
 
 The blessing also records its judgement (`JUDGEMENT`): the served version
 the candidate was judged against, the metric's values and each slice's
@@ -30,7 +30,7 @@ import dataclasses
 import json
 import os
 import tempfile
-from typing import Optional, Sequence
+from typing import List, Optional, Sequence
 
 from tfx.components.evaluator import component as evaluator_component
 from tfx.components.evaluator import constants, executor
@@ -41,7 +41,7 @@ from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 from tfx.utils import io_utils
 
 import serving
-from components import evaluation, ui_artifacts
+from components import evaluation, gate, ui_artifacts
 from components.baseline import has_model, served_source
 from components.local_beam import NoPrism
 from dataset.policies import Evaluation
@@ -61,10 +61,12 @@ class Executor(NoPrism, executor.Executor):
     baseline = input_dict.get(_BASELINE)
     if baseline and not all(map(has_model, baseline)):
       input_dict = {k: v for k, v in input_dict.items() if k != _BASELINE}
-    if _BASELINE not in input_dict:
-      # The 95% intervals are for the change against the served model; with
-      # none, they would double the Evaluator's time for nothing
-      # (docs/performance.md).
+    rules = exec_properties.get(RULES)
+    rules = Evaluation.from_dict(json.loads(rules)) if rules else None
+    if _BASELINE not in input_dict and not (rules and rules.slices):
+      # The 95% intervals are for the change against the served model, and
+      # for small slices' values (components/gate.py); with neither, they
+      # would double the Evaluator's time for nothing (docs/performance.md).
       key = standard_component_specs.EVAL_CONFIG_KEY
       exec_properties = {**exec_properties,
                          key: evaluation.without_intervals(exec_properties[key])}
@@ -72,15 +74,18 @@ class Executor(NoPrism, executor.Executor):
       super().Do(judged_columns, output_dict, exec_properties)
     sources = [served_source(a) for a in baseline or ()]
     served = os.path.basename(sources[0]) if sources and sources[0] else serving.NONE
-    rules = exec_properties.get(RULES)
     uri = artifact_utils.get_single_uri(output_dict[standard_component_specs.EVALUATION_KEY])
     found = evaluation.load(uri)
-    judged = _judge(found, exec_properties[standard_component_specs.EVAL_CONFIG_KEY],
-                    Evaluation.from_dict(json.loads(rules)) if rules else None, served)
     blessing = artifact_utils.get_single_instance(
         output_dict[standard_component_specs.BLESSING_KEY])
+    tfma_blessed = bool(blessing.get_int_custom_property(
+        constants.ARTIFACT_PROPERTY_BLESSED_KEY))
+    judged = _judge(found, exec_properties[standard_component_specs.EVAL_CONFIG_KEY],
+                    rules, served, [] if tfma_blessed else evaluation.failures(uri))
     if judged["failures"]:
-      _refuse(blessing)
+      _set_blessed(blessing, False)
+    elif not tfma_blessed:
+      _set_blessed(blessing, True)  # TFMA's estimate of a small whole was waived
     fileio.makedirs(blessing.uri)
     with fileio.open(os.path.join(blessing.uri, JUDGEMENT), "w") as f:
       f.write(json.dumps(judged, sort_keys=True))
@@ -141,35 +146,38 @@ def _for_run_page(output_dict, found: dict, judged: dict, blessed: bool, uri: st
 
 
 def _judge(found: dict, eval_config_json: str, rules: Optional[Evaluation],
-           served: str) -> dict:
+           served: str, tfma_failures: List[str]) -> dict:
   """The judgement (see `judgement`) of the evaluation `found`
-  (evaluation.load's)."""
+  (evaluation.load's); `tfma_failures`: the thresholds TFMA found failed."""
   judged = {"judged_against": served, **evaluation.judged(found, eval_config_json)}
-  judged["slices"] = evaluation.judge_slices(found, rules) if rules else []
-  whole = evaluation.judge_whole(found, rules) if rules and served != serving.NONE else ""
-  judged["failures"] = [whole] * bool(whole) + [
-      row["failure"] for row in judged["slices"] if row["failure"]]
-  return judged
+  if not rules:  # a pipeline built before the rules: TFMA alone judges
+    return {**judged, "slices": [], "failures": tfma_failures}
+  whole, rows = gate.judge(found, rules, served != serving.NONE)
+  counted = [] if gate.waives_tfma(whole) else tfma_failures
+  return {**judged, "whole": whole, "slices": rows,
+          "failures": counted + gate.failures(whole, rows)}
 
 
-def _refuse(blessing) -> None:
-  """Turns TFMA's blessing into a refusal, as TFX writes one."""
-  blessed = os.path.join(blessing.uri, constants.BLESSED_FILE_NAME)
-  if fileio.exists(blessed):
-    fileio.remove(blessed)
-  with fileio.open(os.path.join(blessing.uri, constants.NOT_BLESSED_FILE_NAME), "w") as f:
+def _set_blessed(blessing, blessed: bool) -> None:
+  """Turns TFMA's blessing into the gate's verdict, as TFX writes one."""
+  drop, keep = ((constants.NOT_BLESSED_FILE_NAME, constants.BLESSED_FILE_NAME) if blessed
+                else (constants.BLESSED_FILE_NAME, constants.NOT_BLESSED_FILE_NAME))
+  if fileio.exists(os.path.join(blessing.uri, drop)):
+    fileio.remove(os.path.join(blessing.uri, drop))
+  with fileio.open(os.path.join(blessing.uri, keep), "w") as f:
     f.write("")
-  blessing.set_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY,
-                                   constants.NOT_BLESSED_VALUE)
+  blessing.set_int_custom_property(
+      constants.ARTIFACT_PROPERTY_BLESSED_KEY,
+      constants.BLESSED_VALUE if blessed else constants.NOT_BLESSED_VALUE)
 
 
 def judgement(blessing_uri: str) -> Optional[dict]:
   """What a blessing was judged on: `judged_against` (a version folder's
   name, or `serving.NONE`), `metric`, `value`, `baseline_value`, `change`
-  with `change_low` and `change_high` (its 95% interval), `slices`
-  (evaluation.judge_slices) and `failures` (the refusals made here: the
-  slices', and the whole's by its interval); None for a blessing that does
-  not say."""
+  with `change_low` and `change_high` (its 95% interval), `whole` and
+  `slices` (components/gate.py's rows) and `failures` (every refusal, TFMA's
+  included; evaluation.counted_failures reads older judgements); None for a
+  blessing that does not say."""
   path = os.path.join(blessing_uri, JUDGEMENT)
   if not fileio.exists(path):
     return None

@@ -20,6 +20,8 @@ from tensorflow_metadata.proto.v0 import statistics_pb2
 from tfx.dsl.io import fileio
 from tfx.types import artifact_utils
 
+from components import gate
+
 # A section: its title, then lines of text and tables ((header, rows)).
 Part = Union[str, Tuple[List[str], List[List[str]]]]
 Section = Tuple[str, List[Part]]
@@ -72,11 +74,14 @@ def evaluation_parts(judged: Optional[dict]) -> List[Part]:
                  f"{change:+.4f}{interval}")
   else:
     parts.append("no model was served before it: judged by the threshold alone")
+  whole = judged.get("whole") or {}
+  if whole.get("note"):
+    parts.append(whole["note"])
   rows = judged.get("slices") or []
   if rows:
     parts.append((["slice", "examples", judged["metric"], "replaced model", "verdict"],
                   [[r["slice"], str(r["examples"]), _num(r["value"]), _num(r["served"]),
-                    ("passes" if r["judged"] else "too few examples to judge")]
+                    gate.verdict_words(r)]
                    for r in rows]))
   return parts
 

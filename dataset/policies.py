@@ -10,10 +10,11 @@ from typing import Any, Mapping, Optional, Tuple
 from dataset import metrics
 from dataset.fields import MISSING, FieldReader
 
-# Fewer eval examples than this in a slice: its numbers are reported, not
-# judged. At 100, one example moves a slice's accuracy by 1 point and the 95%
-# interval of an accuracy near 0.9 is about +-0.06: a gate on smaller slices
-# refuses good models on noise.
+# Fewer eval examples than this in a slice (or the whole): it is judged on
+# its evidence, its intervals, not on the estimate (components/gate.py). At
+# 100, one example moves a slice's accuracy by 1 point and the 95% interval
+# of an accuracy near 0.9 is about +-0.06: a gate on the estimate of smaller
+# slices refuses good models on noise.
 MIN_SLICE_EXAMPLES = 100
 CHANGE_MEASURES = ("estimate", "interval")  # what `max_change` is held to
 

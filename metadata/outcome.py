@@ -12,6 +12,7 @@ import tensorflow as tf
 
 import serving
 from components import evaluation as results
+from components import gate
 from components.evaluator import judgement
 from components.pusher import REFUSED
 from dataset import metrics
@@ -70,10 +71,8 @@ class Outcome:
                    + (f" (needs {self.threshold})" if self.threshold else ""))
       lines += self._change_lines()
       lines += [f"  {r}" for r in self.reasons]
-      small = [f"{row['slice']} ({row['examples']})" for row in self.slices
-               if not row["judged"]]
-      if small:
-        lines.append(f"  slices too small to judge, reported only: {', '.join(small)}")
+      lines += [f"  {line}" for line in gate.small_lines(self.judged.get("whole"),
+                                                         list(self.slices))]
     if self.serving:
       lines.append(f"serving check: {serving_check.describe(self.serving)}")
     lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
@@ -101,12 +100,6 @@ class Outcome:
     return ([f"drift (warn): the newest span moved beyond its thresholds "
              f"({self.drift['compared']}); the run went on (drift.action: warn)"]
             + [f"  {line}" for line in self.drift["drifted"]])
-
-
-def _evaluation(uri: str, key: str) -> tuple:
-  """(the metric's value, failed-threshold lines) from an Evaluator output folder."""
-  overall = results.load(uri).get((), {}).get("candidate", {})
-  return overall.get(key), tuple(results.failures(uri))
 
 
 def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
@@ -167,18 +160,19 @@ def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
     blessing = metrics.blessing(eval_config)
     outcome.metric, key = blessing.name, blessing.tfma_key
     outcome.threshold = results.thresholds(eval_config).get(blessing.class_name, "")
+  evaluated = None
   for _, artifact in st.events(store, execution.id, st.OUTPUTS):
     props = artifact.custom_properties
     if "blessed" in props and "current_model" in props:
       outcome.blessed = bool(props["blessed"].int_value)
-      judged = judgement(artifact.uri) or {}
-      outcome.judged = judged
-      outcome.reasons += tuple(judged.get("failures", ()))
+      outcome.judged = judgement(artifact.uri) or {}
     elif "pushed" in props:
       pushed = bool(props["pushed"].int_value)
       outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
       outcome.refused = props[REFUSED].string_value if REFUSED in props else ""
     elif st.artifact_type(store, artifact) == "ModelEvaluation":
-      outcome.value, failed = _evaluation(artifact.uri, key)
-      outcome.reasons = failed + outcome.reasons  # TFMA's, then the slices'
+      evaluated = artifact.uri
+      outcome.value = results.load(evaluated).get((), {}).get("candidate", {}).get(key)
+  if evaluated:
+    outcome.reasons = tuple(results.counted_failures(outcome.judged, evaluated))
 

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
-from components import evaluation
+from components import evaluation, gate
 from components.evaluator import judgement
 from components.pusher import REFUSED
 from metadata import serving_result
@@ -147,7 +147,7 @@ def _evaluation(run: record.RunRecord, decl) -> List[str]:
     parts.append("<p>Thresholds (overall): " + "; ".join(
         f"{esc(name)} {esc(words)}" for name, words in limits.items()) + ".</p>")
   judged = (judgement(blessing.uri) if blessing else None) or {}
-  for line in evaluation.failures(result_uri) + judged.get("failures", []):
+  for line in evaluation.counted_failures(judged, result_uri):
     parts.append(f'<p class="bad">{esc(line)}</p>')
   baseline = run.output("BaselineModel", "model")
   source = baseline and baseline.props.get("source_model")
@@ -168,6 +168,8 @@ def _evaluation(run: record.RunRecord, decl) -> List[str]:
     parts.append(f"<p>Against the served model, on the same examples: {esc(judged['metric'])}"
                  f" change {judged['change']:+.4f}, 95% interval "
                  f"{judged['change_low']:+.4f} to {judged['change_high']:+.4f}.</p>")
+  if (judged.get("whole") or {}).get("note"):
+    parts.append(f"<p>{esc(judged['whole']['note'])}</p>")
   parts += _slices(judged.get("slices", []))
   return parts + _per_class(result_uri, decl)
 
@@ -186,18 +188,14 @@ def _per_class(result_uri: str, decl) -> List[str]:
 
 
 def _slices(rows: List[dict]) -> List[str]:
-  """The declared slices, each judged like the whole (components/evaluator.py)."""
+  """The declared slices, each judged on its evidence (components/gate.py)."""
   if not rows:
     return []
-  def verdict(row):
-    if not row["judged"]:
-      return "too few examples to judge: reported only"
-    return row["failure"] or "passes"
   return ["<h3>Slices</h3>" + table(
       ["slice", "examples", "candidate", "served", "threshold", "max change", "verdict"],
       [[row["slice"], str(row["examples"]), _number("", row["value"]),
         _number("", row["served"]), f"{row['threshold']:g}", f"{row['max_change']:g}",
-        verdict(row)] for row in rows], numeric=range(1, 6))]
+        gate.verdict_words(row)] for row in rows], numeric=range(1, 6))]
 
 
 def _number(metric: str, value) -> str:

@@ -14,7 +14,8 @@ from google.protobuf import json_format, text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
 from components import ui_artifacts
-from components.evaluation import judge_slices, judge_whole, load, load_matrices, per_class
+from components import gate
+from components.evaluation import load, load_matrices, per_class
 from dataset import declaration
 from dataset.policies import Evaluation, Slice
 from dataset.types import Label
@@ -55,6 +56,14 @@ feature {name: "label" type: INT presence {min_fraction: 1} shape {dim {size: 1}
 feature {name: "served" type: FLOAT presence {min_fraction: 1} shape {dim {size: 2}}}
 feature {name: "candidate" type: FLOAT presence {min_fraction: 1} shape {dim {size: 2}}}
 """
+
+
+def judge_slices(found, rules):
+  return gate.judge(found, rules, served=True)[1]
+
+
+def judge_whole(found, rules):
+  return gate.judge(found, rules, served=True)[0]["failure"]
 
 
 def _without_auc(specs):
@@ -127,14 +136,74 @@ def test_a_slice_worse_than_served_refuses_and_names_itself(evaluated):
   rows = {row["slice"]: row for row in judge_slices(found, rules)}
   assert rows["site=D"]["failure"] == (
       "slice site=D accuracy 0.0000 < 0.5 (the threshold), served 1.0000 "
-      "(change -1.0000 < -0.15)"), rows["site=D"]
-  assert rows["age=[65, inf)"]["failure"].startswith(
-      "slice age=[65, inf) accuracy 0.7"), rows["age=[65, inf)"]
-  assert "served 1.0000 (change -0.2" in rows["age=[65, inf)"]["failure"]
-  assert rows["age=[65, inf)"]["failure"].endswith("< -0.15)")
-  assert not rows["site=E"]["judged"] and rows["site=E"]["examples"] == SITES["E"]
-  assert rows["site=E"]["failure"] == ""
+      "(change -1.0000 < -0.15) (100 examples)"), rows["site=D"]
+  older = rows["age=[65, inf)"]
+  assert older["failure"].startswith("slice age=[65, inf) accuracy 0.7"), older
+  assert "served 1.0000 (change -0.2" in older["failure"]
+  assert older["failure"].endswith(f"< -0.15) ({older['examples']} examples)"), older
+  # Site E, 20 examples, is small: judged on its evidence, and it passes
+  # (the candidate misses one of 20), saying what drop it could have shown;
+  # the only interval judged, so at 95%.
+  small = rows["site=E"]
+  assert small["on"] == "evidence" and small["examples"] == SITES["E"], small
+  assert small["failure"] == "" and small["note"].startswith(
+      "slice site=E accuracy 0.9500, served 1.0000 (20 examples): passes on its evidence; "
+      "change -0.0500, 95% interval "), small["note"]
+  assert "for the worse would have shown" in small["note"], small["note"]
   assert [r for r in rows.values() if r["failure"]] == [rows["age=[65, inf)"], rows["site=D"]]
+
+
+def test_a_small_slice_that_collapsed_is_refused_on_its_interval(evaluated):
+  """Site D (100 examples) judged with a minimum of 150: small, its whole
+  interval far beyond the allowed drop; the refusal names the slice, both
+  values, the interval widened for the slices judged, and the count."""
+  found, slices = evaluated
+  rules = Evaluation("accuracy", threshold=0.0, max_change=0.15, slices=slices[:1],
+                     min_slice_examples=150)
+  whole, rows = gate.judge(found, rules, served=True)
+  by_name = {r["slice"]: r for r in rows}
+  d = by_name["site=D"]
+  assert d["on"] == "evidence" and d["judged"], d
+  # Five sites, each small but A-C (400) and the whole: two intervals judged.
+  family = [r for r in [whole] + rows if r["on"] in ("interval", "evidence")]
+  assert {r["slice"] for r in family} == {"site=D", "site=E"}, family
+  assert d["confidence"] == pytest.approx(1 - 0.05 / 2)
+  assert d["failure"].startswith("slice site=D accuracy 0.0000, served 1.0000 (change "
+                                 "-1.0000, 97.5% interval "), d["failure"]
+  assert d["failure"].endswith(": all of it < -0.15; 100 examples)"), d["failure"]
+  assert d["change_high"] < -0.15, d
+  # The widened interval holds TFMA's 95% one.
+  low, high = found[(("site", "D"),)]["change interval"]["sparse_categorical_accuracy"]
+  assert d["change_low"] <= low and d["change_high"] >= high, (d, low, high)
+  assert gate.failures(whole, rows) == [d["failure"]]
+
+
+def test_a_small_slice_moved_within_noise_passes_and_a_tiny_whole_is_judged_too(evaluated):
+  """The oldest ages lost about a fifth against a served model right on all:
+  judged on the estimate (a minimum of 100) that refuses an allowed drop of
+  0.15; judged as small, on its interval widened for 9 rows, it does not
+  when the allowed drop is within that interval. The whole, small under a
+  minimum of 5000, is judged here and TFMA's estimate waived."""
+  found, slices = evaluated
+  key = "sparse_categorical_accuracy"
+  older = found[(("age", "[65, inf)"),)]
+  change, high = older["change"][key], older["change interval"][key][1]
+  rules = Evaluation("accuracy", threshold=0.0, max_change=(-change + -high) / 2,
+                     slices=slices, min_slice_examples=5000)
+  # On the estimate (a large slice), the same drop refuses.
+  large = {r["slice"]: r for r in judge_slices(
+      found, dataclasses.replace(rules, min_slice_examples=100))}
+  assert large["age=[65, inf)"]["failure"], large["age=[65, inf)"]
+  whole, rows = gate.judge(found, rules, served=True)
+  by_name = {r["slice"]: r for r in rows}
+  assert gate.waives_tfma(whole) and whole["confidence"] == pytest.approx(1 - 0.05 / 9)
+  assert by_name["age=[65, inf)"]["failure"] == "", by_name["age=[65, inf)"]
+  assert by_name["age=[65, inf)"]["note"].startswith("slice age=[65, inf) accuracy 0.7"), \
+      by_name["age=[65, inf)"]
+  # Site D's collapse is beyond any noise, however wide the family.
+  assert [r["slice"] for r in rows if r["failure"]] == ["site=D"], rows
+  assert whole["note"].startswith("the whole accuracy 0.8") and \
+      "passes on its evidence" in whole["note"], whole
 
 
 def test_per_slice_overrides_loosen_one_value_or_one_feature(evaluated):
@@ -221,14 +290,20 @@ def test_judged_on_its_interval_a_change_is_refused_only_when_all_of_it_is_worse
   assert [r["failure"] for r in judge_slices(found, interval) if r["failure"]] == []
   # Beyond the interval's best end, the interval refuses too, and says so.
   strict = dataclasses.replace(interval, max_change=-high / 2)
-  (failure,) = [r["failure"] for r in judge_slices(found, strict) if r["failure"]]
+  (row,) = [r for r in judge_slices(found, strict) if r["failure"]]
+  failure = row["failure"]
+  # Widened for the nine intervals judged (the whole, seven large slices
+  # and site E, small): each at 1 - 0.05 / 9, holding TFMA's 95% one.
+  assert row["confidence"] == pytest.approx(1 - 0.05 / 9)
+  assert row["change_low"] < low < high < row["change_high"], (row, low, high)
   assert failure.startswith("slice age=[65, inf) accuracy 0.7") and \
-      f"95% interval {low:+.4f} to {high:+.4f}: all of it < " in failure, failure
+      f"99.44% interval {row['change_low']:+.4f} to {row['change_high']:+.4f}: all of it < " \
+      in failure, failure
   # The whole, by its interval: refused below it, not above.
   whole_change, (whole_low, whole_high) = found[()]["change"][key], found[()][
       "change interval"][key]
-  assert judge_whole(found, dataclasses.replace(interval, max_change=-whole_low + 0.01)) == ""
-  refusal = judge_whole(found, dataclasses.replace(interval, max_change=-whole_high / 2))
+  assert judge_whole(found, dataclasses.replace(interval, max_change=-whole_low + 0.02)) == ""
+  refusal = judge_whole(found, dataclasses.replace(interval, max_change=-whole_high / 4))
   assert refusal.startswith("the whole accuracy 0.8") and "all of it <" in refusal, refusal
   # With the estimate, TFMA's thresholds judge the whole: nothing here.
   assert judge_whole(found, dataclasses.replace(estimate, max_change=0.0)) == "", whole_change
