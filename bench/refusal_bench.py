@@ -1,5 +1,6 @@
 """Benchmark: how often a stationary stream's retrains are refused, with
-`max_change` judged on the estimate and on its 95% interval.
+`max_change` judged on the estimate and on its 95% interval, each without
+and with slices declared.
 
     .venv/bin/python -m bench.refusal_bench [--spans 6] [--out DIR]
 
@@ -9,8 +10,12 @@ split. One pipeline home per mode, a window of two spans, the default
 settings (`max_change` 0.01): every span after the first is a retrain whose
 candidate should be as good as the served model, so every refusal is one
 the noise of a small eval split caused. Prints the refusals of each mode.
-`interval` refuses no model `estimate` passes (components/evaluation.py),
-so its count can only be the same or lower; this shows by how much.
+`interval` refuses no model `estimate` passes (components/gate.py), so its
+count can only be the same or lower; this shows by how much. The `+slices`
+modes declare `evaluation.slices: [shape]`: three slices of some 30 eval
+examples each, judged on their evidence (their intervals, widened for the
+number judged). Nothing breaks in any slice, so each refusal they add is a
+false one; the gate's multiplicity control is meant to keep it at none.
 """
 
 import argparse
@@ -43,15 +48,19 @@ def write_span(root: str, span: int, rows: list, keys: list) -> None:
              eval_percent=digits.EVAL_PERCENT, keys=keys)
 
 
+MODES = ("estimate", "interval", "estimate+slices", "interval+slices")
+
+
 def declaration(folder: str, data: str, mode: str) -> str:
   with open(os.path.join(REPO, "datasets", "digits.yaml")) as f:
     raw = yaml.safe_load(f)
-  raw["name"] = f"stream-{mode}"
+  raw["name"] = "stream-" + mode.replace("+", "-")
   raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
   raw["data"] = {"root": data, "window": 2,
                  "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
                             "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
-  raw["evaluation"] = {"max_change_on": mode}
+  measure, sliced = mode.split("+")[0], mode.endswith("+slices")
+  raw["evaluation"] = {"max_change_on": measure, **({"slices": ["shape"]} if sliced else {})}
   path = os.path.join(folder, f"{mode}.yaml")
   with open(path, "w") as f:
     yaml.safe_dump(raw, f)
@@ -74,7 +83,7 @@ def main(argv=None) -> None:
   parts = span_rows(args.spans)
   refused = {}
   try:
-    for mode in ("estimate", "interval"):
+    for mode in MODES:
       stream = os.path.join(out, mode, "data")
       path = declaration(out, stream, mode)
       refused[mode] = []

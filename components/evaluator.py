@@ -38,19 +38,21 @@ from tfx.dsl.components.base import base_component, executor_spec
 from tfx.dsl.io import fileio
 from tfx.types import Channel, artifact_utils, standard_artifacts, standard_component_specs
 from tfx.types.component_spec import ChannelParameter, ExecutionParameter
-from tfx.utils import io_utils
+from tfx.utils import io_utils, path_utils
 
 import serving
-from components import evaluation, gate, ui_artifacts
+from components import evaluation, gate, image_samples, ui_artifacts
 from components.baseline import has_model, served_source
 from components.local_beam import NoPrism
 from dataset.policies import Evaluation
+from dataset.types import Feature
 
 _BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 _SCHEMA = standard_component_specs.SCHEMA_KEY
 JUDGEMENT = "judgement.json"  # in the blessing's folder
 RULES = "evaluation_rules"  # the declaration's `evaluation:`, as JSON
 CLASSES = "classes"  # the label's class names by id, as JSON ([] for regression)
+IMAGE = "image_feature"  # the image the report shows (components/image_samples.py)
 METRICS, CLASSIFICATION = "metrics", "classification_metrics"  # for the run page
 
 
@@ -90,8 +92,10 @@ class Executor(NoPrism, executor.Executor):
     with fileio.open(os.path.join(blessing.uri, JUDGEMENT), "w") as f:
       f.write(json.dumps(judged, sort_keys=True))
     blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
-    _for_run_page(output_dict, found, judged, bool(blessed), uri,
-                  json.loads(exec_properties.get(CLASSES) or "[]"))
+    classes = json.loads(exec_properties.get(CLASSES) or "[]")
+    _for_run_page(output_dict, found, judged, bool(blessed), uri, classes)
+    if exec_properties.get(IMAGE) and classes:
+      _image_samples(input_dict, exec_properties, uri, classes)
 
 
 @contextlib.contextmanager
@@ -126,6 +130,20 @@ def judged_columns_only(input_dict, exec_properties):
     cut = standard_artifacts.Schema()
     cut.uri = folder
     yield {**input_dict, _SCHEMA: [cut]}
+
+
+def _image_samples(input_dict, exec_properties, uri: str, classes) -> None:
+  """The report's thumbnails: the candidate's answers on eval images."""
+  config = json.loads(exec_properties[standard_component_specs.EVAL_CONFIG_KEY])
+  label = config["model_specs"][0]["label_key"]
+  splits = json.loads(exec_properties.get(standard_component_specs.EXAMPLE_SPLITS_KEY)
+                      or "null") or ["eval"]
+  examples = artifact_utils.get_single_instance(input_dict[standard_component_specs.EXAMPLES_KEY])
+  files = [os.path.join(artifact_utils.get_split_uri([examples], split), "*")
+           for split in splits]
+  model = artifact_utils.get_single_uri(input_dict[standard_component_specs.MODEL_KEY])
+  image_samples.write(uri, path_utils.serving_model_path(model), files,
+                      Feature.from_dict(json.loads(exec_properties[IMAGE])), label, classes)
 
 
 def _for_run_page(output_dict, found: dict, judged: dict, blessed: bool, uri: str,
@@ -190,7 +208,8 @@ class EvaluatorSpec(standard_component_specs.EvaluatorSpec):
   the run page's outputs."""
   PARAMETERS = {**standard_component_specs.EvaluatorSpec.PARAMETERS,
                 RULES: ExecutionParameter(type=str, optional=True),
-                CLASSES: ExecutionParameter(type=str, optional=True)}
+                CLASSES: ExecutionParameter(type=str, optional=True),
+                IMAGE: ExecutionParameter(type=str, optional=True)}
   OUTPUTS = {**standard_component_specs.EvaluatorSpec.OUTPUTS,
              METRICS: ChannelParameter(type=ui_artifacts.Metrics),
              CLASSIFICATION: ChannelParameter(type=ui_artifacts.ClassificationMetrics)}
@@ -202,12 +221,16 @@ class Evaluator(evaluator_component.Evaluator):
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
   def __init__(self, examples, model, baseline_model, eval_config, rules: Evaluation,
-               classes: Sequence[str], schema=None):
+               classes: Sequence[str], schema=None, image: Optional[Feature] = None):
     # Not TFX's constructor: it builds its own spec, without the slices' rules.
     spec = EvaluatorSpec(
         examples=examples, model=model, baseline_model=baseline_model,
         eval_config=eval_config, schema=schema, classes=json.dumps(list(classes)),
         evaluation_rules=json.dumps(dataclasses.asdict(rules), sort_keys=True),
+        # Without its backbone: a weights file's path changes no thumbnail.
+        image_feature=json.dumps(dataclasses.asdict(dataclasses.replace(
+            image, image=dataclasses.replace(image.image, backbone=None))),
+            sort_keys=True) if image else None,
         evaluation=Channel(type=standard_artifacts.ModelEvaluation),
         blessing=Channel(type=standard_artifacts.ModelBlessing),
         **{METRICS: Channel(type=ui_artifacts.Metrics),

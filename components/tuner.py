@@ -34,6 +34,7 @@ from dataset import spans
 from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
 from dataset.tuning import Tuning
+from startup import console
 from tuner import record, space
 from tuner import search as tuner_search
 from tuner.trial import TrialData
@@ -121,7 +122,7 @@ def _search(search_id: str, tuning: Tuning, data: TrialData, workers: int,
   start = time.time()
   # Seeded by the id: a forced new search does not replay the last one's trials.
   trials = tuner_search.search(tuning, data, workers,
-                               lambda line: print(f"Tuner: {line}", flush=True),
+                               lambda line: console.say(f"  Tuner: {line}"),
                                seed=int(search_id.rsplit("-", 1)[1], 16) % 2**31,
                                state_dir=record.oracle_dir(serving_dir, search_id))
   if not trials or trials[0]["score"] is None:

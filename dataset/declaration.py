@@ -62,15 +62,19 @@ def _backbone(r: FieldReader, image: Image, node: Any, field: str,
   if min(image.height, image.width) < smallest:
     raise r.fail(field, f"images of at least {smallest}x{smallest} pixels for "
                  f"{name}", f"{image.height}x{image.width}")
-  weights = r.get(node, field, "weights", str, "")
-  if weights:
-    weights = resolve(base, weights)
-    if not is_uri(weights) and not os.path.isfile(weights):
-      raise r.fail(f"{field}.weights", "an existing weights file (.h5), saved "
-                   "beforehand: nothing is downloaded at run time", weights)
   rate = r.get(node, field, "fine_tune_learning_rate", (int, float), 1e-4)
   if not 0 < rate < 1:
     raise r.fail(f"{field}.fine_tune_learning_rate", "a number in (0, 1)", rate)
+  if "weights" not in node:
+    # Used as loaded (frozen batch-norm statistics), random weights give the
+    # same output for every image: nothing learns (trainer/model.py).
+    raise r.fail(f"{field}.weights", f"a pretrained weights file (.h5) for {name}: a "
+                 "backbone from random weights does not learn here; or drop `backbone:` "
+                 "for the built-in CNN", MISSING)
+  weights = resolve(base, r.get(node, field, "weights", str))
+  if not is_uri(weights) and not os.path.isfile(weights):
+    raise r.fail(f"{field}.weights", "an existing weights file (.h5), saved "
+                 "beforehand: nothing is downloaded at run time", weights)
   return Backbone(name, weights,
                   frozen_epochs=r.get(node, field, "frozen_epochs", int, 1, minimum=0),
                   fine_tune_learning_rate=float(rate))

@@ -81,6 +81,9 @@ class TrainingConfig:
     gpus: the GPUs this Trainer was given; it stops, naming what could not be
       loaded, when TensorFlow sees fewer, instead of training on the CPU.
       `python -m kubeflow compile --resource Trainer:gpus=N` sets it.
+    progress_seconds: in a log (not a terminal, whose line updates in
+      place), a progress line every this many seconds of training
+      (trainer/progress.py).
   """
   train_steps: int = 800
   eval_steps: int = 20
@@ -101,6 +104,7 @@ class TrainingConfig:
   max_contrast_delta: float = 0.0
   checkpoint_every: int = 0
   gpus: int = 0
+  progress_seconds: float = 60.0
 
   def __post_init__(self):
     for name in ("train_steps", "eval_steps", "epochs", "batch_size",
@@ -127,6 +131,8 @@ class TrainingConfig:
                  "max_contrast_delta"):
       value = getattr(self, name)
       check(name, value, is_number(value) and 0 <= value < 1, "a number in [0, 1)")
+    check("progress_seconds", self.progress_seconds,
+          is_number(self.progress_seconds) and self.progress_seconds > 0, "a number > 0")
     for name in ("deterministic", "flip_left_right"):
       check(name, getattr(self, name), isinstance(getattr(self, name), bool), "true or false")
 

@@ -117,7 +117,8 @@ def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
                         baseline_model=baseline.outputs["model"],
                         eval_config=eval_config(config), rules=config.evaluation,
-                        classes=decl.label.class_names(), schema=schema)
+                        classes=decl.label.class_names(), schema=schema,
+                        image=next(iter(decl.of_kind("image")), None))
   # Set after construction: on Kubeflow this is a runtime parameter holding
   # the JSON list already.
   evaluator.exec_properties["example_splits"] = by_window.example_splits

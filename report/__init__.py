@@ -7,7 +7,8 @@ duration), `statistics` (train and eval side by side, and images by decoded
 size and format), `drift` (the newest span against the one before it),
 `anomalies`, `training` (curves from the Trainer's
 TensorBoard logs), `evaluation` (overall and per class, the blessing and its
-thresholds, the baseline), `serving` (the serving check: each check and
+thresholds, the baseline, each slice's verdict; for images, a few of each
+class and the most confidently wrong), `serving` (the serving check: each check and
 the latency) and `pushed`. Everything is read from ML Metadata
 and the artifacts it points to, so `python -m debug report` can write the
 report of any earlier run again.
@@ -19,12 +20,12 @@ from typing import Dict, List, Optional
 
 import tensorflow as tf
 
-from components import evaluation, gate
+from components import evaluation, gate, image_samples
 from components.evaluator import judgement
 from components.pusher import REFUSED
 from metadata import serving_result
 from metadata import store as st
-from report import dag, data, drift, record, serving, training, tuning
+from report import dag, data, drift, images, record, serving, training, tuning
 from report.html import Raw, esc, page, png, section, table
 from trainer import warm_start
 
@@ -126,9 +127,9 @@ def _training(model_run: Optional[str]) -> List[str]:
   curves = training.read_curves(model_run)
   if not curves:
     return notes + [f'<p class="note">No TensorBoard logs under {esc(model_run)}.</p>']
-  images = [png(training.chart(metric, per_split), f"{metric} per epoch")
+  charts = [png(training.chart(metric, per_split), f"{metric} per epoch")
             for metric, per_split in sorted(curves.items())]
-  return notes + ['<div class="side">' + "".join(images) + "</div>",
+  return notes + ['<div class="side">' + "".join(charts) + "</div>",
           f"<p>TensorBoard logs: <code>{esc(model_run)}</code>; open them with "
           f"<code>tensorboard --logdir {esc(model_run)}</code>.</p>"]
 
@@ -171,7 +172,7 @@ def _evaluation(run: record.RunRecord, decl) -> List[str]:
   if (judged.get("whole") or {}).get("note"):
     parts.append(f"<p>{esc(judged['whole']['note'])}</p>")
   parts += _slices(judged.get("slices", []))
-  return parts + _per_class(result_uri, decl)
+  return parts + _per_class(result_uri, decl) + images.parts(image_samples.read(result_uri))
 
 
 def _per_class(result_uri: str, decl) -> List[str]:

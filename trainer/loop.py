@@ -15,6 +15,7 @@ from dataset.training import TrainingConfig
 from trainer import curves
 from trainer import model as model_lib
 from trainer.checkpoints import LoopCheckpoint
+from trainer.progress import Steps
 
 keras = tf.keras
 
@@ -67,7 +68,8 @@ def _steps(model: keras.Model, strategy: tf.distribute.Strategy, loss_fn,
 def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
                  train, evaluation, config: TrainingConfig,
                  log_dir: Optional[str] = None, regression: bool = False,
-                 checkpoint: Optional[LoopCheckpoint] = None) -> Dict[str, List[float]]:
+                 checkpoint: Optional[LoopCheckpoint] = None,
+                 progress: Optional[Steps] = None) -> Dict[str, List[float]]:
   """Trains `model` for config.train_steps steps, from the checkpoint's step
   when it holds one.
 
@@ -84,6 +86,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       classes (cross-entropy, accuracy).
     checkpoint: saved every `checkpoint_every` steps (or at each epoch's
       end) and restored first; None trains without.
+    progress: told each step and its loss (trainer/progress.py), or None.
 
   Returns:
     Per epoch trained here: `loss`, the metric and `val_<metric>`
@@ -106,7 +109,10 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     eval_metric.reset_state()
     start, total = done, 0.0
     for step in range(start + 1, end + 1):
-      total += float(train_step(train_it))
+      loss = float(train_step(train_it))
+      total += loss
+      if progress:
+        progress.step(step, loss)
       if checkpoint and config.checkpoint_every and step % config.checkpoint_every == 0:
         checkpoint.save(step)
     done = end
@@ -118,4 +124,6 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     history[metric].append(float(train_metric.result()))
     history[f"val_{metric}"].append(float(eval_metric.result()))
     curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()}, done)
+  if progress:
+    progress.done()
   return history

@@ -22,6 +22,7 @@ and the loss.
 import os
 from typing import Dict, List, Mapping
 
+import numpy as np
 import tensorflow as tf
 
 from dataset import metrics
@@ -86,7 +87,8 @@ def backbone_tower(x, f: Feature):
 
   weights=None: nothing is ever downloaded. The backbone is called with
   training=False, so its batch-norm statistics stay as loaded in both
-  phases (the usual fine-tuning recipe); `backbones` finds it again.
+  phases (the usual fine-tuning recipe); `backbones` finds it again. That
+  is also why it needs pretrained weights (`_require_pretrained`).
   """
   image = f.image
   if image.channels == 1:
@@ -97,11 +99,32 @@ def backbone_tower(x, f: Feature):
   x = keras.layers.Rescaling(scale, offset, name=f"{f.name}_backbone_input")(x)
   base = getattr(keras.applications, image.backbone.name)(
       input_shape=(image.height, image.width, 3), include_top=False, weights=None)
-  if image.backbone.weights:
-    base.load_weights(_local(image.backbone.weights))
+  base.load_weights(_local(image.backbone.weights))
+  _require_pretrained(base, image.backbone.weights)
   x = base(x, training=False)
   x = keras.layers.GlobalAveragePooling2D()(x)
   return keras.layers.Dense(128, activation="relu", name=f"{f.name}_tower")(x)
+
+
+def _require_pretrained(base: keras.Model, path: str) -> None:
+  """Refuses weights that were never trained.
+
+  With its batch-norm statistics at their initial values (mean 0, variance
+  1) and used as loaded, a backbone of random convolutions shrinks its
+  input layer after layer: MobileNetV2's output at 96x96 is about 1e-12,
+  the same for every image, so nothing after it can learn (issue 41: loss
+  ln 8 on 8 classes through every epoch). The declaration requires a
+  weights file; this catches one saved from a model that never trained.
+  """
+  norms = [layer for layer in base.layers
+           if isinstance(layer, keras.layers.BatchNormalization)]
+  if norms and all(np.all(n.moving_mean.numpy() == 0) and np.all(n.moving_variance.numpy() == 1)
+                   for n in norms):
+    raise ValueError(
+        f"backbone weights {path}: every batch-norm layer holds its initial statistics "
+        "(mean 0, variance 1): these weights were never trained, and a backbone from them "
+        "does not learn; give `weights:` a pretrained file, or drop `backbone:` for the "
+        "built-in CNN")
 
 
 def _local(path: str) -> str:

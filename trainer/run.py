@@ -7,6 +7,7 @@ step is its own module, tested on its own.
 
 import logging
 import os
+import time
 from typing import List, Optional, Sequence
 
 import tensorflow as tf
@@ -16,6 +17,7 @@ from tfx.components.trainer.fn_args_utils import FnArgs
 from dataset import spans
 from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
+from startup import console
 from trainer import (
   checkpoints,
   curves,
@@ -24,6 +26,7 @@ from trainer import (
   input_pipeline,
   loop,
   model,
+  progress,
   warm_start,
 )
 
@@ -90,14 +93,14 @@ def train(train_files: List[str], eval_files: List[str],
   model.skip_autograph_for_libraries()  # before the input pipelines are traced
   train_data, eval_data = _datasets(train_files, eval_files, tft_output, decl, config,
                                     strategy, materialized)
-  notes = list(notes)
+  notes, started = list(notes), time.monotonic()
   with strategy.scope():
     keras_model = model.build_model(decl, vocab_sizes(decl), config)
     notes.append(warm_start.warm_start(keras_model, base_model,
                                        decl.of_kind("categorical")))
-  notes += [f"backbone {b.name} ({f.name}): "
-            + (f"weights from {b.weights}" if b.weights else "no weights file, random weights")
-            for f, b in _backbones(decl)]
+  for f, b in _backbones(decl):
+    notes.append(f"backbone {b.name} ({f.name}): weights from {b.weights}")
+    logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
   if not distribute.is_chief(strategy):
     log_dir = None
   resumed: List[int] = []
@@ -105,7 +108,8 @@ def train(train_files: List[str], eval_files: List[str],
     saver = (checkpoints.LoopCheckpoint(keras_model, strategy, checkpoint_dir)
              if checkpoint_dir else None)
     loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
-                      regression=decl.label.kind == "regression", checkpoint=saver)
+                      regression=decl.label.kind == "regression", checkpoint=saver,
+                      progress=_progress(strategy, config, config.train_steps))
     resumed = [saver.restored] if saver and saver.restored else []
   else:
     fit_in_phases(keras_model, strategy, decl, config, train_data, eval_data, log_dir,
@@ -113,6 +117,9 @@ def train(train_files: List[str], eval_files: List[str],
   if resumed:
     notes.append(checkpoints.note(resumed[0], config.train_steps))
     logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
+  if log_dir and time.monotonic() - started > 60:
+    notes.append(f"training took {console.clock(time.monotonic() - started)}; its curves: "
+                 f"tensorboard --logdir {log_dir}")
   warm_start.write_notes(log_dir, notes)
   return keras_model
 
@@ -120,6 +127,15 @@ def train(train_files: List[str], eval_files: List[str],
 def _backbones(decl: Declaration):
   """(feature, its backbone) for each image feature with one."""
   return [(f, f.image.backbone) for f in decl.of_kind("image") if f.image.backbone]
+
+
+def _progress(strategy: tf.distribute.Strategy, config: TrainingConfig,
+              total: int) -> Optional[progress.Steps]:
+  """The chief's progress line; the other workers keep quiet."""
+  if not distribute.is_chief(strategy):
+    return None
+  return progress.Steps(total, config.batch_size * strategy.num_replicas_in_sync,
+                        config.progress_seconds)
 
 
 def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
@@ -141,6 +157,7 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
   folders = ([checkpoint_dir] if len(phases) == 1 else
              [f"{checkpoint_dir}/phase-{i}" for i in range(len(phases))]
              if checkpoint_dir else [None] * len(phases))
+  steps = _progress(strategy, config, config.epochs * config.steps_per_epoch)
   for index, (start, end, trainable) in enumerate(phases):
     if start >= end or any(map(checkpoints.has_checkpoint, folders[index + 1:])):
       continue
@@ -156,7 +173,9 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                     callbacks=checkpoints.fit_callbacks(
                         folders[index], config.checkpoint_every, config.steps_per_epoch,
                         start, resumed if resumed is not None else [])
-                    + curves.callbacks(log_dir), verbose=0)
+                    + curves.callbacks(log_dir)
+                    + ([progress.FitProgress(steps, config.steps_per_epoch)] if steps else []),
+                    verbose=0)
 
 
 def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,

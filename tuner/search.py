@@ -21,14 +21,24 @@ from concurrent import futures
 from typing import Callable, Dict, List
 
 from dataset.tuning import Tuning
+from startup import console
 from tuner import space
 from tuner.trial import TrialData, run_trial
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def standing(oracle, tuning: Tuning) -> str:
+  """How far the search is: trials done of the most, and the best so far."""
+  found = trials(oracle, tuning)
+  done = sum(t["score"] is not None for t in found)
+  best = (f", best {tuning.objective} {found[0]['score']:.4f} so far (trial "
+          f"{found[0]['trial']})" if done else "")
+  return f"{done} of {tuning.max_trials} trials done{best}"
+
+
 def work(oracle, tuner_id: str, tuning: Tuning, data: TrialData,
-         say: Callable[[str], None] = print) -> None:
+         say: Callable[[str], None] = print, chief: bool = False) -> None:
   """Asks `oracle` (an Oracle, or an OracleClient) for trials and runs them
   until it says stop."""
   while True:
@@ -51,9 +61,11 @@ def work(oracle, tuner_id: str, tuning: Tuning, data: TrialData,
     oracle.update_trial(trial.trial_id, result, step=steps)
     trial.status = "COMPLETED"
     oracle.end_trial(trial)
+    # The chief's own oracle knows the whole search; a worker's client not.
     say(f"trial {trial.trial_id} ({tuner_id}): {tuning.objective} "
         f"{result[tuning.objective]:.4f} in {result['seconds']:.1f} s, "
-        f"{json.dumps(space.training_values(values), sort_keys=True)}")
+        f"{json.dumps(space.training_values(values), sort_keys=True)}"
+        + (f"; {standing(oracle, tuning)}" if chief else ""))
 
 
 def _free_port() -> int:
@@ -78,7 +90,7 @@ def _serve(oracle, port: int):
 
 
 def _run_workers(oracle, tuning: Tuning, data: TrialData, workers: int,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], every: float) -> None:
   port = _free_port()
   server = _serve(oracle, port)
   folder = tempfile.mkdtemp(prefix="tuner-")
@@ -94,8 +106,15 @@ def _run_workers(oracle, tuning: Tuning, data: TrialData, workers: int,
       log = open(os.path.join(folder, f"worker-{i}.log"), "w")
       procs.append((subprocess.Popen([sys.executable, "-m", "tuner.worker", spec], env=env,
                                      stdout=log, stderr=subprocess.STDOUT, cwd=HERE), log))
-    for proc, log in procs:
-      proc.wait()
+    # The workers' lines reach this log at the end; meanwhile, the oracle here
+    # says how far the search is (startup/console.py: in place, or a line a
+    # minute).
+    live = console.Live(every)
+    while any(proc.poll() is None for proc, _ in procs):
+      time.sleep(1.0)
+      live.update(f"  Tuner: {standing(oracle, tuning)}")
+    live.done()
+    for _, log in procs:
       log.close()
   finally:
     for proc, _ in procs:
@@ -115,18 +134,19 @@ def _run_workers(oracle, tuning: Tuning, data: TrialData, workers: int,
 
 def search(tuning: Tuning, data: TrialData, workers: int = 1,
            say: Callable[[str], None] = print, seed: int = 0,
-           state_dir: str = "") -> List[Dict]:
+           state_dir: str = "", every: float = 60.0) -> List[Dict]:
   """Runs the search, resuming the one an interrupted attempt left in
-  `state_dir`; returns its trials, best first (see `trials`)."""
+  `state_dir`; returns its trials, best first (see `trials`). With workers,
+  how far it is shows every `every` seconds in a log."""
   oracle = space.make_oracle(tuning, seed, state_dir)
   done = [t for t in oracle.trials.values() if t.status == "COMPLETED"]
   if done:
     say(f"resumed an interrupted search: {len(done)} of {tuning.max_trials} trials "
         f"already done, {len(oracle._retry_queue)} to run again")
   if workers <= 1:
-    work(oracle, "worker-0", tuning, data, say)
+    work(oracle, "worker-0", tuning, data, say, chief=True)
   else:
-    _run_workers(oracle, tuning, data, workers, say)
+    _run_workers(oracle, tuning, data, workers, say, every)
   return trials(oracle, tuning)
 
 
@@ -137,7 +157,8 @@ def trials(oracle, tuning: Tuning) -> List[Dict]:
   def metric(trial, name):
     return trial.metrics.get_last_value(name) if trial.metrics.exists(name) else None
 
-  for trial in oracle.trials.values():
+  # A list first: the chief reads while its gRPC thread adds trials.
+  for trial in list(oracle.trials.values()):
     worker = metric(trial, "worker")
     out.append({"trial": trial.trial_id, "status": trial.status,
                 "values": space.training_values(dict(trial.hyperparameters.values)),

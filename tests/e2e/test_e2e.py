@@ -241,9 +241,22 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
     errors = page.errors
   assert sections == ["dag", "statistics", "drift", "anomalies", "training", "evaluation",
                       "serving", "pushed"]
-  assert sorted(alt for alt, *_ in images) == ["accuracy per epoch", "loss per epoch"], images
+  alts = [alt for alt, *_ in images]
+  assert sorted(a for a in alts if "per epoch" in a) == [
+      "accuracy per epoch", "loss per epoch"], images
+  # The digits are images: four eval images of each class, then those the
+  # candidate got most confidently wrong (all 323 answered), each captioned.
+  assert sorted(a for a in alts if a.startswith("class ")) == sorted(
+      f"class {digit}" for digit in range(10) for _ in range(4)), alts
+  wrong = [a for a in alts if a.startswith("true ")]
+  missed = round((1 - digits_run["outcome"].value) * 323)
+  assert len(wrong) == min(12, missed), (wrong, missed)
+  assert all(a.split(", predicted ")[0][5:] != a.split(", predicted ")[1] for a in wrong)
+  assert "Most confidently wrong, of 323 eval images" in text["evaluation"]
   for alt, complete, width, height in images:
     assert complete and width > 0 and height > 0, (alt, width, height)
+  assert all(width == 64 for alt, _, width, _ in images if alt not in (
+      "accuracy per epoch", "loss per epoch")), images
   assert errors == [], errors
   assert states == {n: "COMPLETE" for n in ALL_NODES}
   assert "train: 1474 examples, eval: 323 examples" in text["statistics"]

@@ -10,7 +10,7 @@ look, as a camera mounted sideways would) and is an eighth of the data.
 Span 1 is clean and its model is pushed. In span 2 site D's training rows
 arrive with wrong labels; its eval rows are right. The candidate, trained
 on span 2 alone, loses site D but little of the whole: the whole's gate
-(an allowed drop of 0.15) passes it, and the slice `site=D`, below the
+(an allowed drop of 0.2) passes it, and the slice `site=D`, below the
 default `min_slice_examples`, refuses it on its interval, naming itself
 and its numbers. Nothing is pushed.
 """
@@ -27,7 +27,9 @@ from tests.runs import run_local
 
 pytestmark = pytest.mark.e2e
 
-ARGS = ("--train-steps", "300", "--threshold", "0.5", "--max-change", "0.15")
+# An allowed drop of 0.2: site D, an eighth of the eval split, costs the
+# whole about 0.12, and 0.15 was measured once.
+ARGS = ("--train-steps", "300", "--threshold", "0.5", "--max-change", "0.2")
 
 
 def _rows(start: int, stop: int, wrong_site_d: bool = False, sites: str = "ABCD") -> list:
@@ -96,11 +98,12 @@ def test_a_spoiled_slice_refuses_the_model_though_the_whole_passes(runs):
   assert d["examples"] < 100 and d["on"] == "evidence" and d["judged"], d
   # Both models' values, the interval (widened for the four sites judged on
   # theirs), all of it beyond the allowed drop, and the number of examples.
-  assert reason == (
-      f"slice site=D accuracy {d['value']:.4f}, served {d['served']:.4f} (change "
-      f"{d['value'] - d['served']:+.4f}, 98.75% interval {d['change_low']:+.4f} to "
-      f"{d['change_high']:+.4f}: all of it < -0.15; {d['examples']} examples)"), reason
-  assert d["change_high"] < -0.15, d
+  assert reason.startswith(
+      f"slice site=D accuracy {d['value']:.4f}, served {d['served']:.4f} ("), reason
+  assert reason.endswith(
+      f"change {d['value'] - d['served']:+.4f}, 98.75% interval {d['change_low']:+.4f} to "
+      f"{d['change_high']:+.4f}: all of it < -0.2; {d['examples']} examples)"), reason
+  assert d["change_high"] < -0.2, d
   assert f"  {reason}" in stdout, stdout[-3000:]
   assert set(rows) == {"site=A", "site=B", "site=C", "site=D"}, rows
   # The other sites moved within their noise: passed, each with its line.

@@ -13,8 +13,7 @@ import tensorflow_model_analysis as tfma
 from google.protobuf import json_format, text_format
 from tensorflow_metadata.proto.v0 import schema_pb2
 
-from components import ui_artifacts
-from components import gate
+from components import gate, ui_artifacts
 from components.evaluation import load, load_matrices, per_class
 from dataset import declaration
 from dataset.policies import Evaluation, Slice

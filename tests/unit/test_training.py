@@ -4,6 +4,7 @@ and fit with MultiWorkerMirroredStrategy across two worker processes."""
 import dataclasses
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -56,13 +57,19 @@ def _accuracy(model, digits, decl, spec):
 
 
 @pytest.mark.parametrize("loop", ["fit", "custom"])
-def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop, tmp_path):
+def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop, tmp_path, capsys):
   tf.keras.utils.set_random_seed(0)
   output = tft.TFTransformOutput(digits["transform_dir"])
   decl = digits["decl"]
-  config = dataclasses.replace(CONFIG, loop=loop)
+  config = dataclasses.replace(CONFIG, loop=loop, progress_seconds=0.3)
   model = run.train(digits["train"], digits["eval"], output, decl, config,
                     tf.distribute.get_strategy(), log_dir=str(tmp_path / "logs"))
+  # Its progress, in a log (pytest's capture is no terminal): lines written
+  # while it trained, each with the step, the loss, the rate, the time left.
+  lines = re.findall(r"^  Trainer: step (\d+) of (\d+), loss (\d+\.\d+), (\d+) examples/s, "
+                     r"(\S+) left$", capsys.readouterr().out, re.M)
+  assert lines and all(total == "400" for _, total, *_ in lines), lines
+  assert any(int(step) < 400 for step, *_ in lines), lines
   accuracy = _accuracy(model, digits, decl, output.transformed_feature_spec())
   assert accuracy >= MIN_ACCURACY, (
       f"{loop}: eval accuracy {accuracy:.3f}, expected >= {MIN_ACCURACY}")

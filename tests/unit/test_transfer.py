@@ -27,21 +27,32 @@ def photo_declaration(tmp_path, **backbone) -> declaration.Declaration:
   return declaration.load(write_declaration(tmp_path, raw))
 
 
-@pytest.fixture(scope="module")
-def weights_file(tmp_path_factory):
-  """A backbone's weights, saved as a user saves them before a run (here from
-  random weights: nothing may be downloaded)."""
-  path = str(tmp_path_factory.mktemp("weights") / "mobilenet_v2.h5")
-  keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
-                                 weights=None).save_weights(path)
+def pretrained(path: str) -> str:
+  """A backbone's weights, saved as a user saves them before a run. Nothing
+  may be downloaded, so here "pretrained" is a forward pass in training
+  mode over random photos that sets its batch-norm statistics to theirs
+  (momentum 0), as a trained backbone's statistics are its data's."""
+  backbone = keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
+                                            weights=None)
+  for layer in backbone.layers:
+    if isinstance(layer, keras.layers.BatchNormalization):
+      layer.momentum = 0.0
+  backbone(np.random.RandomState(1).rand(16, 32, 32, 3).astype("float32") * 2 - 1,
+           training=True)
+  backbone.save_weights(path)
   return path
 
 
-def photos(n=32):
+@pytest.fixture(scope="module")
+def weights_file(tmp_path_factory):
+  return pretrained(str(tmp_path_factory.mktemp("weights") / "mobilenet_v2.h5"))
+
+
+def photos(n=32, batch=8):
   rng = np.random.RandomState(0)
   labels = rng.randint(0, 2, n)
   images = (rng.rand(n, 32, 32, 3) * 80 + labels[:, None, None, None] * 150).astype(np.uint8)
-  return tf.data.Dataset.from_tensor_slices(({"photo": images}, labels)).batch(8).repeat()
+  return tf.data.Dataset.from_tensor_slices(({"photo": images}, labels)).batch(batch).repeat()
 
 
 def backbone_weights(m):
@@ -89,12 +100,44 @@ def test_the_frozen_phase_keeps_the_backbone_and_fine_tuning_changes_it(tmp_path
   assert moved > trainable // 2, f"{moved} weights moved, of {trainable} trainable"
 
 
-def test_without_a_weights_file_the_backbone_is_random_and_nothing_downloads(tmp_path):
-  decl = photo_declaration(tmp_path)
-  backbone = decl.features[0].image.backbone
-  assert backbone.name == "MobileNetV2" and not backbone.weights
-  built = model.build_model(decl, {}, TrainingConfig())
-  assert model.backbones(built)  # built offline: weights=None, nothing fetched
+def test_a_backbone_without_a_weights_file_is_refused_in_one_line(tmp_path):
+  """Random weights, used with their batch-norm statistics as loaded, give
+  the same output for every image: such a backbone never learns."""
+  with pytest.raises(declaration.DeclarationError) as e:
+    photo_declaration(tmp_path)
+  (line,) = str(e.value).splitlines()
+  assert "features.photo.backbone.weights': expected a pretrained weights file (.h5) for " \
+         "MobileNetV2: a backbone from random weights does not learn here; or drop " \
+         "`backbone:` for the built-in CNN" in line, line
+
+
+def test_weights_that_never_trained_are_refused_naming_the_file(tmp_path):
+  random = str(tmp_path / "random.h5")
+  keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
+                                 weights=None).save_weights(random)
+  decl = photo_declaration(tmp_path, weights=random)
+  with pytest.raises(ValueError) as e:
+    model.build_model(decl, {}, TrainingConfig())
+  assert str(e.value).startswith(f"backbone weights {random}: every batch-norm layer holds "
+                                 "its initial statistics (mean 0, variance 1)"), str(e.value)
+  assert "give `weights:` a pretrained file, or drop `backbone:`" in str(e.value)
+
+
+def test_random_weights_do_not_learn_where_pretrained_ones_do(tmp_path, weights_file):
+  """The cause the refusal guards against: used as loaded, a backbone whose
+  batch-norm statistics never moved answers every image alike; one whose
+  statistics were learned tells the two classes of `photos` apart."""
+  x, _ = next(iter(photos(16, batch=16).take(1)))
+  images = tf.cast(x["photo"], tf.float32) / 127.5 - 1.0
+  spread = {}
+  for name in ("random", "pretrained"):
+    backbone = keras.applications.MobileNetV2(input_shape=(32, 32, 3), include_top=False,
+                                              weights=None)
+    if name == "pretrained":
+      backbone.load_weights(weights_file)
+    features = tf.reduce_mean(backbone(images, training=False), axis=[1, 2])
+    spread[name] = float(tf.reduce_mean(tf.math.reduce_std(features, axis=0)))
+  assert spread["random"] < 1e-6 < 1e-3 < spread["pretrained"], spread
 
 
 @pytest.mark.parametrize("backbone, expected", [

@@ -1,0 +1,101 @@
+"""Progress where the user looks: one line rewritten in place on a terminal,
+a line every `every` seconds in a log (Kubeflow's step logs, CI, a file).
+
+Long work (the Trainer's steps, the Tuner's trials, a component that runs
+for minutes) reports through a `Live`; several may share the process (the
+local runner's per-component clock beside the Trainer's own line), so the
+line on a terminal and the time of the last line written are this module's,
+behind one lock. Nothing here runs when imported.
+"""
+
+import sys
+import threading
+import time
+from typing import Callable, Optional, TextIO
+
+_lock = threading.RLock()
+_state = {"shown": "", "out": None, "last": 0.0}  # the terminal's live line; last write
+
+
+def _tty(out: TextIO) -> bool:
+  return bool(getattr(out, "isatty", lambda: False)())
+
+
+def clear() -> None:
+  """Erases the live line on the terminal, if one is shown."""
+  with _lock:
+    out = _state["out"]
+    if _state["shown"] and out is not None:
+      out.write("\r\x1b[K")
+      out.flush()
+    _state["shown"] = ""
+
+
+def say(text: str, out: Optional[TextIO] = None) -> None:
+  """Prints a line that stays, above the live line (which is redrawn by
+  its next update)."""
+  out = out or sys.stdout
+  with _lock:
+    clear()
+    print(text, file=out, flush=True)
+    _state["last"] = time.monotonic()
+
+
+def quiet_for() -> float:
+  """Seconds since any progress line was last written."""
+  with _lock:
+    return time.monotonic() - _state["last"] if _state["last"] else float("inf")
+
+
+class Live:
+  """One piece of work's progress line.
+
+  `update(text)` shows `text`: on a terminal in place, at most twice a
+  second; in a log as a new line, at most every `every` seconds (the first
+  after `every` seconds of work: short work writes nothing). `done()`
+  clears a terminal's line.
+  """
+
+  def __init__(self, every: float = 60.0, out: Optional[TextIO] = None,
+               clock: Callable[[], float] = time.monotonic, background: bool = False):
+    """`background`: a fallback line (a component's clock) that steps aside
+    for others: its writes do not count for `quiet_for`."""
+    self._out = out or sys.stdout
+    self._every, self._clock, self._background = every, clock, background
+    self._tty = _tty(self._out)
+    self._written = clock()
+
+  @property
+  def on_terminal(self) -> bool:
+    return self._tty
+
+  def update(self, text: str) -> bool:
+    """Shows `text` if its time has come; True if it was written."""
+    now = self._clock()
+    if now - self._written < (0.5 if self._tty else self._every):
+      return False
+    with _lock:
+      if self._tty:
+        self._out.write("\r\x1b[K" + text)
+        self._out.flush()
+        _state["shown"], _state["out"] = text, self._out
+      else:
+        print(text, file=self._out, flush=True)
+      self._written = now
+      if not self._background:
+        _state["last"] = time.monotonic()
+    return True
+
+  def done(self) -> None:
+    if self._tty:
+      clear()
+
+
+def clock(seconds: float) -> str:
+  """1h02m03s, 2m03s or 3s."""
+  seconds = int(round(seconds))
+  hours, rest = divmod(seconds, 3600)
+  minutes, secs = divmod(rest, 60)
+  if hours:
+    return f"{hours}h{minutes:02d}m{secs:02d}s"
+  return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
