@@ -137,7 +137,12 @@ def test_every_component_ran_and_the_model_was_blessed_and_pushed(digits_run):
 
 
 def test_a_run_is_quiet_one_line_per_component_then_the_outcome(digits_run):
-  lines = digits_run["stdout"].strip().splitlines()
+  everything = digits_run["stdout"].strip().splitlines()
+  # On a busy machine a Trainer past a minute adds a progress line a minute
+  # (and where its TensorBoard logs are): still at most 20 lines in all.
+  assert len(everything) <= 20, digits_run["stdout"]
+  lines = [x for x in everything if not x.startswith("  Trainer: step ")
+           and not x.startswith("training took ") and x.split()[1:2] != ["running"]]
   # A line per component, the report, then the outcome: the warm start, the
   # blessing, the serving check, the push.
   assert len(lines) <= len(ALL_NODES) + 5, \
