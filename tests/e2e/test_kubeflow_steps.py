@@ -188,7 +188,7 @@ def ran(request, tmp_path_factory):
         "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
         "--data-root", "s3://data/digits", "--serving-dir", "s3://serving/digits",
         "--skip-data-check", "--output-dir", str(root / "compiled"), "--notify", hook,
-        "--tune-workers", "2", "--keep-runs", "1",
+        "--tune-workers", "2", "--keep-runs", "1", "--train", "progress_seconds=2",
         *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
           for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
@@ -482,6 +482,11 @@ def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
   log = (ran["root"] / "logs" / "Trainer.log").read_text()
   resumed = [line for line in log.splitlines() if "resumed from step " in line]
   assert resumed and " of 400 " in resumed[0], log[-3000:]
+  # Its progress in the step's log (compiled with a line every 2 s): the
+  # step, the loss, examples per second, the time left.
+  progress = re.findall(r"Trainer: step (\d+) of 400, loss \d+\.\d+, \d+ examples/s, "
+                        r"\S+ left", log)
+  assert progress and any(int(step) < 400 for step in progress), log[-3000:]
   assert "checkpoints of the finished training deleted" in log, log[-3000:]
 
 
