@@ -44,6 +44,7 @@ import datetime
 import json
 import os
 import sys
+import time
 import traceback
 
 import yaml
@@ -56,6 +57,7 @@ import storage
 from components import ui_artifacts
 from kubeflow import step_status
 from pipeline import cache_epoch
+from startup import console
 
 COMMAND = ["python", "-m", "kubeflow.container"]
 # What the open-source backend adds to every artifact it records
@@ -209,7 +211,12 @@ def run(parsed) -> int:
     storage.check([args.json_serialized_invocation_args], "this step's ")
     record(step_status.RUNNING)
     prepare(args)
-    tfx_entry._run_executor(args, beam_args)
+    # A line a minute in the step's log while a long step runs quiet.
+    clock = console.Clock(record.task or "step", time.monotonic())
+    try:
+      tfx_entry._run_executor(args, beam_args)
+    finally:
+      clock.stop()
   except storage.StorageError as e:
     print(f"error: {e}", file=sys.stderr)
     return 1

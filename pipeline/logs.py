@@ -4,7 +4,7 @@ How much else prints is set when the process starts (startup/ `start`):
 quiet by default, every library's INFO with `-v`. Errors still print, and a
 failing component's traceback is printed in full by the runner.
 
-While a component runs, its clock shows too (`_Clock`): on a terminal in
+While a component runs, its clock shows too (`console.Clock`): on a terminal in
 place, in a log a line a minute, unless the component writes progress of
 its own (the Trainer's steps, the Tuner's trials: startup/console.py).
 
@@ -17,7 +17,6 @@ Metadata for the state, between two components, when nothing else writes.
 
 import logging
 import sys
-import threading
 import time
 from typing import Callable, Optional, TextIO
 
@@ -41,12 +40,12 @@ class Progress(logging.Handler):
     self._every = every
     self._running: Optional[str] = None
     self._started = 0.0
-    self._clock: Optional[_Clock] = None
+    self._clock: Optional[console.Clock] = None
 
   def emit(self, record: logging.LogRecord) -> None:
     if record.msg == "Component %s is running.":
       self._running, self._started = record.args[0], time.monotonic()
-      self._clock = _Clock(self._running, self._started, self._out, self._every)
+      self._clock = console.Clock(self._running, self._started, self._out, self._every)
     elif record.msg == "Component %s is finished." and self._running:
       self._finish(self._state_of(self._running))
     elif record.msg == "Skipping component %s.":
@@ -72,26 +71,3 @@ class Progress(logging.Handler):
     if exc_type is not None and self._running:
       self._finish("FAILED")
 
-
-class _Clock(threading.Thread):
-  """A running component's elapsed time, while nothing else reports."""
-
-  def __init__(self, node: str, started: float, out: TextIO, every: float):
-    super().__init__(daemon=True, name=f"clock-{node}")
-    self._node, self._since = node, started
-    self._live = console.Live(every, out, background=True)
-    # Another line reported this recently: the clock keeps quiet.
-    self._quiet = 5.0 if self._live.on_terminal else every
-    self._stopped = threading.Event()
-    self.start()
-
-  def run(self) -> None:
-    while not self._stopped.wait(1.0):
-      if console.quiet_for() >= self._quiet:
-        elapsed = console.clock(time.monotonic() - self._since)
-        self._live.update(f"  {self._node:<18} running  {elapsed}")
-
-  def stop(self) -> None:
-    self._stopped.set()
-    self.join()
-    self._live.done()

@@ -91,6 +91,31 @@ class Live:
       clear()
 
 
+class Clock(threading.Thread):
+  """A running component's elapsed time, while nothing else reports: the
+  local runner's, around each component, and a Kubeflow step's."""
+
+  def __init__(self, node: str, started: float, out: Optional[TextIO] = None,
+               every: float = 60.0):
+    super().__init__(daemon=True, name=f"clock-{node}")
+    self._node, self._since = node, started
+    self._live = Live(every, out, background=True)
+    # Another line reported this recently: the clock keeps quiet.
+    self._quiet = 5.0 if self._live.on_terminal else every
+    self._stopped = threading.Event()
+    self.start()
+
+  def run(self) -> None:
+    while not self._stopped.wait(1.0):
+      if quiet_for() >= self._quiet:
+        self._live.update(f"  {self._node:<18} running  {clock(time.monotonic() - self._since)}")
+
+  def stop(self) -> None:
+    self._stopped.set()
+    self.join()
+    self._live.done()
+
+
 def clock(seconds: float) -> str:
   """1h02m03s, 2m03s or 3s."""
   seconds = int(round(seconds))
