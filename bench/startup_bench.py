@@ -33,9 +33,9 @@ _WHOLE = ("import sys\nfrom startup import lazy_imports\n"
           "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
 # case -> (its imports, what the baseline imported besides)
 CASES = {
-    "step: DriftGate": ("import kubeflow.container, components.drift_gate", "tfx.v1"),
-    "step: Tuner": ("import kubeflow.container, components.tuner", "tfx.v1"),
-    "step: StatisticsGen": ("import kubeflow.container, "
+    "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1"),
+    "step: Tuner": ("import kubeflow.steps.entrypoint, components.tuner", "tfx.v1"),
+    "step: StatisticsGen": ("import kubeflow.steps.entrypoint, "
                             "tfx.components.statistics_gen.executor", ""),
     "local runner": ("import local_runner, pipeline.pipeline, "
                      "tfx.orchestration.local.local_dag_runner", "tfx.v1"),

@@ -35,7 +35,7 @@ first step (pipeline/window_step.py) chooses `served_version` and
 parameters, so a run with nothing new is served from Kubeflow's cache too.
 Without spans,
 `served_version` is "" (the newest version when the step runs) and this
-step's cache is switched off in the compiled spec (kubeflow/compile.py).
+step's cache is switched off in the compiled spec (kubeflow/compile/compiler.py).
 """
 
 import os

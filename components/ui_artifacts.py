@@ -19,7 +19,7 @@ type's TYPE_NAME into its schema's title when it has the form
 `namespace.Title` (`compiler_utils.get_artifact_schema`), and the backend
 records the title as the type (`metadata/client.go` SchemaToArtifactType).
 At run time TFX's entrypoint imports the title as a class path;
-kubeflow/container.py gives it `CLASS_PATHS` instead.
+kubeflow/steps/entrypoint.py gives it `CLASS_PATHS` instead.
 """
 
 from typing import Dict, List, Optional, Sequence

@@ -23,12 +23,14 @@ from typing import List, Optional
 
 import storage
 from dataset import declaration
-from kubeflow import compile_command, cron, retention_step, run_commands
+from kubeflow import retention_command
+from kubeflow.api import runs, schedules
+from kubeflow.compile import command as compile_command
 from kubeflow.errors import CompileError, KubeflowError
 from pipeline.config import ConfigError
 
 BAD_INPUT = (declaration.DeclarationError, ConfigError, CompileError,
-             cron.CronError, argparse.ArgumentTypeError, storage.StorageError)
+             schedules.CronError, argparse.ArgumentTypeError, storage.StorageError)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -36,8 +38,8 @@ def parser() -> argparse.ArgumentParser:
   p.add_argument("-v", "--verbose", action="store_true")
   sub = p.add_subparsers(dest="command", required=True)
   compile_command.add_parser(sub)
-  run_commands.add_parsers(sub)
-  retention_step.add_parser(sub)
+  runs.add_parsers(sub)
+  retention_command.add_parser(sub)
   return p
 
 
@@ -59,7 +61,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     api = sys.modules.get("kfp_server_api")
     if api is None or not isinstance(e, api.ApiException):
       raise
-    from kubeflow import client
+    from kubeflow.api import client
     status, message = 1, f"Kubeflow refused the request: {client.describe(e)}"
   if args.verbose:
     traceback.print_exc()

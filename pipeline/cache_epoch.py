@@ -34,7 +34,7 @@ from serving import gfile
 
 FILE = "_retention/epochs.json"
 ALL = "*"
-PARAMETER = "cache_epoch"  # SpanWindow's output; kubeflow/retention_step.py wires it
+PARAMETER = "cache_epoch"  # SpanWindow's output; kubeflow/steps/retention.py wires it
 
 
 def pipeline_folder(output_uri: str, task: str) -> Optional[str]:

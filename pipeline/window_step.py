@@ -12,7 +12,7 @@ splits, Transform's splits, the Trainer's and the Evaluator's, and
 BaselineModel's version and key, and the Tuner's choice: reuse a search or
 run one (components/tuner.py).
 
-Kubeflow never serves this step from its cache (kubeflow/compile.py). Every
+Kubeflow never serves this step from its cache (kubeflow/compile/compiler.py). Every
 step after it is keyed on the values it passes: a run that finds the same
 window gets the same values, and so the same cache keys, and runs nothing
 else; a new span changes the window, and what reads it runs again. So does
@@ -40,6 +40,7 @@ from pipeline.inputs import RunInputs, resolve
 from pipeline.keys import to_json
 from pipeline.runtime import WindowValues
 
+WINDOW_STEP = "SpanWindow"  # the step's id: the function's name below
 OUTPUTS = WindowValues.names() + ("cache_epoch",)
 Out = OutputArtifact[String]
 Param = Parameter[str]
@@ -70,9 +71,9 @@ def resolve_window(spec_json: str, data_root: str, serving_dir: str,
   try:
     steps = int(train_steps)
   except ValueError:
-    raise ValueError(f"SpanWindow: runtime parameter train_steps: expected an "
+    raise ValueError(f"{WINDOW_STEP}: runtime parameter train_steps: expected an "
                      f"integer, found {train_steps!r}") from None
-  inputs = resolve(Data(root=data_root, **spec["data"]), "SpanWindow",
+  inputs = resolve(Data(root=data_root, **spec["data"]), WINDOW_STEP,
                    serving_dir, spec["settings"],
                    spec["materialize"], steps, spec["eval_steps"],
                    Tuning.from_dict(spec.get("tuning")))
@@ -91,10 +92,10 @@ def SpanWindow(data_root: Param, serving_dir: Param, train_steps: Param,
   """Lists the spans, applies the window, chooses the baseline; passes them
   on, with the cache epoch (pipeline/cache_epoch.py)."""
   inputs, values = resolve_window(window_spec, data_root, serving_dir, train_steps)
-  folder = cache_epoch_file.pipeline_folder(cache_epoch.uri, "SpanWindow")
+  folder = cache_epoch_file.pipeline_folder(cache_epoch.uri, WINDOW_STEP)
   window = cache_epoch_file.window_digest(values["input_config"])
   values["cache_epoch"] = cache_epoch_file.value(folder, window) if folder else window
-  logging.info("SpanWindow: %s under %s; baseline: %s", inputs.window.describe(),
+  logging.info(WINDOW_STEP + ": %s under %s; baseline: %s", inputs.window.describe(),
                data_root, inputs.served_version)
   print("\n".join([f"window: {inputs.window.describe()} under {data_root}",
                    *inputs.window.notes, f"baseline: {inputs.served_version}",

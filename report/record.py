@@ -2,7 +2,7 @@
 
 A local run's comes from its ML Metadata store (`from_store`); a Kubeflow
 run's from its report step's inputs and the steps' own records
-(kubeflow/run_report.py). The report (report/__init__.py) reads nothing
+(kubeflow/steps/report.py). The report (report/__init__.py) reads nothing
 else, so both runners show the same report.
 """
 

@@ -7,7 +7,7 @@
 That is a local pipeline's, planned from its ML Metadata (plan.py). A
 Kubeflow pipeline's is planned from its runs' folders (folders.py), by
 the step `--keep-runs` compiles in and `python -m kubeflow retention`
-(kubeflow/retention_step.py).
+(kubeflow/steps/retention.py).
 
 Every run writes new artifacts (examples, transform graphs, models, the
 served model's copy for the baseline, evaluations), and nothing deletes

@@ -86,7 +86,8 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       classes (cross-entropy, accuracy).
     checkpoint: saved every `checkpoint_every` steps (or at each epoch's
       end) and restored first; None trains without.
-    progress: told each step and its loss (trainer/progress.py), or None.
+    progress: told each step and its loss (trainer/progress.py), or None;
+      the caller ends it.
 
   Returns:
     Per epoch trained here: `loss`, the metric and `val_<metric>`
@@ -109,8 +110,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     eval_metric.reset_state()
     start, total = done, 0.0
     for step in range(start + 1, end + 1):
-      loss = float(train_step(train_it))
-      total += loss
+      total += (loss := float(train_step(train_it)))
       if progress:
         progress.step(step, loss)
       if checkpoint and config.checkpoint_every and step % config.checkpoint_every == 0:
@@ -124,6 +124,4 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     history[metric].append(float(train_metric.result()))
     history[f"val_{metric}"].append(float(eval_metric.result()))
     curves.write_epoch(log_dir, epoch, {k: v[-1] for k, v in history.items()}, done)
-  if progress:
-    progress.done()
   return history

@@ -107,15 +107,10 @@ def backbone_tower(x, f: Feature):
 
 
 def _require_pretrained(base: keras.Model, path: str) -> None:
-  """Refuses weights that were never trained.
-
-  With its batch-norm statistics at their initial values (mean 0, variance
-  1) and used as loaded, a backbone of random convolutions shrinks its
-  input layer after layer: MobileNetV2's output at 96x96 is about 1e-12,
-  the same for every image, so nothing after it can learn (issue 41: loss
-  ln 8 on 8 classes through every epoch). The declaration requires a
-  weights file; this catches one saved from a model that never trained.
-  """
+  """Refuses weights that never trained: used as loaded, batch-norm
+  statistics at their initial values (mean 0, variance 1) let random
+  convolutions shrink an image layer after layer (MobileNetV2's output at
+  96x96: about 1e-12, the same for every image), so nothing learns."""
   norms = [layer for layer in base.layers
            if isinstance(layer, keras.layers.BatchNormalization)]
   if norms and all(np.all(n.moving_mean.numpy() == 0) and np.all(n.moving_variance.numpy() == 1)

@@ -105,12 +105,8 @@ def train(train_files: List[str], eval_files: List[str],
     log_dir = None
   resumed: List[int] = []
   if config.loop == "custom":
-    saver = (checkpoints.LoopCheckpoint(keras_model, strategy, checkpoint_dir)
-             if checkpoint_dir else None)
-    loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
-                      regression=decl.label.kind == "regression", checkpoint=saver,
-                      progress=_progress(strategy, config, config.train_steps))
-    resumed = [saver.restored] if saver and saver.restored else []
+    resumed = _train_custom(keras_model, strategy, decl, config, train_data, eval_data,
+                            log_dir, checkpoint_dir)
   else:
     fit_in_phases(keras_model, strategy, decl, config, train_data, eval_data, log_dir,
                   checkpoint_dir, resumed)
@@ -122,6 +118,22 @@ def train(train_files: List[str], eval_files: List[str],
                  f"tensorboard --logdir {log_dir}")
   warm_start.write_notes(log_dir, notes)
   return keras_model
+
+
+def _train_custom(keras_model, strategy, decl: Declaration, config: TrainingConfig,
+                  train_data, eval_data, log_dir: Optional[str],
+                  checkpoint_dir: Optional[str]) -> List[int]:
+  """The custom loop, with its checkpoints and progress line; [the step it
+  resumed from], or []."""
+  saver = (checkpoints.LoopCheckpoint(keras_model, strategy, checkpoint_dir)
+           if checkpoint_dir else None)
+  steps = _progress(strategy, config, config.train_steps)
+  loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
+                    regression=decl.label.kind == "regression", checkpoint=saver,
+                    progress=steps)
+  if steps:
+    steps.done()
+  return [saver.restored] if saver and saver.restored else []
 
 
 def _backbones(decl: Declaration):

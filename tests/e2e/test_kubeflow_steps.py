@@ -55,8 +55,8 @@ import yaml
 
 from components import ui_artifacts
 from convert.digits import write_digits
-from kubeflow import exit_step
 from kubeflow.cli import main as kubeflow
+from kubeflow.compile.spec import tasks as spec_tasks
 from pipeline import cache_epoch
 from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
 from tests.fakes import kfp_server
@@ -495,7 +495,7 @@ def first_steps(spec: str, path) -> str:
   ImportExampleGen, as they are (their cache keys unchanged)."""
   with open(spec, encoding="utf-8") as f:
     documents = [d for d in yaml.safe_load_all(f) if d]
-  tasks = exit_step.tasks(documents[0])
+  tasks = spec_tasks(documents[0])
   documents[0]["root"]["dag"]["tasks"] = {
       name: tasks[name] for name in ("SpanWindow", "ImportExampleGen")}
   path.write_text(yaml.safe_dump_all(documents))

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from kubeflow import cron
+from kubeflow.api import schedules
 from kubeflow.cli import main as kubeflow
 from tests.conftest import compile_digits_spec, span_declaration
 from tests.fakes import kfp_server
@@ -156,11 +156,11 @@ def test_request_bodies_are_checked_against_the_kfp_server_api_models():
 
 
 def test_cron_normalize():
-  assert cron.normalize("0 3 * * *") == "0 0 3 * * *"
-  assert cron.normalize("0 0 3 * * MON-FRI") == "0 0 3 * * MON-FRI"
-  assert cron.normalize("@every 6h") == "@every 6h"
-  with pytest.raises(cron.CronError, match="hour: expected a number in \\[0, 23\\]"):
-    cron.normalize("0 24 * * *")
+  assert schedules.normalize("0 3 * * *") == "0 0 3 * * *"
+  assert schedules.normalize("0 0 3 * * MON-FRI") == "0 0 3 * * MON-FRI"
+  assert schedules.normalize("@every 6h") == "@every 6h"
+  with pytest.raises(schedules.CronError, match="hour: expected a number in \\[0, 23\\]"):
+    schedules.normalize("0 24 * * *")
 
 
 def test_a_refused_schedules_call_is_one_line(spec, server, capsys):
@@ -214,9 +214,9 @@ def test_schedule_with_notify_uploads_the_spec_with_the_exit_step(spec, server, 
 
 
 def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, capsys):
-  """The steps' records (kubeflow/step_status.py) under a pipeline root on
+  """The steps' records (kubeflow/steps/records.py) under a pipeline root on
   this machine's disk; on a cluster it is a bucket."""
-  from kubeflow import step_status
+  from kubeflow.steps import records as step_records
   spec_path = compile_digits_spec(tmp_path / "c", "--pipeline-root", str(tmp_path / "root"))
   url, state = server
   submitted = []
@@ -229,19 +229,19 @@ def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, ca
                             (running, "RUNNING"), (refused, "SUCCEEDED")):
     state.runs[run_id]["state"] = run_state
   root = tmp_path / "root" / "digits"
-  step_status.write(str(root / refused), "Evaluator", step_status.COMPLETE,
+  step_records.write(str(root / refused), "Evaluator", step_records.COMPLETE,
                     outputs={"blessing": {"metadata": {"blessed": 1}}})
-  step_status.write(str(root / refused), "ServingCheck", step_status.COMPLETE,
+  step_records.write(str(root / refused), "ServingCheck", step_records.COMPLETE,
                     outputs={"infra_blessing": {"metadata": {
                         "blessed": 0, "checked": 1,
                         "reason": "finite: probabilities: NaN or infinity for 3 of 256 "
                                   "examples"}}})
-  step_status.write(str(root / refused), "Pusher", step_status.COMPLETE,
+  step_records.write(str(root / refused), "Pusher", step_records.COMPLETE,
                     outputs={"pushed_model": {"metadata": {"pushed": 0}}})
-  step_status.write(str(root / pushed), "Pusher", step_status.COMPLETE,
+  step_records.write(str(root / pushed), "Pusher", step_records.COMPLETE,
                     outputs={"pushed_model": {"metadata": {"pushed": 1,
                                                            "pushed_version": "1764000000"}}})
-  step_status.write(str(root / failed), "Trainer", step_status.FAILED,
+  step_records.write(str(root / failed), "Trainer", step_records.FAILED,
                     message="ValueError: labels out of range")
   capsys.readouterr()
   assert run("runs", "--spec", spec_path, "--host", url) == 0

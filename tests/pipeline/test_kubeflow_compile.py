@@ -11,9 +11,9 @@ from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 
 from dataset import declaration
-from kubeflow import exit_step
 from kubeflow.cli import main as kubeflow
-from kubeflow.compile import executor_labels
+from kubeflow.compile.compiler import executor_labels
+from kubeflow.compile.spec import tasks as spec_tasks
 from pipeline.config import PipelineConfig
 from tests.conftest import (
   DIGITS_SCHEMA,
@@ -125,7 +125,8 @@ def test_runtime_parameters_have_the_compiled_defaults(compiled):
 def test_every_step_runs_in_the_image_with_the_project_entrypoint(compiled):
   for label, executor in compiled["spec"]["deploymentSpec"]["executors"].items():
     assert executor["container"]["image"] == IMAGE, label
-    entry = "kubeflow.run_report" if label == "RunReport_executor" else "kubeflow.container"
+    entry = ("kubeflow.steps.report" if label == "RunReport_executor"
+             else "kubeflow.steps.entrypoint")
     assert executor["container"]["command"] == ["python", "-m", entry], label
 
 
@@ -377,7 +378,7 @@ def test_notify_adds_an_exit_step_that_runs_whatever_happened(tmp_path):
   assert root["notify"]["dependentTasks"] == ["exit-handler-1"]
   assert root["notify"]["triggerPolicy"] == {"strategy": "ALL_UPSTREAM_TASKS_COMPLETED"}
   assert "cachingOptions" not in root["notify"], "the exit step must run every time"
-  assert set(exit_step.tasks(spec)) >= {"ImportExampleGen", "Trainer", "Pusher"}
+  assert set(spec_tasks(spec)) >= {"ImportExampleGen", "Trainer", "Pusher"}
   defaults = spec["root"]["inputDefinitions"]["parameters"]
   assert defaults["notify_url"]["defaultValue"] == "https://hooks.example.com/services/T0/B0"
   assert job["runtimeConfig"]["parameterValues"]["notify_url"].startswith("https://hooks")
@@ -480,7 +481,7 @@ def test_the_tuner_is_compiled_only_with_tuning_declared(compiled, tmp_path):
 
 
 def test_a_users_own_worker_image_is_kept():
-  from kubeflow.compile import beam_args_for_image
+  from kubeflow.compile.compiler import beam_args_for_image
   mine = ["--runner=FlinkRunner", "--sdk_container_image=r/mine:2"]
   assert beam_args_for_image(mine, "r/i:1") == mine
   assert beam_args_for_image([], "r/i:1") == []  # in-pod DirectRunner: no option, no sdist
@@ -491,8 +492,8 @@ def test_the_step_passes_tfx_no_beam_argument_of_its_own():
   and built an sdist for ("Creating temporary sdist package")."""
   from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
 
-  from kubeflow.container import beam_args_of
-  argv = ["/opt/venv/lib/python3.10/site-packages/kubeflow/container.py",
+  from kubeflow.steps.entrypoint import beam_args_of
+  argv = ["/opt/venv/lib/python3.10/site-packages/kubeflow/steps/entrypoint.py",
           "--executor_class_path", "x.Y", "--json_serialized_invocation_args", "{}"]
   parsed = tfx_entry._parse_flags(argv)
   assert parsed[1] == [argv[0]], parsed[1]  # what TFX alone would use
@@ -502,7 +503,7 @@ def test_the_step_passes_tfx_no_beam_argument_of_its_own():
 
 
 def test_every_step_retries_with_backoff_unless_told_not_to(tmp_path):
-  from kubeflow.exit_step import tasks
+  from kubeflow.compile.spec import tasks
   spec, job = compile_digits(tmp_path / "default", "--notify", "http://127.0.0.1:1/hook")
   policies = {name: task.get("retryPolicy") for name, task in tasks(spec).items()}
   assert set(policies) >= {"Trainer", "Pusher", "Transform"}, policies
@@ -522,7 +523,7 @@ def test_every_step_retries_with_backoff_unless_told_not_to(tmp_path):
 def test_keep_runs_ends_each_run_with_retention_after_the_report(tmp_path):
   spec, _ = compile_digits(tmp_path / "out", "--keep-runs", "3",
                            "--notify", "http://127.0.0.1:1/hook")
-  tasks = exit_step.tasks(spec)
+  tasks = spec_tasks(spec)
   step = tasks["Retention"]
   assert step["dependentTasks"] == ["RunReport"] and "cachingOptions" not in step
   params = step["inputs"]["parameters"]
@@ -532,7 +533,7 @@ def test_keep_runs_ends_each_run_with_retention_after_the_report(tmp_path):
   assert never >= {"ImportExampleGen", "BaselineModel", "RunReport", "Retention", "notify"}
   assert not never & {"Trainer", "Transform", "StatisticsGen"}, never
   container = spec["deploymentSpec"]["executors"]["Retention_executor"]["container"]
-  assert container["command"] == ["python", "-m", "kubeflow.retention_step"]
+  assert container["command"] == ["python", "-m", "kubeflow.steps.retention"]
   assert {e["name"]: e["value"] for e in container["env"]}["PIPELINE_TASK"] == "Retention"
   assert spec["components"]["Retention"]["outputDefinitions"]["artifacts"]["summary"][
       "artifactType"]["schemaTitle"] == "system.Markdown"

@@ -17,7 +17,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_entrypoint_utils as tfx_utils
 from tfx.types import standard_artifacts
 
-from kubeflow import container
+from kubeflow.steps import entrypoint as container
 from tests.conftest import compile_digits_spec
 
 

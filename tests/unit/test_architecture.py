@@ -93,3 +93,25 @@ def test_modules_and_functions_stay_short():
             long.append(f"{where}:{node.lineno} {node.name}: {lines} lines "
                         f"(expected <= {FUNCTION_LINES})")
   assert not long, "\n".join(long)
+
+
+# kubeflow/ by where its code runs (STYLE.md, Kubeflow's own backend/src/v2):
+# what the image runs imports no compile or API code (a step never needs
+# kfp's client or TFX's compiler), and compiling talks to no API server.
+KUBEFLOW_ROOMS = {"steps": {"compile", "api"}, "compile": {"api"}}
+
+
+def test_kubeflow_code_imports_only_what_runs_where_it_runs():
+  crossed = []
+  for room, forbidden in KUBEFLOW_ROOMS.items():
+    folder = os.path.join(REPO, "kubeflow", room)
+    for name in sorted(os.listdir(folder)):
+      if not name.endswith(".py"):
+        continue
+      for node in ast.walk(ast.parse(read(os.path.join("kubeflow", room, name)))):
+        modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                   [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+        crossed += [f"kubeflow/{room}/{name} imports {m}" for m in modules
+                    if m.split(".")[:2] in (["kubeflow", f] for f in forbidden)]
+  assert not crossed, "\n".join(crossed)
+  assert os.path.isdir(os.path.join(REPO, "kubeflow", "steps")), "kubeflow/steps is gone"

@@ -125,8 +125,8 @@ def test_the_pages_show_commands_of_every_entry_point():
 def test_a_shown_command_parses(page, line, tokens, whole):
   name, args = entry(tokens)
   parsers = _parsers()
-  if name not in parsers:  # python -m pytest, -m kubeflow.container
-    assert name in ("-m pytest", "-m kubeflow.container"), \
+  if name not in parsers:  # python -m pytest, -m kubeflow.steps.entrypoint
+    assert name in ("-m pytest", "-m kubeflow.steps.entrypoint"), \
         f"{page}:{line}: expected a known entry point, found {name}"
     return
   for variant in _alternatives(args):

@@ -1,6 +1,6 @@
 """Retention of Kubeflow runs, planned from the runs' folders and records
 (retention/folders.py), on folders laid out as the backend lays them out
-and records written as the steps write them (kubeflow/step_status.py).
+and records written as the steps write them (kubeflow/steps/records.py).
 
 The compiled steps' run on the stand-in backend is in
 tests/e2e/test_kubeflow_steps.py; here, the branches it does not take: a
@@ -11,7 +11,8 @@ import datetime
 import json
 import os
 
-from kubeflow import retention_step, step_status
+from kubeflow.steps import records as step_records
+from kubeflow.steps import retention as retention_step
 from pipeline import cache_epoch
 
 NEVER_CACHED = {"SpanWindow", "RunReport", "Retention", "notify"}
@@ -35,7 +36,7 @@ class Folder:
 
   def step(self, run: str, task: str, reads=(), writes=(), state="COMPLETE",
            window=None, pushed=None, **extra) -> dict:
-    """Runs a step: its outputs, and its record as kubeflow/container.py writes it."""
+    """Runs a step: its outputs, and its record as kubeflow/steps/entrypoint.py writes it."""
     self.time += HOUR
     uris = {k: self.output(run, task, k) for k in writes}
     invocation = {"inputs": {"artifacts": {f"in{i}": {"artifacts": [{"uri": u}]}
@@ -50,8 +51,8 @@ class Folder:
       open(f"{self.serving}/{pushed}/saved_model.pb", "w").close()
       fields["outputs"]["pushed_model"]["metadata"] = {
           "pushed": 1, "pushed_destination": f"{self.serving}/{pushed}"}
-    step_status.write(f"{self.path}/{run}", task, state, started=self.time.isoformat(),
-                      **step_status.artifact_uris(invocation), **fields)
+    step_records.write(f"{self.path}/{run}", task, state, started=self.time.isoformat(),
+                      **step_records.artifact_uris(invocation), **fields)
     return uris
 
   def full_run(self, run: str, window: str, push=None) -> dict:
@@ -96,7 +97,7 @@ def test_older_runs_lose_what_no_kept_run_and_no_served_version_needs(tmp_path):
   assert cache_epoch.value(f.path, "bbb") == "bbb.0.0"
   assert any("new cache epoch for aaa" in line for line in lines), lines
   # The records stay: `python -m kubeflow runs` still tells each run.
-  assert set(step_status.read(f"{f.path}/run1")) >= {"Pusher", "RunReport"}
+  assert set(step_records.read(f"{f.path}/run1")) >= {"Pusher", "RunReport"}
 
 
 def test_nothing_is_deleted_while_another_run_is_in_flight(tmp_path):

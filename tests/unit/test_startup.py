@@ -192,7 +192,7 @@ def test_a_step_imports_its_own_executor_and_tfx_components_keeps_every_name():
   keras-tuner's Keras 3); code that asks tfx.components for a component
   still gets it, and a name it lacks still raises AttributeError."""
   probe = ("import json, sys, startup\nstartup.start()\n"
-           "import kubeflow.container, components.drift_gate\n"
+           "import kubeflow.steps.entrypoint, components.drift_gate\n"
            "step = sorted(m for m in ('keras_tuner', 'tfx.components.bulk_inferrer', "
            "'tfx.components.tuner') if m in sys.modules)\n"
            "import tfx.components\nfrom tfx.components import Trainer\n"

@@ -1,45 +1,13 @@
 """Compiles `create_pipeline` for Kubeflow Pipelines v2.
 
-TFX's KubeflowV2DagRunner does the compiling; this module fixes up what it
-leaves out, so that the compiled files run as they are:
-
-- runtime parameters get their defaults (TFX writes none into the spec);
-- each component's container gets the configured CPU, memory and GPUs,
-  ImportExampleGen included (TFX's compiler drops them there);
-- ImportExampleGen is never served from Kubeflow's cache, unless it reads
-  spans: its cache key holds the data's location but not the files' content
-  (TFX's driver that fingerprints them runs only on Vertex AI), so new files
-  in the same place would otherwise go unseen. Spans never change, and the
-  window's values name them. Nor are BaselineModel and the Tuner cached
-  without spans: the model served and the latest search when the run starts
-  are not known when the pipeline is compiled. With spans, SpanWindow, which lists them, is the step never
-  cached (pipeline/window_step.py);
-- an output parameter read by a later step (`taskOutputParameter`) names its
-  producer as TFX's compiler spells it, `<task>_task`, a task that does not
-  exist ("producer task ... not in tasks" in the backend's driver,
-  `driver/resolve.go`): it names the task;
-
-- every container gets the environment given with `--env` (say, the S3
-  endpoint), which must hold no secret: those come from Kubernetes secrets
-  through the platform config (kubeflow/platform.py); and its pipeline's and
-  task's names, so that it can record what it did (kubeflow/step_status.py);
-- every step gets a `retryPolicy` (`--retries N`, default 2; TFX compiles
-  none), so that one preempted pod does not fail the whole run. The
-  backend's Argo compiler turns it into the step's `retryStrategy`, which
-  re-runs the executor pod alone, with the same executor input and output
-  URIs; the steps are written to be run again so (docs/kubeflow.md,
-  "Retries");
-- a last step, RunReport, that writes the run's report for the run page
-  (kubeflow/run_report.py); with `--keep-runs N`, Retention after it
-  (kubeflow/retention_step.py), and over spans the cache epoch always;
-- with `--notify URL`, an exit step that posts how the run ended
-  (kubeflow/exit_step.py).
-
-It writes two files: the pipeline spec as YAML, which the open-source
-Kubeflow Pipelines backend and `kfp.Client` take, followed, when node
+TFX's KubeflowV2DagRunner does the compiling; `_fix_up` mends what it
+leaves out, each fix with its reason beside it, and the modules beside this
+one add steps to the spec (the run report, retention and the cache epoch,
+the exit handler). It writes two files: the pipeline spec as YAML, which
+the open-source backend and `kfp.Client` take, followed, when node
 selectors, tolerations or secrets were given, by the Kubernetes platform
-config as a second YAML document; and the PipelineJob JSON, which Vertex AI
-Pipelines takes.
+config as a second YAML document (platform.py); and the PipelineJob JSON,
+which Vertex AI Pipelines takes.
 """
 
 import dataclasses
@@ -57,22 +25,22 @@ from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
 
 from components.tuner import WORKERS_ENV
 from dataset import spans
-from kubeflow import container, exit_step, platform, retention_step, run_report, step_status
-from kubeflow.compile_command import DEFAULT_RETRIES
+from kubeflow.compile import exit_handler, platform, report_step, retention_step
+from kubeflow.compile.spec import DEFAULT_RETRIES, retry_policy, tasks
 from kubeflow.errors import CompileError
-from kubeflow.retention_step import WINDOW_STEP
+from kubeflow.steps import records as step_records
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
+from pipeline.window_step import WINDOW_STEP
 
 SPEC_FILE = "pipeline.yaml"
 JOB_FILE = "pipeline_job.json"
 # Kubeflow's rule for pipeline names (TFX's own error message garbles it).
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
-# Between attempts: 30 s, then twice as long each time, at most 10 minutes
-# (a preempted node's replacement takes a minute or two to join).
-BACKOFF = {"backoffDuration": "30s", "backoffFactor": 2.0, "backoffMaxDuration": "600s"}
+# Every TFX step runs this: the Keras choice, then TFX's executor.
+ENTRYPOINT = ["python", "-m", "kubeflow.steps.entrypoint"]
 # Names that hold credentials: they come from a Kubernetes secret instead.
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 
@@ -108,34 +76,38 @@ def check_env(env: Dict[str, str]) -> None:
           f"--secret-env SECRET:KEY={name}")
 
 
-def retry_policy(retries: int) -> Dict:
-  """A PipelineTaskSpec.RetryPolicy, as JSON."""
-  return {"maxRetryCount": retries, **BACKOFF}
-
-
 def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
             env: Dict[str, str], retries: int = DEFAULT_RETRIES) -> None:
-  """Applies the module docstring's fixes to a pipelineSpec dict in place."""
+  """Mends what TFX's compiler leaves out of a pipelineSpec dict, in place."""
+  # Runtime parameters get their defaults: TFX writes none into the spec.
   for name, value in defaults.items():
     spec["root"]["inputDefinitions"]["parameters"][name]["defaultValue"] = value
-  tasks = spec["root"]["dag"]["tasks"]
+  steps = spec["root"]["dag"]["tasks"]
   executors = spec["deploymentSpec"]["executors"]
+  # Each step's CPU, memory and GPUs; TFX's compiler drops ImportExampleGen's.
   for node, resources in config.resources.items():
     label = spec["components"][node]["executorLabel"]
     executors[label]["container"]["resources"] = resource_spec(resources)
-  for node in never_cached(config):
-    tasks[node].pop("cachingOptions", None)
-  if retries:
-    for task in tasks.values():
-      task["retryPolicy"] = retry_policy(retries)
-  for task in tasks.values():
+  for node in uncached_steps(config):
+    steps[node].pop("cachingOptions", None)
+  # One preempted pod should not fail the whole run (docs/kubeflow.md,
+  # "Retries"); the steps are written to be run again so.
+  for task in steps.values() if retries else ():
+    task["retryPolicy"] = retry_policy(retries)
+  # An output parameter read by a later step names its producer as TFX
+  # spells it, `<task>_task`, a task that does not exist ("producer task ...
+  # not in tasks", the backend's driver/resolve.go): it names the task.
+  for task in steps.values():
     for value in task.get("inputs", {}).get("parameters", {}).values():
       producer = value.get("taskOutputParameter", {})
-      if producer.get("producerTask", "").removesuffix("_task") in tasks:
+      if producer.get("producerTask", "").removesuffix("_task") in steps:
         producer["producerTask"] = producer["producerTask"].removesuffix("_task")
-  for node in tasks:
-    named = {**env, step_status.PIPELINE_ENV: config.pipeline_name,
-             step_status.TASK_ENV: node, step_status.RETRIES_ENV: str(retries)}
+  # Every container gets `--env` (no secret: those come from Kubernetes
+  # secrets, platform.py) and its pipeline's and task's names, for its
+  # record (kubeflow/steps/records.py).
+  for node in steps:
+    named = {**env, step_records.PIPELINE_ENV: config.pipeline_name,
+             step_records.TASK_ENV: node, step_records.RETRIES_ENV: str(retries)}
     if node == "Tuner":  # outside the cache key (components/tuner.py)
       named[WORKERS_ENV] = str(config.tune_workers)
     executors[spec["components"][node]["executorLabel"]]["container"]["env"] = [
@@ -159,10 +131,14 @@ def beam_args_for_image(beam_args, image: str) -> list:
   return beam_args + [f"--sdk_container_image={image}"]
 
 
-def never_cached(config: PipelineConfig) -> Tuple[str, ...]:
+def uncached_steps(config: PipelineConfig) -> Tuple[str, ...]:
   """The steps Kubeflow must always run. With spans, only SpanWindow:
   ImportExampleGen reads immutable spans named by its values, and
-  BaselineModel copies the version named by `served_version`."""
+  BaselineModel copies the version named by `served_version`. Without,
+  ImportExampleGen's cache key holds the data's location but not the files'
+  content (TFX's driver that fingerprints them runs only on Vertex AI), so
+  new files in the same place would otherwise go unseen; and the model
+  served is not known when the pipeline is compiled."""
   if spans.has_spans(config.declaration.data):
     return (WINDOW_STEP,)
   # Without spans, nothing chose the Tuner's search when the run started:
@@ -183,7 +159,7 @@ def runtime_defaults(pipeline) -> Dict:
 def executor_labels(spec: Dict) -> Dict[str, str]:
   """Component id -> its executor's label in a pipelineSpec dict."""
   return {node: spec["components"][node]["executorLabel"]
-          for node in exit_step.tasks(spec)}
+          for node in tasks(spec)}
 
 
 def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
@@ -199,7 +175,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
       kubeflow/Dockerfile.
     output_dir: where the two files go (a folder or a URI).
     env: environment variables for every container (no secrets).
-    platform_args: parsed kubeflow/platform.py flags, or None.
+    platform_args: parsed kubeflow/compile/platform.py flags, or None.
     notify: a webhook URL for the exit step, or None for no exit step.
     retries: how many times a failed step's pod is started again (0: never).
     keep_runs: with N, each run ends deleting what only older runs used.
@@ -217,25 +193,24 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   pipeline = create_pipeline(config, unresolved_inputs(config))
   runner = KubeflowV2DagRunner(
       config=KubeflowV2DagRunnerConfig(
-          default_image=image, default_commands=container.COMMAND,
+          default_image=image, default_commands=ENTRYPOINT,
           use_pipeline_spec_2_1=True))
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
-  tasks = job["pipelineSpec"]["root"]["dag"]["tasks"]
-  policy = retry_policy(retries) if retries else None
-  retention_step.wire_cache_epoch(job["pipelineSpec"], tasks)
-  run_report.add(job["pipelineSpec"], tasks, policy)
+  steps = job["pipelineSpec"]["root"]["dag"]["tasks"]
+  retention_step.wire_cache_epoch(job["pipelineSpec"], steps)
+  report_step.add(job["pipelineSpec"], steps, retry_policy(retries))
   if keep_runs:
-    retention_step.add(job["pipelineSpec"], tasks, keep_runs, policy)
+    retention_step.add(job["pipelineSpec"], steps, keep_runs, retry_policy(retries))
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
   if platform_args is not None:
     documents.append(platform.platform_spec(platform_args,
                                             executor_labels(job["pipelineSpec"])))
   if notify:
-    exit_step.add(documents, notify)
-    job["runtimeConfig"]["parameterValues"][exit_step.URL_PARAM] = notify
+    exit_handler.add(documents, notify)
+    job["runtimeConfig"]["parameterValues"][exit_handler.URL_PARAM] = notify
   fileio.makedirs(output_dir)
   spec_path = os.path.join(output_dir, SPEC_FILE)
   job_path = os.path.join(output_dir, JOB_FILE)

@@ -1,8 +1,8 @@
 """The exit step: one message to a webhook, however the run ended.
 
-Compiled with `--notify URL` (kubeflow/exit_step.py), it runs after every
+Compiled with `--notify URL` (kubeflow/compile/exit_handler.py), it runs after every
 other step has finished, failed or been skipped. It reads the steps' records
-in the run's folder (kubeflow/step_status.py) and posts one JSON message in
+in the run's folder (kubeflow/step_records.py) and posts one JSON message in
 the shape Slack's incoming webhooks take (and Mattermost's and Rocket.Chat's):
 a `text` line, and an attachment whose fields are the pipeline, the run, the
 state, the step that failed and its message, the blessing with its metric,
@@ -11,7 +11,7 @@ and the pushed version.
 A webhook that cannot be reached, or refuses the message, is logged; the
 step still succeeds, so a notification never fails a run.
 
-    python -m kubeflow.notify '{{$}}'     (the executor input, from the backend)
+    python -m kubeflow.steps.notify '{{$}}'     (the executor input, from the backend)
 """
 
 import json
@@ -22,7 +22,7 @@ from typing import List, Optional, Tuple
 
 import startup
 import storage
-from kubeflow import step_status
+from kubeflow.steps import records as step_records
 
 TASK = "notify"
 URL_PARAM = "notify_url"
@@ -41,7 +41,7 @@ def metric_words(record: dict) -> Optional[str]:
   return f"{metric.name} {value:.4f}" if value is not None else metric.name
 
 
-def payload(pipeline: str, run: str, summary: step_status.Summary,
+def payload(pipeline: str, run: str, summary: step_records.Summary,
             metric: Optional[str]) -> dict:
   """The message, for a Slack-compatible incoming webhook."""
   state = "FAILED" if summary.failed else "SUCCEEDED"
@@ -82,19 +82,19 @@ def main(argv: List[str]) -> int:
   url, pipeline = params.get(URL_PARAM, ""), params["pipeline_name"]
   outputs = executor_input["outputs"]["artifacts"]
   uris = [a["uri"] for listed in outputs.values() for a in listed["artifacts"]]
-  folder = step_status.run_folder(uris, pipeline, TASK)
+  folder = step_records.run_folder(uris, pipeline, TASK)
   if not folder:
     print(f"notify: no run folder in this step's output URIs {uris}; nothing to report",
           file=sys.stderr)
     return 0
   storage.enable([folder])
-  summary = step_status.Summary(step_status.read(folder))
+  summary = step_records.Summary(step_records.read(folder))
   metric = None
   try:
     metric = metric_words(summary.records.get("Evaluator", {}))
   except Exception as e:  # noqa: BLE001  (the message goes out without the figure)
     print(f"notify: could not read the Evaluator's metric: {e}", file=sys.stderr)
-  message = payload(pipeline, step_status.run_id(folder), summary, metric)
+  message = payload(pipeline, step_records.run_id(folder), summary, metric)
   print(f"notify: {message['text']}")
   if not url:
     print("notify: no URL (runtime parameter notify_url is empty); nothing posted")

@@ -7,7 +7,7 @@ whether the steps succeeded or failed (the backend's Argo compiler,
 `argocompiler/dag.go` depends_exit_handler, since 2.0). It takes no final
 status input: before 2.14 the backend cannot resolve one, and it never
 carries the error's message; the steps' own records do
-(kubeflow/step_status.py).
+(kubeflow/steps/records.py). kubeflow/steps/notify.py is what it runs.
 
 The URL becomes the runtime parameter `notify_url`, so `submit` and
 `schedule` can change it, or add the step to a spec compiled without it.
@@ -19,9 +19,9 @@ import copy
 import urllib.parse
 from typing import Dict, List, Optional
 
-from kubeflow import notify, step_status
+from kubeflow.compile.spec import EXIT_DAG, add_step
+from kubeflow.steps import notify
 
-EXIT_DAG = "exit-handler-1"
 URL_PARAM = notify.URL_PARAM
 COMPONENT = f"comp-{notify.TASK}"
 EXECUTOR = f"exec-{notify.TASK}"
@@ -40,14 +40,6 @@ def add_flag(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--notify", type=webhook_url, metavar="URL",
                       help="post how each run ended to this webhook (Slack-compatible "
                            "JSON), from an exit step that runs whatever happened")
-
-
-def tasks(spec: Dict) -> Dict:
-  """The pipeline's steps, inside the exit handler's DAG if there is one."""
-  root = spec["root"]["dag"]["tasks"]
-  if EXIT_DAG in root:
-    return spec["components"][root[EXIT_DAG]["componentRef"]["name"]]["dag"]["tasks"]
-  return root
 
 
 def has_exit_step(spec: Dict) -> bool:
@@ -74,33 +66,18 @@ def add(documents: List[Dict], url: str) -> None:
       "dag": {"tasks": steps},
       "inputDefinitions": {"parameters": {k: {"parameterType": v["parameterType"]}
                                           for k, v in root_params.items()}}}
-  container = _step_container(spec)
-  spec["components"][COMPONENT] = {
-      "executorLabel": EXECUTOR,
-      "inputDefinitions": {"parameters": {
-          URL_PARAM: {"parameterType": "STRING"},
-          "pipeline_name": {"parameterType": "STRING"}}},
-      "outputDefinitions": {"artifacts": {"message": {"artifactType": {
-          "schemaTitle": "system.Artifact", "schemaVersion": "0.0.1"}}}}}
-  spec["deploymentSpec"]["executors"][EXECUTOR] = {"container": {
-      "image": container["image"],
-      "command": ["python", "-m", "kubeflow.notify"],
-      "args": ["{{$}}"],
-      "env": [e for e in container.get("env", []) if e["name"] not in (
-          step_status.PIPELINE_ENV, step_status.TASK_ENV, step_status.RETRIES_ENV)]}}
-  spec["root"]["dag"]["tasks"] = {
-      EXIT_DAG: {
-          "componentRef": {"name": f"comp-{EXIT_DAG}"},
-          "inputs": {"parameters": {k: {"componentInputParameter": k} for k in root_params}},
-          "taskInfo": {"name": EXIT_DAG}},
-      notify.TASK: {
-          "componentRef": {"name": COMPONENT},
-          "dependentTasks": [EXIT_DAG],
-          "inputs": {"parameters": {
-              URL_PARAM: {"componentInputParameter": URL_PARAM},
-              "pipeline_name": {"runtimeValue": {"constant": spec["pipelineInfo"]["name"]}}}},
-          "taskInfo": {"name": notify.TASK},
-          "triggerPolicy": {"strategy": "ALL_UPSTREAM_TASKS_COMPLETED"}}}
+  like = _step_container(spec)
+  root = {EXIT_DAG: {
+      "componentRef": {"name": f"comp-{EXIT_DAG}"},
+      "inputs": {"parameters": {k: {"componentInputParameter": k} for k in root_params}},
+      "taskInfo": {"name": EXIT_DAG}}}
+  add_step(spec, root, notify.TASK, "kubeflow.steps.notify", like=like,
+           parameters={URL_PARAM: {"componentInputParameter": URL_PARAM},
+                       "pipeline_name": {"runtimeValue": {
+                           "constant": spec["pipelineInfo"]["name"]}}},
+           output=("message", "system.Artifact"), depends=[EXIT_DAG], recorded=False,
+           names=(COMPONENT, EXECUTOR), trigger="ALL_UPSTREAM_TASKS_COMPLETED")
+  spec["root"]["dag"]["tasks"] = root
   if len(documents) > 1 and documents[1]:
     _add_platform(documents[1])
 

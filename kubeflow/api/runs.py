@@ -1,7 +1,7 @@
 """`python -m kubeflow submit`, `schedule`, `schedules` and `runs`: talking
-to a Kubeflow Pipelines API server (kubeflow/client.py).
+to a Kubeflow Pipelines API server (kubeflow/api/client.py).
 
-Each command imports kubeflow/client.py, and so kfp, when it runs: `--help`
+Each command imports kubeflow/api/client.py, and so kfp, when it runs: `--help`
 and a bad flag answer without loading kfp, and no command here loads TFX.
 """
 
@@ -15,7 +15,9 @@ from typing import List, Optional
 import yaml
 
 import storage
-from kubeflow import cron, exit_step, step_status
+from kubeflow.api import schedules
+from kubeflow.compile import exit_handler
+from kubeflow.steps import records as step_records
 
 
 def _who() -> str:
@@ -26,7 +28,7 @@ def _who() -> str:
 def _params(args, spec: dict, scheduled_by: str) -> dict:
   """The runtime parameters the flags set. With spans, nothing is listed
   here: the pipeline's first step finds its window (pipeline/window_step.py)."""
-  from kubeflow import client  # kfp: when the command runs
+  from kubeflow.api import client  # kfp: when the command runs
   for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir)):
     if uri:
       storage.check_scheme(uri, flag)
@@ -62,7 +64,7 @@ def _spec_file(args):
   if not args.notify:
     yield args.spec, documents[0]
     return
-  exit_step.add(documents, args.notify)
+  exit_handler.add(documents, args.notify)
   with tempfile.TemporaryDirectory() as folder:
     path = os.path.join(folder, os.path.basename(args.spec))
     with open(path, "w", encoding="utf-8") as f:
@@ -71,7 +73,7 @@ def _spec_file(args):
 
 
 def _submit(args) -> int:
-  from kubeflow import client  # kfp: when the command runs
+  from kubeflow.api import client  # kfp: when the command runs
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"python -m kubeflow submit, by {_who()}")
@@ -84,8 +86,8 @@ def _submit(args) -> int:
 
 
 def _schedule(args) -> int:
-  from kubeflow import client  # kfp: when the command runs
-  expression = cron.normalize(args.cron)  # a typo fails before any connection
+  from kubeflow.api import client  # kfp: when the command runs
+  expression = schedules.normalize(args.cron)  # a typo fails before any connection
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"recurring run {args.name} ({args.cron}), "
@@ -102,7 +104,7 @@ def _schedule(args) -> int:
 
 
 def _schedules(args) -> int:
-  from kubeflow import client  # kfp: when the command runs
+  from kubeflow.api import client  # kfp: when the command runs
   kfp_client = _connect(args)
   experiment_id = client.find_experiment(kfp_client, args.experiment, args.namespace)
   if args.action == "list":
@@ -130,15 +132,15 @@ FINISHED = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
 
 
 def _outcome(run, pipeline: str, default_root: str) -> str:
-  """What a finished run did, from its steps' records (kubeflow/step_status.py)."""
-  from kubeflow import client  # kfp: when the command runs
+  """What a finished run did, from its steps' records (kubeflow/steps/records.py)."""
+  from kubeflow.api import client  # kfp: when the command runs
   if run.state not in FINISHED:
     return ""
   root = (run.runtime_config and run.runtime_config.pipeline_root) or default_root
   folder = f"{root.rstrip('/')}/{pipeline}/{run.run_id}"
   try:
     storage.enable([folder])
-    summary = step_status.Summary(step_status.read(folder))
+    summary = step_records.Summary(step_records.read(folder))
   except Exception as e:  # noqa: BLE001  (the listing goes on without it)
     return f"outcome unknown: cannot read {folder}: {client.describe(e)}"
   if not summary.records:
@@ -150,7 +152,7 @@ def _outcome(run, pipeline: str, default_root: str) -> str:
 
 
 def _runs(args) -> int:
-  from kubeflow import client  # kfp: when the command runs
+  from kubeflow.api import client  # kfp: when the command runs
   spec = load_spec(args.spec)[0]
   name = spec["pipelineInfo"]["name"]
   kfp_client = _connect(args)
@@ -184,13 +186,13 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--serving-dir", help="runtime parameter: where models are pushed")
   parser.add_argument("--param", action="append", metavar="NAME=VALUE",
                       help="any other runtime parameter (repeatable)")
-  exit_step.add_flag(parser)
+  exit_handler.add_flag(parser)
 
 
 def _connect(args):
   """kfp's usual sources: --host or $KF_PIPELINES_ENDPOINT; --token or the
   service-account token file that Kubeflow mounts in its pods."""
-  from kubeflow import client  # kfp: when the command runs
+  from kubeflow.api import client  # kfp: when the command runs
   host = args.host or os.environ.get("KF_PIPELINES_ENDPOINT")
   if not host:
     raise argparse.ArgumentTypeError(

@@ -14,7 +14,7 @@ import kfp
 import kfp_server_api
 import requests
 
-from kubeflow import cron
+from kubeflow.api import schedules
 from kubeflow.errors import KubeflowError
 
 HEALTHZ = "/apis/v2beta1/healthz"
@@ -161,7 +161,7 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
     CronError: before anything is uploaded.
     KubeflowError: with the previous state restored.
   """
-  expression = cron.normalize(cron_expression)
+  expression = schedules.normalize(cron_expression)
   try:
     experiment_id = client.create_experiment(experiment, namespace=namespace).experiment_id
     old = recurring_runs(client, name, experiment_id)

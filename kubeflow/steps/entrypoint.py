@@ -23,7 +23,7 @@ after the things TFX 1.16's own entrypoint does not do:
    status, not tensorflow-io's abort at shutdown (storage/).
 4. Artifacts of the types the run page draws (components/ui_artifacts.py)
    are given their class: TFX would import `system.Metrics` as a module path.
-5. It records what the step did in the run's folder (kubeflow/step_status.py):
+5. It records what the step did in the run's folder (kubeflow/step_records.py):
    RUNNING with the URIs it reads and writes, then COMPLETE with its
    outputs' metadata, or FAILED with the error's last line, for the exit
    step, `python -m kubeflow runs` and retention.
@@ -55,11 +55,10 @@ from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as 
 
 import storage
 from components import ui_artifacts
-from kubeflow import step_status
+from kubeflow.steps import records as step_records
 from pipeline import cache_epoch
 from startup import console
 
-COMMAND = ["python", "-m", "kubeflow.container"]
 # What the open-source backend adds to every artifact it records
 # (metadata/client.go RecordArtifact); not TFX properties.
 BACKEND_KEYS = ("display_name", "store_session_info")
@@ -145,15 +144,15 @@ class Recorder:
   never the step's failure."""
 
   def __init__(self, invocation_json: str):
-    self.task = os.environ.get(step_status.TASK_ENV)
+    self.task = os.environ.get(step_records.TASK_ENV)
     self.started = datetime.datetime.now(datetime.timezone.utc).isoformat()
     self.folder, self.invocation, self.uris, self.attempt = None, {}, {}, None
-    self.retries = int(os.environ.get(step_status.RETRIES_ENV) or 0)
+    self.retries = int(os.environ.get(step_records.RETRIES_ENV) or 0)
     try:
       self.invocation = json.loads(invocation_json)
-      self.uris = step_status.artifact_uris(self.invocation)
-      self.folder = self.task and step_status.run_folder(
-          self.uris["wrote"], os.environ.get(step_status.PIPELINE_ENV, ""), self.task)
+      self.uris = step_records.artifact_uris(self.invocation)
+      self.folder = self.task and step_records.run_folder(
+          self.uris["wrote"], os.environ.get(step_records.PIPELINE_ENV, ""), self.task)
     except (ValueError, KeyError, TypeError) as e:
       logging.warning("no step record: cannot read the executor input: %s", e)
 
@@ -162,9 +161,9 @@ class Recorder:
       return
     try:
       if self.attempt is None:  # an earlier attempt's record, if any
-        previous = step_status.read_one(self.folder, self.task) or {}
+        previous = step_records.read_one(self.folder, self.task) or {}
         self.attempt = previous.get("attempt", 0) + 1
-      step_status.write(self.folder, self.task, state, started=self.started,
+      step_records.write(self.folder, self.task, state, started=self.started,
                         attempt=self.attempt, retries=self.retries, **self.uris, **fields)
     except Exception as e:  # noqa: BLE001  (a record is no reason to fail a step)
       logging.warning("could not write this step's record under %s: %s", self.folder, e)
@@ -209,7 +208,7 @@ def run(parsed) -> int:
   record = Recorder(args.json_serialized_invocation_args)
   try:
     storage.check([args.json_serialized_invocation_args], "this step's ")
-    record(step_status.RUNNING)
+    record(step_records.RUNNING)
     prepare(args)
     # A line a minute in the step's log while a long step runs quiet.
     clock = console.Clock(record.task or "step", time.monotonic())
@@ -222,9 +221,9 @@ def run(parsed) -> int:
     return 1
   except Exception as e:  # noqa: BLE001  (the step failed: its traceback, then exit 1)
     traceback.print_exc()
-    record(step_status.FAILED, message=_last_line(e))
+    record(step_records.FAILED, message=_last_line(e))
     return 1
-  record(step_status.COMPLETE, **record.outputs())
+  record(step_records.COMPLETE, **record.outputs())
   logging.info("step finished; its outputs are written")
   return 0
 

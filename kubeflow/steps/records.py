@@ -17,7 +17,7 @@ outputs' metadata and output parameters, or FAILED with its error's last
 line. Each record counts the step's attempts, against the retries it was
 compiled with: a FAILED attempt with retries left may be followed by
 another. A step the cache served writes nothing, since it did not run; a
-step that was killed stays RUNNING. The exit step (kubeflow/notify.py) and
+step that was killed stays RUNNING. The exit step (kubeflow/steps/notify.py) and
 `python -m kubeflow runs` read these records.
 
 The compiled spec tells each container its pipeline, task and retries

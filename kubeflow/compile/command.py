@@ -3,14 +3,14 @@
 import argparse
 import os
 
-from kubeflow import exit_step, platform
+from kubeflow.compile import exit_handler, platform
+from kubeflow.compile.spec import DEFAULT_RETRIES
 from pipeline import flags
 from pipeline.config import Resources
 from retention.cli import keep_count
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
-DEFAULT_RETRIES = 2  # one preemption, and a second on the retry's node
 
 
 def resource(text: str):
@@ -60,7 +60,7 @@ def run(args) -> int:
   the declaration, the locations, the first records unless skipped), then
   compiles."""
   # TensorFlow and TFX load here, once the flags have parsed.
-  from kubeflow.compile import check_name, compile_pipeline
+  from kubeflow.compile.compiler import check_name, compile_pipeline
   from pipeline.preparation import prepare_compiled
   config = prepare_compiled(args, {node: Resources(**values) for node, values in args.resource})
   check_name(config.pipeline_name)
@@ -88,14 +88,14 @@ def add_parser(sub) -> None:
                       "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
                       "see --secret-env)")
   platform.add_flags(c)
-  exit_step.add_flag(c)
+  exit_handler.add_flag(c)
   c.add_argument("--retries", type=retries, default=DEFAULT_RETRIES, metavar="N",
                  help="start a failed step's pod again up to N times, with backoff "
                       "(default 2; 0: never); see docs/kubeflow.md for which backends "
                       "honour it")
   c.add_argument("--keep-runs", type=keep_count, metavar="N",
                  help="end each run deleting what only runs older than the newest N "
-                      "used (kubeflow/retention_step.py)")
+                      "used (kubeflow/steps/retention.py)")
   c.add_argument("--skip-data-check", action="store_true",
                  help="do not read the first records (when this machine cannot "
                       "reach the data)")

@@ -1,0 +1,82 @@
+"""Retention of Kubeflow runs, as the image runs it: the last step of each
+run of a pipeline compiled with `--keep-runs N`, and the planning that
+`python -m kubeflow retention` shares with it.
+
+    python -m kubeflow.steps.retention '{{$}}'     (the executor input)
+
+The step, `Retention` (kubeflow/compile/retention_step.py adds it), runs
+after RunReport, is never cached, and deletes what only runs older than the
+newest N used (retention/folders.py says what stays and why). It writes
+what it did as a `system.Markdown` artifact, which the run page shows.
+"""
+
+import datetime
+import json
+import sys
+from typing import List, Set
+
+import startup
+import storage
+from kubeflow.steps import notify, records, report
+from pipeline import cache_epoch
+
+TASK = "Retention"
+OUTPUT = "summary"
+EPOCH = cache_epoch.PARAMETER  # the step entrypoint drops it before TFX sees it
+
+
+def read_runs(folder: str):
+  """Every run folder under `<pipeline root>/<pipeline>` with its records."""
+  from retention.folders import Run
+  from serving import gfile
+  fs, runs = gfile(), []
+  if not fs.isdir(folder):
+    return runs
+  for name in sorted(n.rstrip("/") for n in fs.listdir(folder)):
+    if not name.startswith("_") and fs.isdir(f"{folder}/{name}/{records.FOLDER}"):
+      runs.append(Run(name, f"{folder}/{name}", records.read(f"{folder}/{name}")))
+  return runs
+
+
+def apply(folder: str, keep: int, serving_dir: str, never: Set[str], delete: bool,
+          current: str = "") -> List[str]:
+  """Plans, and with `delete` carries out, retention of the runs under
+  `folder`; returns the report's lines."""
+  from retention import cli, folders
+  runs = read_runs(folder)
+  if not runs:  # Vertex AI lays runs out as <root>/<project>/<job>/<task>_<id>/
+    return [f"no run folder with step records under {folder}: nothing to keep or delete"]
+  found = folders.plan(folder, runs, keep, serving_dir, never, current,
+                       history={report.TASK, TASK, notify.TASK})
+  if not delete:
+    return cli.report_lines(found, False) + (
+        [f"run(s) in flight: {', '.join(found.in_flight)}"] if found.in_flight else [])
+
+  def in_flight_now():  # again, once the new epoch is written
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return [r.id for r in read_runs(folder) if r.id != current and r.in_flight(now)]
+  deleted, lines = folders.carry_out(folder, found, {r.id: r for r in runs}, in_flight_now)
+  listed = cli.report_lines(found, deleted)
+  return (listed if deleted else listed[:-1]) + lines  # no "dry run" line
+
+
+def main(argv: List[str]) -> int:
+  executor_input = json.loads(argv[1])
+  params = executor_input["inputs"]["parameterValues"]
+  uri = executor_input["outputs"]["artifacts"][OUTPUT]["artifacts"][0]["uri"]
+  folder = cache_epoch.pipeline_folder(uri, TASK)
+  storage.enable([uri, params.get("serving_dir", "")])
+  lines = apply(folder, int(params["keep"]), params["serving_dir"],
+                set(json.loads(params["never_cached"])), delete=True,
+                current=records.run_id(uri.split(f"/{TASK}/")[0])) if folder else [
+                    f"this step's output {uri} lies in no run folder: nothing done"]
+  import tensorflow as tf
+  with tf.io.gfile.GFile(uri, "w") as f:  # the file at the URI, as the UI reads it
+    f.write("## Retention\n\n" + "\n".join(f"    {line}" for line in lines) + "\n")
+  print("\n".join(lines))
+  return 0
+
+
+if __name__ == "__main__":
+  startup.start()
+  storage.exit(main(sys.argv))
