@@ -13,11 +13,13 @@ How the packages import each other: tests/unit/test_architecture.py.
 """
 
 import importlib.metadata
+import os
 import re
 
 import pytest
 import tensorflow as tf
 
+from tests.conftest import REPO
 from tests.unit.test_architecture import imported_by, packaged, project_packages, read
 from trainer import distribute
 
@@ -30,6 +32,20 @@ def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
   for package in packaged():
     missing = imported_by(package) - packaged()
     assert not missing, f"{package}/ imports {missing}, which the image does not install"
+
+
+def test_every_subpackage_is_listed_for_the_image_install():
+  """The image installs the project without -e: a subpackage pyproject.toml
+  does not list (kubeflow/steps, say) would be missing there, though an
+  editable install finds it."""
+  listed = set(re.findall(r'"([\w.]+)"', re.search(
+      r"^packages = \[(.*?)\]", read("pyproject.toml"), re.M | re.S).group(1)))
+  found = set()
+  for package in packaged():
+    for folder, _, names in os.walk(os.path.join(REPO, package)):
+      if "__init__.py" in names:
+        found.add(os.path.relpath(folder, REPO).replace(os.sep, "."))
+  assert found == listed, (sorted(found - listed), sorted(listed - found))
 
 
 def and_cuda_pins() -> dict:
