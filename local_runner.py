@@ -3,7 +3,7 @@
     python local_runner.py                         # the bundled digits
     python local_runner.py --dataset my.yaml       # your own TFRecords
 
-The run is prepared first (pipeline/preparation.py: the declaration, the
+The run is prepared first (runner/preparation.py: the declaration, the
 locations, the first records; a mismatch stops there, nothing written).
 Then every component runs in this process, and the run prints a line per
 component, the path of its HTML report, whether the model was blessed and
@@ -30,15 +30,14 @@ The data root, --pipeline-root and --serving-dir may be gs:// or s3:// URIs
 import argparse
 import os
 import sys
-import traceback
 from typing import List, Optional
 
 # Only light imports up here: the process is set up before TensorFlow
 # loads (startup/), so `main` imports the rest.
 import startup
 import storage
-from pipeline import flags, logs
 from retention.cli import keep_count
+from runner import flags
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DIGITS = os.path.join(HERE, "datasets", "digits.yaml")
@@ -80,78 +79,16 @@ def main(argv: Optional[List[str]] = None) -> int:
   return run(args)
 
 
-def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
-  """Runs the pipeline with progress lines, then writes the report; 1 if a
-  component failed (its error printed), None otherwise."""
-  from tfx.orchestration.local.local_dag_runner import LocalDagRunner
-
-  from metadata import store as st
-  from pipeline.data_nodes import GATE_STOPS
-  from report import write_report
-  name = pipeline.pipeline_info.pipeline_name
-
-  def state_of(node: str) -> str:
-    execution = st.latest_execution(st.open_store(metadata_path), name, node)
-    return st.STATE.Name(execution.last_known_state) if execution else "?"
-
-  status = None
-  try:
-    with logs.Progress(state_of):
-      LocalDagRunner().run(pipeline, run_options=run_options)
-  except GATE_STOPS as e:
-    print(f"error: {e}\nno model pushed", file=sys.stderr)
-    status = 1
-  except Exception:  # noqa: BLE001  (a component failed: its error in full, then the report)
-    traceback.print_exc()
-    status = 1
-  upstream = {c.id: [u.id for u in c.upstream_nodes] for c in pipeline.components}
-  print(f"report: {write_report(metadata_path, name, upstream)}")
-  return status
-
-
 def run(args: argparse.Namespace) -> int:
-  """Checks the declaration, runs the pipeline, prints and reports the outcome."""
-  from tfx.orchestration import metadata as tfx_metadata
-
-  from dataset import declaration
-  from metadata import outcome
-  from pipeline import partial_run, run_lock
-  from pipeline.config import ConfigError
-  from pipeline.pipeline import create_pipeline
-  from pipeline.preparation import prepare_local
-
-  try:
-    config, inputs, home = prepare_local(args, bundled=DIGITS)
-  except (declaration.DeclarationError, ConfigError, storage.StorageError) as e:
-    run_lock.release()
-    for line in str(e).splitlines():  # one per bad entry
-      print(f"error: {line}", file=sys.stderr)
-    return 2
-  except run_lock.RunInProgress as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 1
-  metadata_path = os.path.join(home, "metadata.sqlite")
-  pipeline = create_pipeline(config, inputs,
-                             tfx_metadata.sqlite_metadata_connection_config(metadata_path))
-  try:
-    run_options, rerun = partial_run.plan(pipeline, args.from_node, args.to_node,
-                                          metadata_path)
-  except partial_run.PartialRunError as e:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
-  for node in rerun:
-    print(f"note: partial run: {node} runs again, its live state moved since it last ran")
-  status = execute(pipeline, run_options, metadata_path)
-  if status is not None:
-    return status
-  text, status = outcome.verdict(metadata_path, config.pipeline_name, config.serving_dir,
-                                 inputs.window.describe(), partial=bool(run_options))
-  print(text)
-  if args.keep_runs:
+  """Runs the pipeline here (runner/execute.py), then, with --keep-runs,
+  retention over this pipeline's runs."""
+  from runner import execute
+  status, ran = execute.run(args, bundled=DIGITS)
+  if ran and args.keep_runs:
     from retention.cli import apply
-    lines = apply(metadata_path, config.pipeline_name, args.keep_runs, config.pipeline_root,
-                  config.serving_dir, delete=True)
-    print(f"retention: {lines[1].rstrip(':')}")
+    summary, _ = apply(ran.metadata_path, ran.pipeline_name, args.keep_runs,
+                       ran.pipeline_root, ran.serving_dir, delete=True)
+    print(f"retention: {summary}")
   return status
 
 

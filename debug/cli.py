@@ -14,7 +14,7 @@ import sys
 from typing import List, Optional
 
 import startup
-from pipeline import flags
+from runner import flags
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -11,10 +11,10 @@ the pipeline is in progress in the folder.
 import argparse
 import os
 import sys
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import storage
-from pipeline import flags
+from runner import flags
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -51,15 +51,19 @@ def _megabytes(n: int) -> str:
   return f"{n / 1e6:.1f} MB"
 
 
+def summary(plan, deleted: bool) -> str:
+  """One line: how much was (or would be) deleted."""
+  return (f"{'deleted' if deleted else 'would delete'} {len(plan.doomed)} item(s) of "
+          f"{len(plan.older_runs)} older run(s), {_megabytes(plan.total_bytes)}")
+
+
 def report_lines(plan, deleted: bool) -> List[str]:
   """What was (or would be) deleted, and what stays."""
-  head = "deleted" if deleted else "would delete"
   lines = [f"keeping the newest {len(plan.kept_runs)} of "
            f"{len(plan.kept_runs) + len(plan.older_runs)} runs, the lineage of "
            f"{len(plan.versions)} served version(s) ({', '.join(plan.versions) or 'none'}), "
            f"and the analyzer cache of {', '.join(plan.kept_spans) or 'no spans'}",
-           f"{head} {len(plan.doomed)} item(s) of {len(plan.older_runs)} older run(s), "
-           f"{_megabytes(plan.total_bytes)}:"]
+           summary(plan, deleted) + ":"]
   lines += [f"  {d.what:<34} {_megabytes(d.bytes):>9}  {d.uri}" for d in plan.doomed]
   if plan.skipped_outside:
     lines.append(f"kept {plan.skipped_outside} artifact(s) outside the pipeline root "
@@ -70,8 +74,9 @@ def report_lines(plan, deleted: bool) -> List[str]:
 
 
 def apply(metadata_path: str, pipeline: str, keep: int, pipeline_root: str,
-          serving_dir: str, delete: bool) -> List[str]:
-  """Plans, and with `delete` carries out, retention; returns the report's lines.
+          serving_dir: str, delete: bool) -> Tuple[str, List[str]]:
+  """Plans, and with `delete` carries out, retention; returns its summary
+  line and the report's lines.
 
   Raises:
     StoreError: the store is missing or not this pipeline's.
@@ -84,13 +89,13 @@ def apply(metadata_path: str, pipeline: str, keep: int, pipeline_root: str,
   found = planning.plan(store, pipeline, keep, pipeline_root, serving_dir)
   if delete:
     planning.carry_out(store, found.doomed)
-  return report_lines(found, delete)
+  return summary(found, delete), report_lines(found, delete)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
   from metadata.store import StoreError
-  from pipeline import run_lock
+  from runner import run_lock
   from serving import ServingError
   home = os.path.join(args.output_dir, args.pipeline)
   metadata_path = args.metadata or os.path.join(home, "metadata.sqlite")
@@ -98,7 +103,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.delete and os.path.isfile(metadata_path):
       # Never while a run of the pipeline resolves its inputs or writes.
       run_lock.hold(home, args.pipeline, "python -m retention --delete")
-    lines = apply(metadata_path, args.pipeline, args.keep,
+    _, lines = apply(metadata_path, args.pipeline, args.keep,
                   args.pipeline_root or os.path.join(home, "pipeline_root"),
                   args.serving_dir or os.path.join(home, "serving"), args.delete)
   except (StoreError, ServingError, storage.StorageError, run_lock.RunInProgress) as e:

@@ -65,7 +65,7 @@ def _logs(quiet: bool) -> None:
     handler.setLevel(logging.ERROR)
   for name in NOISY_LOGGERS:
     logging.getLogger(name).setLevel(logging.ERROR)
-  # absl stays at INFO for the local runner's progress lines (pipeline/logs.py);
+  # absl stays at INFO for the local runner's progress lines (runner/progress.py);
   # the root handler above drops the rest. Through absl's own flag: TF saves
   # and restores absl's verbosity around SavedModel exports, and would
   # otherwise reset a plain setLevel.

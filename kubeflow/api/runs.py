@@ -21,7 +21,7 @@ from kubeflow.steps import records as step_records
 
 
 def _who() -> str:
-  from pipeline.flags import who
+  from runner.flags import who
   return who()
 
 

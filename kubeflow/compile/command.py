@@ -5,9 +5,9 @@ import os
 
 from kubeflow.compile import exit_handler, platform
 from kubeflow.compile.spec import DEFAULT_RETRIES
-from pipeline import flags
 from pipeline.config import Resources
 from retention.cli import keep_count
+from runner import flags
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
@@ -56,12 +56,12 @@ def env_var(text: str):
 
 
 def run(args) -> int:
-  """Prepares the run as the local runner does (pipeline/preparation.py:
+  """Prepares the run as the local runner does (runner/preparation.py:
   the declaration, the locations, the first records unless skipped), then
   compiles."""
   # TensorFlow and TFX load here, once the flags have parsed.
   from kubeflow.compile.compiler import check_name, compile_pipeline
-  from pipeline.preparation import prepare_compiled
+  from runner.preparation import prepare_compiled
   config = prepare_compiled(args, {node: Resources(**values) for node, values in args.resource})
   check_name(config.pipeline_name)
   spec, job = compile_pipeline(config, args.image, args.output_dir,

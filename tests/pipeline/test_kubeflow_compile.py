@@ -236,7 +236,7 @@ def test_both_runners_take_the_same_pipeline_flags():
 
   import local_runner
   from kubeflow.cli import parser
-  from pipeline.flags import add_pipeline_flags
+  from runner.flags import add_pipeline_flags
   shared = argparse.ArgumentParser()
   add_pipeline_flags(shared, default_dataset=DIGITS_YAML)
   wanted = {o for a in shared._actions for o in a.option_strings} - {"-h", "--help"}

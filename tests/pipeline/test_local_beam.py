@@ -50,7 +50,7 @@ def test_worker_processes_only_for_large_inputs_on_several_cores():
 def test_a_local_run_chooses_by_the_size_of_its_records(tmp_path, capsys):
   import local_runner
   from dataset import check, spans
-  from pipeline import flags, preparation
+  from runner import flags, preparation
   data = tmp_path / "data"
   data.mkdir()
   with open(data / "part-0.gz", "wb") as f:  # sparse: no disk used

@@ -208,7 +208,7 @@ def test_materialized_transform_feeds_the_trainer_its_examples():
 
 
 def test_train_flags_set_training_config_fields():
-  from pipeline.flags import training_config
+  from runner.flags import training_config
   config = training_config(["loop=custom", "batch_size=128", "flip_left_right=true",
                             "max_crop_fraction=0.1"])
   assert (config.loop, config.batch_size, config.flip_left_right,
@@ -225,7 +225,7 @@ def test_train_flags_set_training_config_fields():
 ])
 def test_train_steps_is_shorthand_for_the_train_setting(argv, steps, epochs):
   import local_runner
-  from pipeline.flags import training_config
+  from runner.flags import training_config
   args = local_runner.parse_args(argv)
   config = training_config(args.train)
   assert (config.train_steps, config.epochs) == (steps, epochs), args.train
@@ -238,7 +238,7 @@ def test_train_steps_is_shorthand_for_the_train_setting(argv, steps, epochs):
     ("loop=tape", "config field 'loop': expected one of"),
 ])
 def test_bad_train_flags_name_the_setting(setting, message):
-  from pipeline.flags import training_config
+  from runner.flags import training_config
   with pytest.raises(ConfigError, match=message):
     training_config([setting])
 

@@ -1,11 +1,11 @@
 """Progress lines (startup/console.py) and the local runner's per-component
-lines with their clock (pipeline/logs.py), in a log and on a terminal."""
+lines with their clock (runner/progress.py), in a log and on a terminal."""
 
 import io
 import logging
 import time
 
-from pipeline import logs
+from runner import progress
 from startup import console
 
 
@@ -16,7 +16,7 @@ class Terminal(io.StringIO):
 
 def test_in_a_log_a_long_component_shows_its_clock_and_a_short_one_does_not():
   out = io.StringIO()
-  with logs.Progress(lambda node: "COMPLETE", out, every=1.0):
+  with progress.Progress(lambda node: "COMPLETE", out, every=1.0):
     absl = logging.getLogger("absl")
     absl.setLevel(logging.INFO)
     _run(absl, "StatisticsGen", 0.2)
@@ -42,7 +42,7 @@ def test_the_clock_steps_aside_while_other_work_reports_progress():
   out = io.StringIO()
   absl = logging.getLogger("absl")
   absl.setLevel(logging.INFO)
-  with logs.Progress(lambda node: "COMPLETE", out, every=1.0):
+  with progress.Progress(lambda node: "COMPLETE", out, every=1.0):
     absl.info("Component %s is running.", "Trainer")
     trainer = console.Live(every=0.3, out=out)
     deadline = time.monotonic() + 3.0

@@ -24,9 +24,9 @@ from typing import Dict, Tuple
 import storage
 from components.tuner import WORKERS_ENV
 from dataset import check
-from pipeline import flags, run_lock
 from pipeline.config import ConfigError, PipelineConfig, Resources
 from pipeline.inputs import RunInputs, resolve_inputs
+from runner import flags, run_lock
 
 
 def check_locations(locations: Dict[str, str]) -> None:
