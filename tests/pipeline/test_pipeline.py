@@ -134,11 +134,18 @@ def test_regression_blesses_below_an_upper_bound_and_not_much_worse(tmp_path):
   assert config["slicing_specs"] == [{}], "no per-class slices for a float label"
 
 
-def test_pusher_never_copies_a_model_twice_and_writes_to_serving_dir():
-  pusher = _by_id(build_pipeline(
-      _config(declaration.load(DIGITS_YAML))))["Pusher"]
+def test_the_pusher_pushes_what_was_blessed_and_checked_into_the_serving_dir():
+  """The Pusher waits on both verdicts, the Evaluator's blessing and the
+  serving check's, and pushes the Trainer's model into the serving dir
+  with the executor that never copies a model twice (its behaviour:
+  tests/unit/test_serving.py and the e2e reruns)."""
+  nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
+  pusher = nodes["Pusher"]
   assert pusher.executor_spec.executor_class is PusherExecutor
   assert pusher.exec_properties["serving_dir"] == "/tmp/t/serving"
+  inputs = {key: channel.producer_component_id for key, channel in pusher.inputs.items()}
+  assert inputs["model"] == "Trainer" and inputs["model_blessing"] == "Evaluator", inputs
+  assert inputs["infra_blessing"] == "ServingCheck", inputs
 
 
 def test_training_settings_reach_the_trainer_and_not_transform():
@@ -265,10 +272,34 @@ def test_invalid_training_config_names_the_field(kwargs, field):
     TrainingConfig(**kwargs)
 
 
-def test_pipeline_is_runner_agnostic():
-  p = build_pipeline(_config(declaration.load(DIGITS_YAML)))
-  assert isinstance(p, tfx.dsl.Pipeline)
-  assert p.metadata_connection_config is None
+def test_one_definition_builds_the_same_dag_for_both_runners():
+  """The local runner and the Kubeflow compiler get the same components in
+  the same order with the same edges; a compiled pipeline differs only in
+  that what a run may set is a runtime parameter defaulting to the local
+  value. Neither carries a metadata store: the runner chooses it."""
+  from tfx.orchestration.data_types import RuntimeParameter
+
+  from pipeline.inputs import unresolved_inputs
+  from pipeline.pipeline import create_pipeline
+  local_config = _config(declaration.load(DIGITS_YAML))
+  local = build_pipeline(local_config)
+  compiled_config = dataclasses.replace(local_config, runtime_parameters=True)
+  compiled = create_pipeline(compiled_config, unresolved_inputs(compiled_config))
+  assert isinstance(local, tfx.dsl.Pipeline) and isinstance(compiled, tfx.dsl.Pipeline)
+  assert [c.id for c in local.components] == [c.id for c in compiled.components]
+
+  def edges(p):
+    return {(u.id, c.id) for c in p.components for u in c.upstream_nodes}
+  assert edges(local) == edges(compiled) and edges(local)
+  assert local.metadata_connection_config is None
+  assert compiled.metadata_connection_config is None
+  differ = {}
+  for a, b in zip(local.components, compiled.components):
+    assert set(a.exec_properties) == set(b.exec_properties), a.id
+    for key, value in b.exec_properties.items():
+      if value != a.exec_properties[key]:
+        differ[(a.id, key)] = value
+  assert differ and all(isinstance(v, RuntimeParameter) for v in differ.values()), differ
 
 
 def test_the_served_version_not_trained_by_this_run_is_the_baseline(tmp_path):

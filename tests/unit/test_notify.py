@@ -1,0 +1,65 @@
+"""kubeflow/steps/notify.py: the exit handler's notice, from the steps'
+records as the steps write them, posted to a real webhook on 127.0.0.1."""
+
+import http.server
+import json
+import threading
+
+from kubeflow.steps import notify
+from kubeflow.steps import records as step_records
+
+
+def _records(folder: str, **states) -> dict:
+  for step, (state, fields) in states.items():
+    step_records.write(folder, step, state, started="2026-11-26T10:00:00+00:00", **fields)
+  return step_records.read(folder)
+
+
+def test_a_failed_run_names_its_step_and_its_message(tmp_path):
+  records = _records(str(tmp_path / "run-1"),
+                     Transform=(step_records.COMPLETE, {}),
+                     Trainer=(step_records.FAILED, {"message": "ValueError: no examples"}))
+  message = notify.payload("digits", "run-1", step_records.Summary(records), None)
+  assert message["text"] == ("digits: run run-1 FAILED; at Trainer: ValueError: no examples; "
+                             "nothing pushed")
+  assert message["attachments"][0]["color"] == "danger"
+
+
+def test_a_pushed_run_says_its_verdict_metric_and_version(tmp_path):
+  blessed = {"outputs": {"blessing": {"metadata": {"blessed": 1}}}}
+  pushed = {"outputs": {"pushed_model": {"metadata": {"pushed": 1,
+                                                      "pushed_version": 1795734719}}}}
+  records = _records(str(tmp_path / "run-2"), Evaluator=(step_records.COMPLETE, blessed),
+                     Pusher=(step_records.COMPLETE, pushed))
+  message = notify.payload("digits", "run-2", step_records.Summary(records), "accuracy 0.9876")
+  assert message["text"] == ("digits: run run-2 SUCCEEDED; blessed (accuracy 0.9876); "
+                             "pushed version 1795734719")
+  fields = {f["title"]: f["value"] for f in message["attachments"][0]["fields"]}
+  assert fields["blessed"] == "yes (accuracy 0.9876)" and fields["pushed version"] == \
+      "1795734719"
+
+
+def test_the_notice_is_posted_as_json_and_an_unreachable_hook_is_a_reason():
+  received = []
+
+  class Hook(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):  # noqa: N802  (http.server's name)
+      received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+      self.send_response(200)
+      self.end_headers()
+
+    def log_message(self, *args):
+      pass
+
+  server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  try:
+    url = f"http://127.0.0.1:{server.server_port}/hooks/T0"
+    assert notify.post(url, {"text": "digits: run 1 SUCCEEDED"}) is None
+    assert received == [{"text": "digits: run 1 SUCCEEDED"}]
+  finally:
+    server.shutdown()
+    server.server_close()
+  problem = notify.post(f"http://127.0.0.1:{server.server_port}/hooks/T0", {"text": "x"},
+                        timeout=5)
+  assert problem and problem.startswith("URLError: "), problem
