@@ -15,7 +15,7 @@ import sys
 
 from convert.errors import ConvertError
 from convert.writer import Output, convert
-from dataset import declare
+from dataset import converted
 from dataset.declaration import DeclarationError
 
 
@@ -110,20 +110,20 @@ def run(args) -> int:
     source, what = _source(args)
 
     def declaration_fn(result):
-      text = declare.declaration_text(name, source.declaration(result.summary),
+      text = converted.declaration_text(name, source.declaration(result.summary),
                                       output, args.span, what)
-      declare.check_declaration(text, yaml_path)
+      converted.check_declaration(text, yaml_path)
       return text
 
     result = convert(source, output,
                      declaration_fn if args.span is None else None)
     if args.span is not None:
-      declare.write_atomically(declaration_fn(result), yaml_path)
+      converted.write_atomically(declaration_fn(result), yaml_path)
   except (ConvertError, DeclarationError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   skipped = getattr(source, "read_skipped", []) + result.skipped
-  print(declare.result_line(result))
+  print(converted.result_line(result))
   for split, count in result.counts.items():
     print(f"  {split or 'all'}: {count} examples in {len(result.files[split])} shard(s)")
   if skipped:

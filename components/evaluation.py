@@ -38,7 +38,7 @@ def load(uri: str) -> Dict[tuple, Dict[str, Dict[str, float]]]:
 
 def load_matrices(uri: str) -> dict:
   """The whole eval split's confusion matrices, as TFMA's plots have them
-  (`pipeline/evaluation.py` asks for them with class labels):
+  (`pipeline/eval_config.py` asks for them with class labels):
   `counts`: (true class id, predicted class id) -> examples, the
   candidate's, at TFMA's default threshold 0 (the predicted class is the
   most probable); `thresholds`: for two classes, class 1's matrix at each

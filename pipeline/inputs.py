@@ -17,8 +17,8 @@ from dataset import spans
 from dataset.declaration import Data
 from dataset.tuning import Tuning
 from metadata import previous_statistics
+from pipeline.cache_keys import trainer_config, training_key
 from pipeline.config import PipelineConfig
-from pipeline.keys import trainer_config, training_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +41,7 @@ class RunInputs:
   # (tuner/record.py `plan`).
   tuning_search: str = ""
   tuning_why: str = ""
-  # The Trainer's custom_config (pipeline/keys.py), computed once: it hashes
+  # The Trainer's custom_config (pipeline/cache_keys.py), computed once: it hashes
   # the Trainer's code.
   trainer_config: dict = dataclasses.field(default_factory=dict)
 

@@ -27,12 +27,12 @@ from components.serving_check import ServingCheck
 from components.transform import Transform
 from components.tuner import Tuner, tuner_config
 from dataset import spans
+from pipeline.cache_keys import checkpoint_root, to_json, transform_config
 from pipeline.config import ConfigError, PipelineConfig
-from pipeline.data_nodes import DataNodes, data_components
-from pipeline.evaluation import eval_config
+from pipeline.data_components import DataNodes, data_components
+from pipeline.eval_config import eval_config
 from pipeline.inputs import RunInputs, window_protos
-from pipeline.keys import checkpoint_root, to_json, transform_config
-from pipeline.runtime import RunValues, WindowValues
+from pipeline.run_parameters import RunParameters, WindowParameters
 from pipeline.window_step import SpanWindow, window_spec
 from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
@@ -43,7 +43,7 @@ RUN_FN = "trainer.run.run_fn"
 
 def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   """The pipeline's components, in order."""
-  run = RunValues.of(config)
+  run = RunParameters.of(config)
   window_step, by_window = _window(config, run, inputs)
   data = data_components(config, run, by_window)
   nodes = data.nodes + _model_components(config, run, inputs, by_window, data)
@@ -58,15 +58,15 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   return nodes
 
 
-def _window(config: PipelineConfig, run: RunValues, inputs: RunInputs):
-  """(the SpanWindow step or None, what the window sets: WindowValues).
+def _window(config: PipelineConfig, run: RunParameters, inputs: RunInputs):
+  """(the SpanWindow step or None, what the window sets: WindowParameters).
 
   Resolved inputs (a local run) are constants, or runtime parameters with
   those defaults. A compiled pipeline over spans resolves its window in its
   first step (pipeline/window_step.py), whose outputs the others read.
   """
   training = config.training
-  resolved = WindowValues(
+  resolved = WindowParameters(
       **window_protos(inputs.window, config.materialize, training.train_steps,
                       training.eval_steps),
       served_version=inputs.served_version, training_key=inputs.training_key,
@@ -79,12 +79,12 @@ def _window(config: PipelineConfig, run: RunValues, inputs: RunInputs):
       data_root=run.data_root, serving_dir=run.serving_dir,
       train_steps=run.train_steps,
       window_spec=window_spec(config, inputs.trainer_config))
-  return step, WindowValues(**{name: step.outputs[name].future()[0].value
-                               for name in WindowValues.names()})
+  return step, WindowParameters(**{name: step.outputs[name].future()[0].value
+                               for name in WindowParameters.names()})
 
 
-def _model_components(config: PipelineConfig, run: RunValues, inputs: RunInputs,
-                      by_window: WindowValues, data: DataNodes) -> List:
+def _model_components(config: PipelineConfig, run: RunParameters, inputs: RunInputs,
+                      by_window: WindowParameters, data: DataNodes) -> List:
   """Transform, BaselineModel, the Tuner (with tuning), the Trainer, the
   Evaluator, ServingCheck and the Pusher."""
   examples, schema = data.example_gen.outputs["examples"], data.schema_gen.outputs["schema"]
@@ -159,7 +159,7 @@ def _card(config: PipelineConfig) -> dict:
                      "slices": [s.feature for s in evaluation.slices]}}}
 
 
-def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_window: WindowValues,
+def _training(config: PipelineConfig, run: RunParameters, inputs: RunInputs, by_window: WindowParameters,
               examples, schema, transform, baseline):
   """(the Tuner or None, the Trainer)."""
   if config.materialize:
@@ -179,7 +179,7 @@ def _training(config: PipelineConfig, run: RunValues, inputs: RunInputs, by_wind
   return tuner, trainer_node
 
 
-def _tuner(config: PipelineConfig, run: RunValues, by_window: WindowValues, examples, transform):
+def _tuner(config: PipelineConfig, run: RunParameters, by_window: WindowParameters, examples, transform):
   """The Tuner, when the declaration has `tuning:`: it reuses the latest
   search or runs one (components/tuner.py), on the Trainer's data."""
   if not config.declaration.tuning:

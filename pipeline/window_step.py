@@ -35,13 +35,13 @@ from tfx.types.standard_artifacts import String
 from dataset.declaration import Data
 from dataset.tuning import Tuning
 from pipeline import cache_epoch as cache_epoch_file
+from pipeline.cache_keys import to_json
 from pipeline.config import PipelineConfig
 from pipeline.inputs import RunInputs, resolve
-from pipeline.keys import to_json
-from pipeline.runtime import WindowValues
+from pipeline.run_parameters import WindowParameters
 
 WINDOW_STEP = "SpanWindow"  # the step's id: the function's name below
-OUTPUTS = WindowValues.names() + ("cache_epoch",)
+OUTPUTS = WindowParameters.names() + ("cache_epoch",)
 Out = OutputArtifact[String]
 Param = Parameter[str]
 

@@ -33,7 +33,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
   from tfx.orchestration.local.local_dag_runner import LocalDagRunner
 
   from metadata import store as st
-  from pipeline.data_nodes import GATE_STOPS
+  from pipeline.data_components import GATE_STOPS
   from report import write_report
   name = pipeline.pipeline_info.pipeline_name
 

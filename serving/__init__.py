@@ -40,7 +40,7 @@ blessed each version from the serving dir alone, on either runner.
 Every exported model also records, in `assets.extra/trained_on.json` (TF
 Serving ignores `assets.extra`), the splits it was trained on and the run's
 training key: a hash of the data's files and the Trainer's settings and
-code (pipeline/keys.py). A run compares with the newest version not
+code (pipeline/cache_keys.py). A run compares with the newest version not
 trained with its own key (components/baseline.py says why).
 """
 

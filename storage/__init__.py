@@ -16,7 +16,7 @@ Beam's own s3:// file system (ImportExampleGen reads through it) is boto3's,
 which takes its endpoint from AWS_ENDPOINT_URL_S3; `startup.start` sets that
 from S3_ENDPOINT, so that one setting serves both.
 
-Two measured behaviours of tensorflow-io 0.37.1 shape this module:
+Three measured behaviours of tensorflow-io 0.37.1 shape this module:
 - `gfile.exists` answers False for a bucket it cannot reach, or one that does
   not exist, so a typo would read as "no spans found" or "no model served".
   `check` asks for the bucket itself, which raises, and turns that into one

@@ -8,7 +8,7 @@ hours. Where the checkpoints go is where the next attempt looks:
 - a local rerun is a new execution with new output folders, so with a
   training key (always locally; on Kubeflow with spans) they go under
   `<pipeline root>/checkpoints/<pipeline>/<training key>`: the same data,
-  settings and code (pipeline/keys.py), so whatever attempt finds them
+  settings and code (pipeline/cache_keys.py), so whatever attempt finds them
   trains the same model.
 They are deleted once the model is exported, so a finished training is
 never "resumed" by a later run with the same key.

@@ -10,7 +10,7 @@ from tfx import v1 as tfx
 
 from components.pusher import Executor as PusherExecutor
 from dataset import declaration
-from pipeline import keys
+from pipeline import cache_keys
 from pipeline.config import ConfigError, PipelineConfig, TrainingConfig
 from pipeline.inputs import resolve_inputs
 from tests.conftest import (
@@ -182,17 +182,17 @@ def _edited(tmp_path, paths, target: str):
 
 
 def test_an_edit_under_trainer_changes_only_the_trainers_code_key(tmp_path):
-  trainer_paths, transform_paths = keys.trainer_code(), keys.transform_code()
-  assert keys.code_fingerprint(trainer_paths) == keys.code_fingerprint(trainer_paths)
+  trainer_paths, transform_paths = cache_keys.trainer_code(), cache_keys.transform_code()
+  assert cache_keys.code_fingerprint(trainer_paths) == cache_keys.code_fingerprint(trainer_paths)
   edited = _edited(tmp_path, trainer_paths, "model.py")
-  assert keys.code_fingerprint(edited) != keys.code_fingerprint(trainer_paths)
+  assert cache_keys.code_fingerprint(edited) != cache_keys.code_fingerprint(trainer_paths)
   assert not set(transform_paths) & {p for p in trainer_paths if "trainer" in p}
 
 
 def test_an_edit_to_the_preprocessing_code_changes_only_transforms_code_key(tmp_path):
-  trainer_paths, transform_paths = keys.trainer_code(), keys.transform_code()
+  trainer_paths, transform_paths = cache_keys.trainer_code(), cache_keys.transform_code()
   edited = _edited(tmp_path, transform_paths, "preprocessing.py")
-  assert keys.code_fingerprint(edited) != keys.code_fingerprint(transform_paths)
+  assert cache_keys.code_fingerprint(edited) != cache_keys.code_fingerprint(transform_paths)
   assert not any(p.endswith("preprocessing.py") or p.endswith(os.sep + "components")
                  for p in trainer_paths)
 

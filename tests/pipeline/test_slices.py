@@ -19,7 +19,7 @@ from dataset import declaration
 from dataset.policies import Evaluation, Slice
 from dataset.types import Label
 from pipeline.config import PipelineConfig
-from pipeline.evaluation import eval_config, slicing_spec
+from pipeline.eval_config import eval_config, slicing_spec
 from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML, digits_raw, write_declaration
 
 CONFIG = PipelineConfig(pipeline_name="d", pipeline_root="/r", serving_dir="/s",
@@ -95,7 +95,7 @@ def evaluation_output(tmp_path_factory):
                    tfma.ModelSpec(name="baseline", label_key="label", prediction_key="served",
                                   is_baseline=True)],
       slicing_specs=[tfma.SlicingSpec()] + [slicing_spec(s) for s in slices],
-      # The metrics pipeline/evaluation.py asks for with two classes (the
+      # The metrics pipeline/eval_config.py asks for with two classes (the
       # confusion matrix, and the ROC curve's matrices for class 1), each
       # value with its 95% interval; not AUC, which nothing here reads: at
       # TFMA's 10,000 thresholds, jackknifed, it took this run from 16.4 s

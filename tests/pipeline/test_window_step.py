@@ -9,8 +9,8 @@ from tfx.types import standard_artifacts
 
 from dataset import declaration
 from pipeline import cache_epoch, window_step
+from pipeline.cache_keys import trainer_config
 from pipeline.config import PipelineConfig, TrainingConfig
-from pipeline.keys import trainer_config
 from tests.conftest import span_declaration
 
 

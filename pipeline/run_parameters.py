@@ -1,14 +1,14 @@
 """A value the pipeline holds: a constant for a local run, or a Kubeflow
 runtime parameter defaulting to it; the values a run may set, made once
-(`RunValues`)."""
+(`RunParameters`)."""
 
 import dataclasses
 from typing import Any
 
 from tfx.orchestration.data_types import RuntimeParameter
 
+from pipeline.cache_keys import to_json
 from pipeline.config import PipelineConfig
-from pipeline.keys import to_json
 
 
 def runtime(config: PipelineConfig, name: str, value):
@@ -19,7 +19,7 @@ def runtime(config: PipelineConfig, name: str, value):
 
 
 @dataclasses.dataclass(frozen=True)
-class RunValues:
+class RunParameters:
   """What each run may set, made once for the whole pipeline: constants for
   a local run; on Kubeflow, runtime parameters defaulting to them, which
   `python -m kubeflow submit --param` and recurring runs set.
@@ -39,7 +39,7 @@ class RunValues:
   scheduled_by: Any
 
   @classmethod
-  def of(cls, config: PipelineConfig) -> "RunValues":
+  def of(cls, config: PipelineConfig) -> "RunParameters":
     return cls(
         data_root=runtime(config, "data_root", config.declaration.data.root),
         serving_dir=runtime(config, "serving_dir", config.serving_dir),
@@ -49,7 +49,7 @@ class RunValues:
 
 
 @dataclasses.dataclass(frozen=True)
-class WindowValues:
+class WindowParameters:
   """What the run's window of data sets, by the parameter each step takes
   it as: for a local run the resolved values (constants); compiled for
   Kubeflow, runtime parameters defaulting to them, or the SpanWindow step's
@@ -61,7 +61,7 @@ class WindowValues:
     train_args, eval_args: the Trainer's splits and steps.
     example_splits: the Evaluator's and ServingCheck's splits (JSON list).
     served_version: the baseline version ("none" when nothing is served).
-    training_key: this run's training key (pipeline/keys.py).
+    training_key: this run's training key (pipeline/cache_keys.py).
     drift_baseline: DriftGate's earlier span, with spans only (else None).
     tuning_search: the search the Tuner reuses, with tuning only (else None).
   """
@@ -84,7 +84,7 @@ class WindowValues:
     return [(name, getattr(self, name)) for name in self.names()
             if getattr(self, name) is not None]
 
-  def as_parameters(self, config: PipelineConfig) -> "WindowValues":
+  def as_parameters(self, config: PipelineConfig) -> "WindowParameters":
     """Each value as `runtime` makes it: a constant locally, a runtime
     parameter of the same name on Kubeflow."""
-    return WindowValues(**{name: runtime(config, name, value) for name, value in self.items()})
+    return WindowParameters(**{name: runtime(config, name, value) for name, value in self.items()})

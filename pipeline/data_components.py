@@ -17,7 +17,7 @@ from components.import_examples import ImportExampleGen
 from components.statistics import StatisticsGen
 from dataset import spans
 from pipeline.config import PipelineConfig
-from pipeline.runtime import RunValues, WindowValues
+from pipeline.run_parameters import RunParameters, WindowParameters
 
 # What a gate raises to stop a run on its data: a runner says it in a line
 # and "no model pushed", not with a traceback.
@@ -48,8 +48,8 @@ def output_config(config: PipelineConfig):
       for name, buckets in data.hash_buckets.items()]))
 
 
-def data_components(config: PipelineConfig, run: RunValues,
-                    by_window: WindowValues) -> DataNodes:
+def data_components(config: PipelineConfig, run: RunParameters,
+                    by_window: WindowParameters) -> DataNodes:
   """ImportExampleGen, StatisticsGen, the schema, ExampleValidator and the
   gate that stops the run on anomalies."""
   decl = config.declaration
