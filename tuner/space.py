@@ -7,7 +7,9 @@ tuner/trial.py trains with them through the Trainer's own code. So
 keras_tuner is imported inside these functions, never by the Trainer.
 """
 
+import json
 import math
+import os
 import tempfile
 
 import tensorflow as tf
@@ -53,19 +55,48 @@ def make_oracle(tuning: Tuning, seed: int = 0, state_dir: str = ""):
   common = dict(objective=objective(tuning), hyperparameters=hyperparameters(tuning),
                 seed=seed, max_consecutive_failed_trials=3)
   if tuning.algorithm == "bayesian":
-    oracle = oracles.BayesianOptimizationOracle(max_trials=tuning.max_trials, **common)
+    oracle = _atomic(oracles.BayesianOptimizationOracle)(max_trials=tuning.max_trials,
+                                                         **common)
   elif tuning.algorithm == "random":
-    oracle = oracles.RandomSearchOracle(max_trials=tuning.max_trials, **common)
+    oracle = _atomic(oracles.RandomSearchOracle)(max_trials=tuning.max_trials, **common)
   else:
     # Hyperband has no max_trials of its own; create_trial honours the
     # attribute, so the search stops there too.
-    oracle = oracles.HyperbandOracle(max_epochs=HYPERBAND_EPOCHS, factor=3, **common)
+    oracle = _atomic(oracles.HyperbandOracle)(max_epochs=HYPERBAND_EPOCHS, factor=3,
+                                              **common)
     oracle.max_trials = tuning.max_trials
   oracle.verbose = 0  # tuner/search.py prints a line per trial
   oracle._set_project_dir(state_dir or tempfile.mkdtemp(prefix="oracle-"), "search")
   if state_dir and tf.io.gfile.exists(oracle._get_oracle_fname()):
     oracle.reload()
   return oracle
+
+
+def _atomic(oracle_class):
+  """`oracle_class`, writing its state and its trials' whole or not at all.
+
+  keras-tuner writes them in place (utils.save_json): a Tuner killed while
+  it writes (a preempted pod, a killed run) leaves an empty oracle.json,
+  and the run that resumes the search fails to reload it (measured: a run
+  killed as its second trial ended). Each file is written beside its place
+  and renamed over it; on an object store the write is one whole object.
+  """
+  class Atomic(oracle_class):
+    def save(self):
+      _write_json(self._get_oracle_fname(), self.get_state())
+
+    def _save_trial(self, trial):
+      _write_json(os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"),
+                  trial.get_state())
+
+  Atomic.__name__ = f"Atomic{oracle_class.__name__}"
+  return Atomic
+
+
+def _write_json(path: str, state: dict) -> None:
+  with tf.io.gfile.GFile(f"{path}.tmp", "w") as f:
+    f.write(json.dumps(state))
+  tf.io.gfile.rename(f"{path}.tmp", path, overwrite=True)
 
 
 def training_values(values: dict) -> dict:
