@@ -84,16 +84,14 @@ class Executor(NoPrism, executor.Executor):
         constants.ARTIFACT_PROPERTY_BLESSED_KEY))
     judged = _judge(found, exec_properties[standard_component_specs.EVAL_CONFIG_KEY],
                     rules, served, [] if tfma_blessed else evaluation.failures(uri))
-    if judged["failures"]:
-      _set_blessed(blessing, False)
-    elif not tfma_blessed:
-      _set_blessed(blessing, True)  # TFMA's estimate of a small whole was waived
+    blessed = gate.blessed(tfma_blessed, judged)
+    if blessed != tfma_blessed:
+      _set_blessed(blessing, blessed)
     fileio.makedirs(blessing.uri)
     with fileio.open(os.path.join(blessing.uri, JUDGEMENT), "w") as f:
       f.write(json.dumps(judged, sort_keys=True))
-    blessed = blessing.get_int_custom_property(constants.ARTIFACT_PROPERTY_BLESSED_KEY)
     classes = json.loads(exec_properties.get(CLASSES) or "[]")
-    _for_run_page(output_dict, found, judged, bool(blessed), uri, classes)
+    _for_run_page(output_dict, found, judged, blessed, uri, classes)
     if exec_properties.get(IMAGE) and classes:
       _image_samples(input_dict, exec_properties, uri, classes)
 
@@ -169,7 +167,7 @@ def _judge(found: dict, eval_config_json: str, rules: Optional[Evaluation],
   (evaluation.load's); `tfma_failures`: the thresholds TFMA found failed."""
   judged = {"judged_against": served, **evaluation.judged(found, eval_config_json)}
   if not rules:  # a pipeline built before the rules: TFMA alone judges
-    return {**judged, "slices": [], "failures": tfma_failures}
+    return {**judged, "slices": [], "failures": []}
   whole, rows = gate.judge(found, rules, served != serving.NONE)
   counted = [] if gate.waives_tfma(whole) else tfma_failures
   return {**judged, "whole": whole, "slices": rows,

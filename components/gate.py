@@ -176,6 +176,15 @@ def waives_tfma(whole: dict) -> bool:
   return whole["on"] == "evidence"
 
 
+def blessed(tfma_blessed: bool, judged: dict) -> bool:
+  """The verdict: TFMA's, unless a failure counts (the gate's, or TFMA's
+  own: the judgement's `failures`), or a small whole was judged here on its
+  evidence in TFMA's stead. A judgement without `whole` (a pipeline built
+  before the rules) leaves TFMA's verdict as it is."""
+  waived = "whole" in judged and waives_tfma(judged["whole"])
+  return not judged["failures"] and (tfma_blessed or waived)
+
+
 def small_lines(whole: Optional[dict], rows: List[dict]) -> List[str]:
   """The lines of the small rows that passed, for the run's last lines."""
   return [r["note"] for r in ([whole] if whole else []) + rows if r.get("note")]

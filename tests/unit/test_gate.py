@@ -98,3 +98,20 @@ def test_a_collapsed_small_slice_is_refused_every_time(per_slice):
     assert wide["failure"].endswith(f"; {per_slice} examples)"), wide["note"]
     false_refusals += sum(bool(by_name[s]["failure"]) for s in ("shape=square", "shape=tall"))
   assert false_refusals <= 5, f"{false_refusals} of 100 stationary slices refused"
+
+
+@pytest.mark.parametrize("tfma_blessed, on, failures, expected", [
+    (True, "tfma", [], True),                    # TFMA blessed, nothing refused
+    (True, "tfma", ["slice s=a ..."], False),    # a slice refuses
+    (False, "tfma", ["accuracy value ..."], False),  # TFMA's own refusal counts
+    (False, "tfma", [], False),                  # TFMA refused without a line: it stands
+    (False, "evidence", [], True),               # a small whole passed on its evidence
+    (False, "evidence", ["the whole ..."], False),
+])
+def test_the_verdict_is_tfmas_unless_the_gate_decides(tfma_blessed, on, failures, expected):
+  assert gate.blessed(tfma_blessed, {"whole": {"on": on}, "failures": failures}) is expected
+
+
+def test_a_judgement_from_before_the_rules_keeps_tfmas_verdict():
+  assert gate.blessed(False, {"failures": []}) is False
+  assert gate.blessed(True, {"failures": []}) is True
