@@ -257,3 +257,30 @@ def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, ca
       "the serving check failed (finite: probabilities: NaN or infinity for 3 of 256 "
       "examples): nothing pushed"), by_id[refused]
   assert lines[0] == by_id[refused], "expected the newest run first"
+
+
+@pytest.mark.parametrize("text", ["", "not: [a, pipeline", "just: a mapping\n"])
+def test_a_file_that_is_not_a_compiled_spec_is_one_line_naming_it(tmp_path, text):
+  import argparse
+
+  from kubeflow.api import runs
+  path = tmp_path / "pipeline.yaml"
+  path.write_text(text)
+  with pytest.raises(argparse.ArgumentTypeError) as e:
+    runs.load_spec(str(path))
+  assert str(e.value).startswith(f"--spec {path}: expected a pipeline spec written by "
+                                 "'compile', found "), str(e.value)
+
+
+def test_runtime_parameters_take_the_form_the_compiled_pipeline_declares():
+  from kubeflow.api import client
+  spans = {"train_steps": {}, "scheduled_by": {}}
+  assert client.runtime_params(train_steps=50, serving_dir="s3://serving/d",
+                               declared=spans, scheduled_by="cron") == {
+      "train_steps": "50", "serving_dir": "s3://serving/d", "scheduled_by": "cron"}
+  # A pipeline without spans takes TFX's TrainArgs; one compiled before the
+  # serving dir was a string takes a PushDestination.
+  assert client.runtime_params(train_steps=50, serving_dir="gs://b/s",
+                               declared={"push_destination": {}}) == {
+      "train_args": '{"num_steps": 50}',
+      "push_destination": '{"filesystem": {"base_directory": "gs://b/s"}}'}
