@@ -16,6 +16,7 @@ from typing import Dict, Optional
 
 from kubeflow.compile.spec import add_step, container_of
 from kubeflow.steps import report
+from report.record import EXEC_PROPERTIES
 
 
 def add(spec: Dict, steps: Dict, retry_policy: Optional[Dict]) -> None:
@@ -31,7 +32,7 @@ def add(spec: Dict, steps: Dict, retry_policy: Optional[Dict]) -> None:
   parameters = {"pipeline_name": {"runtimeValue": {"constant": spec["pipelineInfo"]["name"]}},
                 report.UPSTREAM: {"runtimeValue": {"constant": json.dumps(
                     {t: steps[t].get("dependentTasks", []) for t in steps})}}}
-  for node, name in report.PARAMETERS:
+  for node, name in EXEC_PROPERTIES:
     given = steps.get(node, {}).get("inputs", {}).get("parameters", {}).get(name)
     if given:
       parameters[f"{node}{report.SEPARATOR}{name}"] = copy.deepcopy(given)

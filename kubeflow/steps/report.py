@@ -28,9 +28,6 @@ TASK = "RunReport"
 OUTPUT = "report"
 UPSTREAM = "upstream"
 SEPARATOR = "__"  # input name: <task>__<output key>
-# (node, its parameter) the report reads: report/record.py EXEC_PROPERTIES.
-PARAMETERS = (("Evaluator", "eval_config"), ("Transform", "custom_config"),
-              ("Trainer", "custom_config"))
 
 
 def _seconds(record: dict):
@@ -80,7 +77,7 @@ def run_record(executor_input: dict, records: Dict[str, dict], run_id: str):
       state=next((s for s in ("FAILED", "RUNNING") if s in states), "COMPLETE"),
       nodes=nodes, upstream=upstream, outputs=outputs,
       exec_properties={(node, name): params.get(f"{node}{SEPARATOR}{name}")
-                       for node, name in PARAMETERS})
+                       for node, name in record.EXEC_PROPERTIES})
 
 
 def main(argv: List[str]) -> int:
