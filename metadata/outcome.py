@@ -1,73 +1,170 @@
-"""What a pipeline run did, read back from ML Metadata.
+"""What a run decided, as a view of its one record (metadata/run_record.py).
 
-Used by the local runner to print why a model was or was not blessed and
-where it was pushed, and by the tests to assert on what really ran.
+The local runner prints it (`verdict`), the report shows it (report/), the
+exit step sends it (kubeflow/steps/notify.py) and `python -m kubeflow runs`
+lists it: all from the same `Outcome` of the same `RunRecord`, whichever
+runner ran. What the record's properties say (states, the blessing, the
+push) costs nothing; what lies in the artifacts' files (the judgement, the
+metrics, the drift, the serving check, the Trainer's notes) is read the
+first time it is asked for, so a listing of runs reads no file.
 """
 
-import dataclasses
+import functools
 import json
 from typing import Dict, Optional, Tuple
 
-import tensorflow as tf
-
-import serving
-from components import evaluation as results
-from components import gate
-from components.evaluator import judgement
-from components.pusher import REFUSED
-from dataset import metrics
-from metadata import serving_result
+from metadata import run_record
 from metadata import store as st
-from serving import check as serving_check
-from trainer import warm_start
 
 
-@dataclasses.dataclass
 class Outcome:
-  """One pipeline run, as recorded in ML Metadata.
+  """One run's outcome.
 
-  Attributes:
-    states: node id -> execution state of this run (`COMPLETE`, `CACHED`,
-      `FAILED`, ...); nodes that did not run are absent.
-    blessed: whether the Evaluator blessed the model; None if it did not run.
-    metric: the metric that blesses (accuracy, auc, rmse or mae).
-    value: the candidate model's value of it on the eval split, if evaluated.
-    reasons: why a model was not blessed, one line per failed threshold.
-    notes: what the Trainer decided: the warm start, the backbone weights.
-    pushed_dir: the SavedModel directory the Pusher wrote (or, when cached,
-      had written), or None.
-    threshold: the thresholds the Evaluator applied to it, in words.
-    drift: what DriftGate measured (components/drift_gate.py), if it ran.
-    serving: what ServingCheck found (serving/check.py), if it checked.
-    seconds: node id -> how long its execution took, as ML Metadata
-      recorded it (from creation to its last update).
+  Attributes (each read from the record):
+    states, seconds: node id -> its state (`COMPLETE`, `CACHED`, `FAILED`,
+      ...) and how long it took; nodes that did not run are absent.
+    failed_step, message: the first step that failed or never finished, why.
+    blessed: the Evaluator's verdict; None if it did not run.
+    pushed_dir, pushed_version: what the Pusher pushed (or, cached, had
+      pushed); refused: why it did not push a blessed model.
+    serving_failure: why ServingCheck refused a blessed model, if it did.
+  Read from the artifacts, when asked: judged (components/evaluator.judgement),
+  metric, value, threshold, reasons, notes, drift, serving.
   """
-  states: Dict[str, str]
-  seconds: Dict[str, float] = dataclasses.field(default_factory=dict)
-  blessed: Optional[bool] = None
-  metric: str = "accuracy"
-  value: Optional[float] = None
-  reasons: tuple = ()
-  pushed_dir: Optional[str] = None
-  threshold: str = ""
-  notes: tuple = ()
-  drift: dict = dataclasses.field(default_factory=dict)  # DriftGate's result
-  serving: dict = dataclasses.field(default_factory=dict)  # ServingCheck's result
-  refused: str = ""  # why the Pusher did not push a blessed model (components/pusher.py)
-  judged: dict = dataclasses.field(default_factory=dict)  # components/evaluator.judgement
+
+  def __init__(self, record: Optional[run_record.RunRecord]):
+    self.record = record
+    nodes = record.nodes if record else {}
+    self.states: Dict[str, str] = {n: r.state for n, r in nodes.items()}
+    self.seconds: Dict[str, Optional[float]] = {n: r.seconds for n, r in nodes.items()}
+    stopped = [n for n, r in nodes.items() if r.state in ("FAILED", "RUNNING")]
+    self.failed_step = stopped[0] if stopped else None
+    self.message = (nodes[self.failed_step].message
+                    or "started but never finished: killed? (its log says why)"
+                    if self.failed_step else "")
+    blessing = self._output("Evaluator", "blessing")
+    self.blessed = blessing.flag("blessed") if blessing else None
+    pushed = self._output("Pusher", "pushed_model")
+    done = bool(pushed and pushed.flag("pushed"))
+    self.pushed_dir = pushed.props.get("pushed_destination") if done else None
+    self.pushed_version = _text(pushed.props.get("pushed_version")) if done else None
+    self.refused = ""
+    if pushed and not done:
+      from components.pusher import REFUSED  # why it did not push a blessed model
+      self.refused = pushed.props.get(REFUSED) or ""
+    check = self._output("ServingCheck", "infra_blessing")
+    self.serving_failure = None
+    if check and check.flag("checked") and not check.flag("blessed"):
+      self.serving_failure = check.props.get("reason") or "failed"
+
+  def _output(self, node: str, key: str) -> Optional[run_record.Found]:
+    return self.record.output(node, key) if self.record else None
+
+  @property
+  def failed(self) -> bool:
+    return self.failed_step is not None
+
+  @functools.cached_property
+  def judged(self) -> dict:
+    """What the blessing was judged on (components/gate.py's rows included)."""
+    from components.evaluator import judgement
+    blessing = self._output("Evaluator", "blessing")
+    return (judgement(blessing.uri) if blessing else None) or {}
 
   @property
   def slices(self) -> tuple:
-    """Each declared slice's row (components/evaluation.judge_slices)."""
+    """Each declared slice's row (components/gate.py)."""
     return tuple(self.judged.get("slices", ()))
+
+  @functools.cached_property
+  def _blessing_metric(self):
+    from dataset import metrics
+    config = self.record and self.record.exec_properties.get(("Evaluator", "eval_config"))
+    return metrics.blessing(config) if config else None
+
+  @property
+  def metric(self) -> str:
+    """The metric that blesses (accuracy, auc, rmse or mae)."""
+    return self._blessing_metric.name if self._blessing_metric else "accuracy"
+
+  @functools.cached_property
+  def threshold(self) -> str:
+    """The thresholds the Evaluator applied to the metric, in words."""
+    from components import evaluation
+    config = self.record and self.record.exec_properties.get(("Evaluator", "eval_config"))
+    if not config:
+      return ""
+    return evaluation.thresholds(config).get(self._blessing_metric.class_name, "")
+
+  @functools.cached_property
+  def value(self) -> Optional[float]:
+    """The candidate's value of the metric on the eval split."""
+    from components import evaluation
+    found = self._output("Evaluator", "evaluation")
+    if not found or not self._blessing_metric:
+      return None
+    overall = evaluation.load(found.uri).get((), {})
+    return overall.get("candidate", {}).get(self._blessing_metric.tfma_key)
+
+  @functools.cached_property
+  def reasons(self) -> tuple:
+    """Why the model was not blessed, one line per refusal."""
+    from components import evaluation
+    found = self._output("Evaluator", "evaluation")
+    return tuple(evaluation.counted_failures(self.judged, found.uri)) if found else ()
+
+  @functools.cached_property
+  def notes(self) -> tuple:
+    """What the Trainer decided: the warm start, the backbone's weights."""
+    from trainer import warm_start
+    found = self._output("Trainer", "model_run")
+    return tuple(warm_start.read_notes(found.uri)) if found else ()
+
+  @functools.cached_property
+  def drift(self) -> dict:
+    """What DriftGate measured (components/drift_gate.py), if it ran."""
+    return _json(self.record.uri("DriftGate", "result")) if self.record else {}
+
+  @functools.cached_property
+  def serving_check(self) -> Optional[dict]:
+    """ServingCheck's result file (serving/check.py) with whether it checked;
+    None if it did not run."""
+    from metadata import serving_result
+    found = self._output("ServingCheck", "infra_blessing")
+    return serving_result.read_at(found.uri, found.flag("checked")) if found else None
+
+  @property
+  def serving(self) -> dict:
+    """What ServingCheck found, if it checked."""
+    result = self.serving_check
+    return result if result and result["checked"] else {}
+
+  def push_line(self) -> str:
+    """Whether a model was pushed, and which version, in words."""
+    if self.pushed_version:
+      return f"pushed version {self.pushed_version}"
+    if self.failed:
+      return "nothing pushed"
+    if self.blessed is False:
+      return "not blessed: nothing pushed"
+    if self.serving_failure:
+      return f"the serving check failed ({self.serving_failure}): nothing pushed"
+    if self.refused:
+      return f"nothing pushed: {self.refused}"
+    if "Pusher" not in self.states:
+      return "nothing new to train on (served from the cache)"
+    return "nothing pushed"
 
   def summary(self) -> str:
     """The run's last lines: the Trainer's notes (warm start, backbone), the
     blessing and why, and what was pushed."""
+    from components import gate
+    from serving import check as serving_check
     lines = list(self.notes) + self._drift_lines()
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
-      lines.append(f"model {verdict}: eval {self.metric} {self.value:.4f}"
+      value = "unknown" if self.value is None else f"{self.value:.4f}"
+      lines.append(f"model {verdict}: eval {self.metric} {value}"
                    + (f" (needs {self.threshold})" if self.threshold else ""))
       lines += self._change_lines()
       lines += [f"  {r}" for r in self.reasons]
@@ -79,7 +176,6 @@ class Outcome:
                  else f"no model pushed: {self.refused}" if self.refused
                  else "no model pushed")
     return "\n".join(lines)
-
 
   def _change_lines(self) -> list:
     """The paired change against the served model, with its 95% interval."""
@@ -102,13 +198,28 @@ class Outcome:
             + [f"  {line}" for line in self.drift["drifted"]])
 
 
+def _text(value) -> Optional[str]:
+  """A property as words: Kubeflow's metadata keeps numbers as doubles."""
+  if isinstance(value, float) and value.is_integer():
+    return str(int(value))
+  return None if value is None else str(value)
+
+
+def _json(uri: Optional[str]) -> dict:
+  import tensorflow as tf  # a file on any of the runners' stores
+  if not uri or not tf.io.gfile.exists(uri):
+    return {}
+  with tf.io.gfile.GFile(uri) as f:
+    return json.loads(f.read())
+
+
 def read_outcome(metadata_path: str, pipeline_name: str) -> Outcome:
   """The latest run of `pipeline_name` in the SQLite store at metadata_path."""
   store = st.open_store(metadata_path)
   all_runs = st.runs(store, pipeline_name)
   if not all_runs:
-    return Outcome(states={})
-  return outcome_of(store, all_runs[-1])
+    return Outcome(None)
+  return Outcome(run_record.from_store(store, pipeline_name, all_runs[-1], {}))
 
 
 def verdict(metadata_path: str, pipeline_name: str, serving_dir: str, window: str,
@@ -119,60 +230,10 @@ def verdict(metadata_path: str, pipeline_name: str, serving_dir: str, window: st
   A run served wholly from the cache had no new data: not a failure,
   whatever the last real run decided (a scheduled run with nothing new).
   """
+  import serving
   result = read_outcome(metadata_path, pipeline_name)
   if result.states and set(result.states.values()) == {"CACHED"} and not partial:
     return (f"no new data: {window} already went through this pipeline; every "
             f"component came from the cache\nserved model: "
             f"{serving.latest(serving_dir) or 'none'}"), 0
   return result.summary(), 0 if result.pushed_dir or "Pusher" not in result.states else 1
-
-
-def outcome_of(store, run: st.Run) -> Outcome:
-  """One run's outcome."""
-  outcome = Outcome(states={})
-  for node_id, node_run in run.nodes.items():
-    outcome.states[node_id] = node_run.state
-    outcome.seconds[node_id] = node_run.seconds
-    _read_outputs(store, node_id, node_run.execution, outcome)
-  return outcome
-
-
-def _read_outputs(store, node_id: str, execution, outcome: Outcome) -> None:
-  """Fills blessing and push details from the Evaluator's and Pusher's outputs."""
-  if node_id == "Trainer":
-    for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-      outcome.notes = tuple(warm_start.read_notes(artifact.uri)) or outcome.notes
-  if node_id == "DriftGate":
-    for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-      if tf.io.gfile.exists(artifact.uri):
-        with tf.io.gfile.GFile(artifact.uri) as f:
-          outcome.drift = json.loads(f.read())
-  if node_id == "ServingCheck":
-    for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-      result = serving_result.read_result(artifact)
-      if result and result["checked"]:
-        outcome.serving = result
-  if node_id not in ("Evaluator", "Pusher"):
-    return
-  key = None
-  if node_id == "Evaluator":
-    eval_config = st.exec_property(execution, "eval_config")
-    blessing = metrics.blessing(eval_config)
-    outcome.metric, key = blessing.name, blessing.tfma_key
-    outcome.threshold = results.thresholds(eval_config).get(blessing.class_name, "")
-  evaluated = None
-  for _, artifact in st.events(store, execution.id, st.OUTPUTS):
-    props = artifact.custom_properties
-    if "blessed" in props and "current_model" in props:
-      outcome.blessed = bool(props["blessed"].int_value)
-      outcome.judged = judgement(artifact.uri) or {}
-    elif "pushed" in props:
-      pushed = bool(props["pushed"].int_value)
-      outcome.pushed_dir = props["pushed_destination"].string_value if pushed else None
-      outcome.refused = props[REFUSED].string_value if REFUSED in props else ""
-    elif st.artifact_type(store, artifact) == "ModelEvaluation":
-      evaluated = artifact.uri
-      outcome.value = results.load(evaluated).get((), {}).get("candidate", {}).get(key)
-  if evaluated:
-    outcome.reasons = tuple(results.counted_failures(outcome.judged, evaluated))
-

@@ -26,7 +26,7 @@ def read_result(artifact) -> Optional[dict]:
 def read_at(uri: str, checked: bool) -> Optional[dict]:
   """The result in a ServingCheck output's folder, with `checked` added;
   None without a result file. (The report reads it from either runner's
-  record: report/record.py.)"""
+  record: metadata/run_record.py.)"""
   path = f"{uri}/{RESULT_FILE}"
   if not tf.io.gfile.exists(path):
     return None

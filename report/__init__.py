@@ -14,18 +14,14 @@ and the artifacts it points to, so `python -m debug report` can write the
 report of any earlier run again.
 """
 
-import json
 import os
 from typing import Dict, List, Optional
 
-import tensorflow as tf
-
 from components import evaluation, gate, image_samples
-from components.evaluator import judgement
-from components.pusher import REFUSED
-from metadata import serving_result
+from metadata import run_record
 from metadata import store as st
-from report import dag, data, drift, images, record, serving, training, tuning
+from metadata.outcome import Outcome
+from report import dag, data, drift, images, serving, training, tuning
 from report.html import Raw, esc, page, png, section, table
 from trainer import warm_start
 
@@ -58,8 +54,8 @@ def write_report(metadata_path: str, pipeline_name: str,
   st.check_pipeline(store, metadata_path, pipeline_name)
   run = st.find_run(store, pipeline_name, run_id)
   path = path or report_path(metadata_path, run.id)
-  text = render(record.from_store(store, pipeline_name, run,
-                                  upstream or record.upstream_from_store(store, run)))
+  text = render(run_record.from_store(
+      store, pipeline_name, run, upstream or run_record.upstream_from_store(store, run)))
   os.makedirs(os.path.dirname(path), exist_ok=True)
   # Written whole, then renamed: a reader never sees half a report.
   with open(path + ".tmp", "w", encoding="utf-8") as f:
@@ -68,10 +64,11 @@ def write_report(metadata_path: str, pipeline_name: str,
   return path
 
 
-def render(run: record.RunRecord) -> str:
+def render(run: run_record.RunRecord) -> str:
   """The report's HTML page."""
   decl = run.declaration()
-  checked = _serving_result(run.output("ServingCheck", "infra_blessing"))
+  outcome = Outcome(run)
+  checked = outcome.serving_check
   sections = [
       section("dag", "Components", [dag.svg(
           run.upstream, {n: r.state for n, r in run.nodes.items()},
@@ -82,16 +79,16 @@ def render(run: record.RunRecord) -> str:
               + ["<h3>Images</h3>"]
               + data.images_section(run.splits("ImportExampleGen", "examples"), decl)),
       section("drift", "Drift from the earlier span",
-              drift.section_parts(_drift_result(run), "DriftGate" in run.nodes)),
+              drift.section_parts(outcome.drift, "DriftGate" in run.nodes)),
       section("anomalies", "Anomalies", data.anomalies_section(
           data.load_anomalies(run.splits("ExampleValidator", "anomalies")),
           ran="ExampleValidator" in run.nodes)),
       *([section("tuning", "Hyperparameter search", tuning.section_parts(
           tuning.load(run.uri("Tuner", "tuner_results"))))] if "Tuner" in run.nodes else []),
       section("training", "Training", _training(run.uri("Trainer", "model_run"))),
-      section("evaluation", "Evaluation", _evaluation(run, decl)),
+      section("evaluation", "Evaluation", _evaluation(run, outcome, decl)),
       section("serving", "Serving check", serving.section_parts(checked)),
-      section("pushed", "Pushed model", _pushed(run, checked)),
+      section("pushed", "Pushed model", _pushed(run, outcome)),
   ]
   subtitle = (f"pipeline {run.pipeline} · run {run.run_id} · started "
               f"{run.started} · {run.state}"
@@ -99,21 +96,7 @@ def render(run: record.RunRecord) -> str:
   return page(f"Run report: {run.pipeline}", subtitle, sections)
 
 
-def _serving_result(found: Optional[record.Found]) -> Optional[dict]:
-  """ServingCheck's result (serving/check.py), with whether it checked."""
-  return serving_result.read_at(found.uri, found.flag("checked")) if found else None
-
-
-def _drift_result(run: record.RunRecord) -> dict:
-  """What DriftGate measured (record.py finds it in a run it stopped)."""
-  path = run.uri("DriftGate", "result")
-  if not path or not tf.io.gfile.exists(path):
-    return {}
-  with tf.io.gfile.GFile(path) as f:
-    return json.loads(f.read())
-
-
-def _node_table(run: record.RunRecord) -> List[str]:
+def _node_table(run: run_record.RunRecord) -> List[str]:
   rows = [[n, r.state, "" if r.seconds is None else f"{r.seconds:.1f}", r.id]
           for n, r in run.nodes.items()]
   return [table(["component", "state", "seconds", "execution id"], rows, numeric=(2, 3))]
@@ -134,21 +117,20 @@ def _training(model_run: Optional[str]) -> List[str]:
           f"<code>tensorboard --logdir {esc(model_run)}</code>.</p>"]
 
 
-def _evaluation(run: record.RunRecord, decl) -> List[str]:
+def _evaluation(run: run_record.RunRecord, outcome: Outcome, decl) -> List[str]:
   result_uri = run.uri("Evaluator", "evaluation")
   if not result_uri:
     return ['<p class="note">The Evaluator did not run in this run.</p>']
   results = evaluation.load(result_uri)
-  blessing = run.output("Evaluator", "blessing")
-  blessed = bool(blessing and blessing.flag("blessed"))
+  blessed = bool(outcome.blessed)
   limits = evaluation.thresholds(run.exec_properties.get(("Evaluator", "eval_config")))
   parts = [f'<p class="{"ok" if blessed else "bad"}">'
            f'{"Blessed" if blessed else "NOT blessed"}.</p>']
   if limits:
     parts.append("<p>Thresholds (overall): " + "; ".join(
         f"{esc(name)} {esc(words)}" for name, words in limits.items()) + ".</p>")
-  judged = (judgement(blessing.uri) if blessing else None) or {}
-  for line in evaluation.counted_failures(judged, result_uri):
+  judged = outcome.judged
+  for line in outcome.reasons:
     parts.append(f'<p class="bad">{esc(line)}</p>')
   baseline = run.output("BaselineModel", "model")
   source = baseline and baseline.props.get("source_model")
@@ -205,16 +187,15 @@ def _number(metric: str, value) -> str:
   return f"{value:.0f}" if "count" in metric else f"{value:.4f}"
 
 
-def _pushed(run: record.RunRecord, checked: Optional[dict]) -> List[str]:
-  pushed = run.output("Pusher", "pushed_model")
-  if pushed is None:
+def _pushed(run: run_record.RunRecord, outcome: Outcome) -> List[str]:
+  if run.output("Pusher", "pushed_model") is None:
     return ['<p class="note">The Pusher did not run in this run.</p>']
-  if not pushed.flag("pushed"):
-    why = ("the serving check failed" if checked and checked["checked"]
-           else "the model was not blessed")
-    why = pushed.props.get(REFUSED) or why
+  if not outcome.pushed_dir:
+    why = outcome.refused or (
+        f"the serving check failed ({outcome.serving_failure})" if outcome.serving_failure
+        else "the model was not blessed")
     return [f'<p class="bad">Nothing was pushed: {esc(why)}.</p>']
-  where = pushed.props["pushed_destination"]
+  where = outcome.pushed_dir
   cached = run.nodes["Pusher"].state == "CACHED"
   return [table(["pushed to", "version", "this run"],
                 [[Raw(f"<code>{esc(where)}</code>"), os.path.basename(where),

@@ -5,7 +5,7 @@ A Kubeflow run's artifacts are recorded in the cluster's ML Metadata, whose
 address and access belong to the installation. What every step and every
 user of the bucket reaches is the pipeline root: each run's folder,
 `<pipeline root>/<pipeline>/<run id>/<task>/<salt>/<key>`, holds its
-outputs and its steps' records (kubeflow/step_records.py). Each record lists
+outputs and its steps' records (kubeflow/steps/records.py). Each record lists
 the URIs its step read and wrote; RunReport's lists every artifact of the
 run, cached ones included. From them, as retention/plan.py does from ML
 Metadata:
@@ -66,7 +66,7 @@ class Run:
     if self.records.get(FINISHED_BY, {}).get("state") == "COMPLETE":
       return False
     failed = [r for r in self.records.values() if r.get("state") == "FAILED"]
-    if failed:  # over, unless a retry may still come (kubeflow/step_records.py)
+    if failed:  # over, unless a retry may still come (kubeflow/steps/records.py)
       return any(r.get("attempt", 1) <= r.get("retries", 0)
                  and _age(r, now) < datetime.timedelta(hours=RETRY_GRACE_HOURS)
                  for r in failed)

@@ -134,20 +134,22 @@ FINISHED = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
 def _outcome(run, pipeline: str, default_root: str) -> str:
   """What a finished run did, from its steps' records (kubeflow/steps/records.py)."""
   from kubeflow.api import client  # kfp: when the command runs
+  from metadata.outcome import Outcome  # TensorFlow: when the command runs
   if run.state not in FINISHED:
     return ""
   root = (run.runtime_config and run.runtime_config.pipeline_root) or default_root
   folder = f"{root.rstrip('/')}/{pipeline}/{run.run_id}"
   try:
     storage.enable([folder])
-    summary = step_records.Summary(step_records.read(folder))
+    records = step_records.read(folder)
   except Exception as e:  # noqa: BLE001  (the listing goes on without it)
     return f"outcome unknown: cannot read {folder}: {client.describe(e)}"
-  if not summary.records:
+  if not records:
     return f"no step records under {folder}"
-  line = summary.push_line()
-  if summary.failed:
-    line = f"failed at {summary.failed_step}: {summary.message}; {line}"
+  outcome = Outcome(step_records.run_record(records, pipeline, run.run_id))
+  line = outcome.push_line()
+  if outcome.failed:
+    line = f"failed at {outcome.failed_step}: {outcome.message}; {line}"
   return line
 
 

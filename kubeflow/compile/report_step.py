@@ -16,7 +16,7 @@ from typing import Dict, Optional
 
 from kubeflow.compile.spec import add_step, container_of
 from kubeflow.steps import report
-from report.record import EXEC_PROPERTIES
+from metadata.run_record import EXEC_PROPERTIES
 
 
 def add(spec: Dict, steps: Dict, retry_policy: Optional[Dict]) -> None:

@@ -23,7 +23,7 @@ after the things TFX 1.16's own entrypoint does not do:
    status, not tensorflow-io's abort at shutdown (storage/).
 4. Artifacts of the types the run page draws (components/ui_artifacts.py)
    are given their class: TFX would import `system.Metrics` as a module path.
-5. It records what the step did in the run's folder (kubeflow/step_records.py):
+5. It records what the step did in the run's folder (kubeflow/steps/records.py):
    RUNNING with the URIs it reads and writes, then COMPLETE with its
    outputs' metadata, or FAILED with the error's last line, for the exit
    step, `python -m kubeflow runs` and retention.

@@ -2,7 +2,8 @@
 
 Compiled with `--notify URL` (kubeflow/compile/exit_handler.py), it runs after every
 other step has finished, failed or been skipped. It reads the steps' records
-in the run's folder (kubeflow/step_records.py) and posts one JSON message in
+in the run's folder (kubeflow/steps/records.py), as one run record
+(metadata/outcome.py), and posts one JSON message in
 the shape Slack's incoming webhooks take (and Mattermost's and Rocket.Chat's):
 a `text` line, and an attachment whose fields are the pipeline, the run, the
 state, the step that failed and its message, the blessing with its metric,
@@ -23,43 +24,38 @@ from typing import List, Optional, Tuple
 import startup
 import storage
 from kubeflow.steps import records as step_records
+from metadata.outcome import Outcome
 
 TASK = "notify"
 URL_PARAM = "notify_url"
 
 
-def metric_words(record: dict) -> Optional[str]:
-  """`accuracy 0.9876`, from the Evaluator's record; None if it did not run."""
-  eval_config = record.get("inputs", {}).get("eval_config")
-  uri = record.get("outputs", {}).get("evaluation", {}).get("uri")
-  if not (eval_config and uri):
+def metric_words(outcome: Outcome) -> Optional[str]:
+  """`accuracy 0.9876`; None if the Evaluator did not run in this run."""
+  if outcome.blessed is None or outcome.value is None:
     return None
-  from components import evaluation  # TFMA: only when needed
-  from dataset import metrics
-  metric = metrics.blessing(eval_config)
-  value = evaluation.load(uri).get((), {}).get("candidate", {}).get(metric.tfma_key)
-  return f"{metric.name} {value:.4f}" if value is not None else metric.name
+  return f"{outcome.metric} {outcome.value:.4f}"
 
 
-def payload(pipeline: str, run: str, summary: step_records.Summary,
-            metric: Optional[str]) -> dict:
+def payload(outcome: Outcome, metric: Optional[str]) -> dict:
   """The message, for a Slack-compatible incoming webhook."""
-  state = "FAILED" if summary.failed else "SUCCEEDED"
+  pipeline, run = outcome.record.pipeline, outcome.record.run_id
+  state = "FAILED" if outcome.failed else "SUCCEEDED"
   fields: List[Tuple[str, str]] = [("pipeline", pipeline), ("run", run), ("state", state)]
   words = [f"{pipeline}: run {run} {state}"]
-  if summary.failed:
-    fields += [("failed step", summary.failed_step), ("message", summary.message)]
-    words.append(f"at {summary.failed_step}: {summary.message}")
-  if summary.blessed is not None:
-    verdict = "yes" if summary.blessed else "no"
+  if outcome.failed:
+    fields += [("failed step", outcome.failed_step), ("message", outcome.message)]
+    words.append(f"at {outcome.failed_step}: {outcome.message}")
+  if outcome.blessed is not None:
+    verdict = "yes" if outcome.blessed else "no"
     fields.append(("blessed", f"{verdict} ({metric})" if metric else verdict))
-    words.append(("blessed" if summary.blessed else "not blessed")
+    words.append(("blessed" if outcome.blessed else "not blessed")
                  + (f" ({metric})" if metric else ""))
-  fields.append(("pushed version", summary.pushed_version or "none"))
-  words.append(summary.push_line())
+  fields.append(("pushed version", outcome.pushed_version or "none"))
+  words.append(outcome.push_line())
   return {"text": "; ".join(words),
           "attachments": [{
-              "color": "danger" if summary.failed else "good",
+              "color": "danger" if outcome.failed else "good",
               "fallback": "; ".join(words),
               "fields": [{"title": t, "value": v, "short": len(v) <= 40} for t, v in fields]}]}
 
@@ -88,13 +84,14 @@ def main(argv: List[str]) -> int:
           file=sys.stderr)
     return 0
   storage.enable([folder])
-  summary = step_records.Summary(step_records.read(folder))
+  outcome = Outcome(step_records.run_record(step_records.read(folder), pipeline,
+                                            step_records.run_id(folder)))
   metric = None
   try:
-    metric = metric_words(summary.records.get("Evaluator", {}))
+    metric = metric_words(outcome)
   except Exception as e:  # noqa: BLE001  (the message goes out without the figure)
     print(f"notify: could not read the Evaluator's metric: {e}", file=sys.stderr)
-  message = payload(pipeline, step_records.run_id(folder), summary, metric)
+  message = payload(outcome, metric)
   print(f"notify: {message['text']}")
   if not url:
     print("notify: no URL (runtime parameter notify_url is empty); nothing posted")

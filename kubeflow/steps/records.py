@@ -101,57 +101,33 @@ def _load(path: str) -> dict:
     return json.load(f)
 
 
-def output_metadata(record: dict, key: str) -> dict:
-  """The metadata the step reported for output `key` ({} if none)."""
-  return record.get("outputs", {}).get(key, {}).get("metadata", {})
+def seconds(record: dict) -> Optional[float]:
+  """How long the step took, from its record's start to its last write."""
+  try:
+    return (datetime.datetime.fromisoformat(record["time"])
+            - datetime.datetime.fromisoformat(record["started"])).total_seconds()
+  except (KeyError, ValueError):
+    return None
 
 
-def _flag(value) -> Optional[bool]:
-  return None if value is None else bool(float(value))
-
-
-class Summary:
-  """A run, as its steps' records tell it.
-
-  Attributes:
-    failed_step, message: the first step that failed or never finished.
-    blessed: the Evaluator's verdict, if it ran in this run.
-    pushed_version: the version the Pusher pushed (or found already there).
-    serving_failure: why ServingCheck refused a blessed model, if it did.
-  """
-
-  def __init__(self, records: Dict[str, dict]):
-    self.records = records
-    ordered = sorted(records.values(), key=lambda r: r.get("started", r.get("time", "")))
-    failed = [r for r in ordered if r["state"] in (FAILED, RUNNING)]
-    self.failed_step = failed[0]["step"] if failed else None
-    self.message = ""
-    if failed:
-      self.message = failed[0].get("message") or (
-          "started but never finished: killed? (its pod's log says why)")
-    evaluator = records.get("Evaluator", {})
-    self.blessed = _flag(output_metadata(evaluator, "blessing").get("blessed"))
-    check = output_metadata(records.get("ServingCheck", {}), "infra_blessing")
-    self.serving_failure = (check.get("reason") or "failed") if (
-        _flag(check.get("checked")) and not _flag(check.get("blessed"))) else None
-    pushed = output_metadata(records.get("Pusher", {}), "pushed_model")
-    self.pushed_version = (str(pushed.get("pushed_version")) if _flag(pushed.get("pushed"))
-                           else None)
-
-  @property
-  def failed(self) -> bool:
-    return self.failed_step is not None
-
-  def push_line(self) -> str:
-    """Whether a model was pushed, and which version, in words."""
-    if self.pushed_version:
-      return f"pushed version {self.pushed_version}"
-    if self.failed:
-      return "nothing pushed"
-    if self.blessed is False:
-      return "not blessed: nothing pushed"
-    if self.serving_failure:
-      return f"the serving check failed ({self.serving_failure}): nothing pushed"
-    if "Pusher" not in self.records:
-      return "nothing new to train on (served from the cache)"
-    return "nothing pushed"
+def run_record(records: Dict[str, dict], pipeline: str, run: str):
+  """The run's one record (metadata/run_record.py), as its steps' records
+  tell it: each step that ran, in the order it started, with its outputs
+  and parameters. A step the cache served wrote no record and is absent."""
+  from metadata import run_record as rr
+  ordered = sorted(records.items(), key=lambda item: item[1].get(
+      "started", item[1].get("time", "")))
+  outputs = {}
+  for task, mine in ordered:
+    for key, out in mine.get("outputs", {}).items():
+      outputs[(task, key)] = rr.Found.reported(out.get("uri") or "", out.get("metadata", {}))
+  nodes = {task: rr.Node(r["state"], seconds(r), "", r.get("message", ""))
+           for task, r in ordered}
+  states = {n.state for n in nodes.values()}
+  return rr.RunRecord(
+      pipeline=pipeline, run_id=run, started=(ordered[0][1].get("started", "")[:19]
+                                              if ordered else ""),
+      state=next((s for s in ("FAILED", "RUNNING") if s in states), "COMPLETE"),
+      nodes=nodes, upstream={}, outputs=outputs,
+      exec_properties={(node, name): records[node].get("inputs", {}).get(name)
+                       for node, name in rr.EXEC_PROPERTIES if node in records})

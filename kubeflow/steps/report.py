@@ -30,14 +30,6 @@ UPSTREAM = "upstream"
 SEPARATOR = "__"  # input name: <task>__<output key>
 
 
-def _seconds(record: dict):
-  try:
-    return (datetime.datetime.fromisoformat(record["time"])
-            - datetime.datetime.fromisoformat(record["started"])).total_seconds()
-  except (KeyError, ValueError):
-    return None
-
-
 def _in_order(upstream: Dict[str, List[str]]) -> List[str]:
   """The tasks, each after those it depends on."""
   ordered: List[str] = []
@@ -49,35 +41,26 @@ def _in_order(upstream: Dict[str, List[str]]) -> List[str]:
 
 
 def run_record(executor_input: dict, records: Dict[str, dict], run_id: str):
-  """The run as the report reads it (report/record.py), from this step's
-  inputs and the steps' records."""
+  """The run's one record (metadata/run_record.py), from the steps' records
+  and this step's inputs: every step's outputs, cached ones included."""
   from kubeflow.steps.entrypoint import BACKEND_KEYS, unwrap
-  from report import record
+  from metadata import run_record as rr
   params = executor_input["inputs"].get("parameterValues", {})
   upstream: Dict[str, List[str]] = json.loads(params[UPSTREAM])
-  outputs = {}
+  ran = step_records.run_record(records, params["pipeline_name"], run_id)
   for name, listed in executor_input["inputs"].get("artifacts", {}).items():
     task, _, key = name.partition(SEPARATOR)
     artifact = listed["artifacts"][0]
     props = {k: unwrap(v) for k, v in artifact.get("metadata", {}).items()
              if k not in BACKEND_KEYS}
-    splits = json.loads(props["split_names"]) if isinstance(
-        props.get("split_names"), str) else []
-    outputs[(task, key)] = record.Found(
-        artifact["uri"], props, {s: f"{artifact['uri']}/Split-{s}" for s in splits})
-  nodes = {}
-  for task in _in_order(upstream):
-    mine = records.get(task)
-    nodes[task] = (record.Node(mine["state"], _seconds(mine), "") if mine
-                   else record.Node("CACHED", None, ""))
-  states = {n.state for n in nodes.values()}
-  return record.RunRecord(
-      pipeline=params["pipeline_name"], run_id=run_id,
-      started=min((r.get("started", "") for r in records.values()), default="")[:19],
-      state=next((s for s in ("FAILED", "RUNNING") if s in states), "COMPLETE"),
-      nodes=nodes, upstream=upstream, outputs=outputs,
-      exec_properties={(node, name): params.get(f"{node}{SEPARATOR}{name}")
-                       for node, name in record.EXEC_PROPERTIES})
+    ran.outputs[(task, key)] = rr.Found.reported(artifact["uri"], props)
+  # Every task of the DAG, in its order; one with no record was cached.
+  ran.nodes = {task: ran.nodes.get(task) or rr.Node("CACHED", None, "")
+               for task in _in_order(upstream)}
+  ran.upstream = upstream
+  ran.exec_properties = {(node, name): params.get(f"{node}{SEPARATOR}{name}")
+                         for node, name in rr.EXEC_PROPERTIES}
+  return ran
 
 
 def main(argv: List[str]) -> int:

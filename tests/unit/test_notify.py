@@ -7,19 +7,21 @@ import threading
 
 from kubeflow.steps import notify
 from kubeflow.steps import records as step_records
+from metadata.outcome import Outcome
 
 
-def _records(folder: str, **states) -> dict:
+def _outcome(folder: str, **states) -> Outcome:
   for step, (state, fields) in states.items():
     step_records.write(folder, step, state, started="2026-11-26T10:00:00+00:00", **fields)
-  return step_records.read(folder)
+  return Outcome(step_records.run_record(step_records.read(folder), "digits",
+                                         step_records.run_id(folder)))
 
 
 def test_a_failed_run_names_its_step_and_its_message(tmp_path):
-  records = _records(str(tmp_path / "run-1"),
+  outcome = _outcome(str(tmp_path / "run-1"),
                      Transform=(step_records.COMPLETE, {}),
                      Trainer=(step_records.FAILED, {"message": "ValueError: no examples"}))
-  message = notify.payload("digits", "run-1", step_records.Summary(records), None)
+  message = notify.payload(outcome, None)
   assert message["text"] == ("digits: run run-1 FAILED; at Trainer: ValueError: no examples; "
                              "nothing pushed")
   assert message["attachments"][0]["color"] == "danger"
@@ -29,9 +31,9 @@ def test_a_pushed_run_says_its_verdict_metric_and_version(tmp_path):
   blessed = {"outputs": {"blessing": {"metadata": {"blessed": 1}}}}
   pushed = {"outputs": {"pushed_model": {"metadata": {"pushed": 1,
                                                       "pushed_version": 1795734719}}}}
-  records = _records(str(tmp_path / "run-2"), Evaluator=(step_records.COMPLETE, blessed),
+  outcome = _outcome(str(tmp_path / "run-2"), Evaluator=(step_records.COMPLETE, blessed),
                      Pusher=(step_records.COMPLETE, pushed))
-  message = notify.payload("digits", "run-2", step_records.Summary(records), "accuracy 0.9876")
+  message = notify.payload(outcome, "accuracy 0.9876")
   assert message["text"] == ("digits: run run-2 SUCCEEDED; blessed (accuracy 0.9876); "
                              "pushed version 1795734719")
   fields = {f["title"]: f["value"] for f in message["attachments"][0]["fields"]}

@@ -1,9 +1,14 @@
-"""A run as the report reads it, from either runner.
+"""The one record of a run, from either runner: each step's state, time and
+error, and each output's URI and properties.
 
 A local run's comes from its ML Metadata store (`from_store`); a Kubeflow
-run's from its report step's inputs and the steps' own records
-(kubeflow/steps/report.py). The report (report/__init__.py) reads nothing
-else, so both runners show the same report.
+run's from the steps' own records in the run's folder
+(kubeflow/steps/records.py `run_record`), with the report step's inputs
+for the steps the cache served (kubeflow/steps/report.py). Everything that
+tells what a run did reads this record and nothing else: the verdict a
+local run prints and the notification and `kubeflow runs` line
+(metadata/outcome.py), and the report (report/). So neither the runners nor
+these views can drift apart.
 """
 
 import dataclasses
@@ -29,6 +34,14 @@ class Found:
   props: Dict[str, Any] = dataclasses.field(default_factory=dict)
   splits: Dict[str, str] = dataclasses.field(default_factory=dict)
 
+  @classmethod
+  def reported(cls, uri: str, props: Dict[str, Any]) -> "Found":
+    """An output as a Kubeflow step reported it: its splits, as TFX lays
+    them out, from its `split_names` property."""
+    names = json.loads(props["split_names"]) if isinstance(
+        props.get("split_names"), str) else []
+    return cls(uri, props, {s: f"{uri}/Split-{s}" for s in names})
+
   def flag(self, name: str) -> bool:
     """A 0/1 property (ML Metadata keeps an int, Kubeflow's metadata a number)."""
     return bool(float(self.props.get(name) or 0))
@@ -39,6 +52,7 @@ class Node:
   state: str  # COMPLETE, CACHED, FAILED, RUNNING, ...
   seconds: Optional[float]
   id: str  # the execution's id (ML Metadata), or "" where none is known
+  message: str = ""  # why it failed, where the runner recorded it
 
 
 @dataclasses.dataclass
@@ -96,9 +110,23 @@ def from_store(store, pipeline: str, run: st.Run,
   return RunRecord(
       pipeline=pipeline, run_id=run.id, started=f"{run.started:%Y-%m-%d %H:%M:%S}",
       state=run.state, parent=run.parent, upstream=upstream, outputs=outputs,
-      nodes={n: Node(r.state, r.seconds, str(r.execution.id)) for n, r in run.nodes.items()},
+      nodes={n: Node(r.state, r.seconds, str(r.execution.id), _message(r.execution))
+             for n, r in run.nodes.items()},
       exec_properties={(node, name): st.exec_property(run.nodes[node].execution, name)
                        for node, name in EXEC_PROPERTIES if node in run.nodes})
+
+
+def _message(execution) -> str:
+  """The last line of a failed execution's error, as TFX's launcher keeps it
+  (`__execution_result__`, tfx/orchestration/portable/mlmd/execution_lib.py)."""
+  value = execution.custom_properties.get("__execution_result__")
+  if value is None or execution.last_known_state != st.STATE.FAILED:
+    return ""
+  try:
+    message = json.loads(value.string_value).get("resultMessage", "")
+  except ValueError:
+    return ""
+  return message.strip().splitlines()[-1] if message.strip() else ""
 
 
 def _stopped_drift_gate(store, run: st.Run) -> Optional[str]:
