@@ -3,9 +3,9 @@ parameter (so editing the file changes the step's cache key), and its
 executor writes it as the Schema artifact TFX's components read."""
 
 import pytest
+from tensorflow_metadata.proto.v0 import schema_pb2
 from tfx.types import standard_artifacts
 from tfx.utils import io_utils
-from tensorflow_metadata.proto.v0 import schema_pb2
 
 from components import curated_schema
 

@@ -3,9 +3,9 @@
 
 from tfx.proto import example_gen_pb2
 
+from dataset import declaration
 from pipeline import data_components
 from pipeline.config import PipelineConfig
-from dataset import declaration
 from tests.conftest import build_pipeline, span_declaration
 
 
