@@ -429,7 +429,9 @@ def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_pa
     assert spec["deploymentSpec"]["executors"][label]["container"]["env"] == [
         {"name": "PIPELINE_NAME", "value": "digits"},
         {"name": "PIPELINE_TASK", "value": node},
-        {"name": "PIPELINE_TASK_RETRIES", "value": "2"}, s3], label
+        {"name": "PIPELINE_TASK_RETRIES", "value": "2"}, s3,
+        # kfp skips its compiler and client in a step, as in KFP's own containers
+        {"name": "_KFP_RUNTIME", "value": "true"}], label
   assert spec["deploymentSpec"]["executors"]["exec-notify"]["container"]["env"] == [s3]
   loaded = components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
   assert set(loaded.component_spec.inputs) == RUNTIME_PARAMETERS | {"notify_url"}

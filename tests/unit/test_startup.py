@@ -194,10 +194,23 @@ def test_a_step_imports_its_own_executor_and_tfx_components_keeps_every_name():
   probe = ("import json, sys, startup\nstartup.start()\n"
            "import kubeflow.steps.entrypoint, components.drift_gate\n"
            "step = sorted(m for m in ('keras_tuner', 'tfx.components.bulk_inferrer', "
-           "'tfx.components.tuner') if m in sys.modules)\n"
+           "'tfx.components.tuner', 'IPython', 'ipywidgets') if sys.modules.get(m))\n"
            "import tfx.components\nfrom tfx.components import Trainer\n"
            "from tfx.components.trainer.component import Trainer as T\n"
            "try:\n  tfx.components.NoSuchComponent\n  missing = 'found'\n"
            "except AttributeError:\n  missing = 'AttributeError'\n"
            "print(json.dumps([step, Trainer is T, tfx.components.Evaluator.__name__, missing]))")
   assert _last_json(probe) == [[], True, "Evaluator", "AttributeError"]
+
+
+def test_a_compiled_step_leaves_kfps_compiler_and_client_unloaded():
+  """With the environment the compiled spec gives every step (KFP's own
+  `_KFP_RUNTIME`), a step loads the pipeline-spec protos it reads and not
+  KFP's compiler, its API client or the Kubernetes client under it."""
+  from kubeflow.compile.compiler import KFP_RUNTIME_ENV
+  probe = ("import json, sys, startup\nstartup.start()\n"
+           "import kubeflow.steps.entrypoint, components.drift_gate\n"
+           "print(json.dumps(sorted(m for m in ('kfp.client', 'kfp.dsl.pipeline_context', "
+           "'kubernetes', 'kfp.pipeline_spec.pipeline_spec_pb2') if m in sys.modules)))")
+  env = {**os.environ, KFP_RUNTIME_ENV: "true"}
+  assert _last_json(probe, env) == ["kfp.pipeline_spec.pipeline_spec_pb2"]
