@@ -35,7 +35,7 @@ class RunInputs:
   window: spans.Window
   training_key: str
   served_version: str
-  protos: dict = dataclasses.field(default_factory=dict)
+  protos: dict = dataclasses.field(default_factory=dict)  # `window_protos`, made once
   drift_baseline: str = "{}"  # what the drift check compares with (`drift_baseline`)
   # With tuning: the search it uses, run if it does not exist, and why
   # (tuner/record.py `plan`).
@@ -123,7 +123,9 @@ def unresolved_inputs(config: PipelineConfig) -> RunInputs:
   spans, the pipeline's first step resolves them per run
   (pipeline/window_step.py); without, the newest served version is taken
   when BaselineModel runs."""
-  return RunInputs(spans.unresolved(config.declaration.data), "", "",
+  window, training = spans.unresolved(config.declaration.data), config.training
+  return RunInputs(window, "", "", window_protos(window, config.materialize,
+                                                training.train_steps, training.eval_steps),
                    trainer_config=trainer_config(config))
 
 

@@ -31,7 +31,7 @@ from pipeline.cache_keys import checkpoint_root, to_json, transform_config
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.data_components import DataNodes, data_components
 from pipeline.eval_config import eval_config
-from pipeline.inputs import RunInputs, window_protos
+from pipeline.inputs import RunInputs
 from pipeline.run_parameters import RunParameters, WindowParameters
 from pipeline.window_step import SpanWindow, window_spec
 from trainer.checkpoints import CONFIG_KEY
@@ -65,11 +65,8 @@ def _window(config: PipelineConfig, run: RunParameters, inputs: RunInputs):
   those defaults. A compiled pipeline over spans resolves its window in its
   first step (pipeline/window_step.py), whose outputs the others read.
   """
-  training = config.training
   resolved = WindowParameters(
-      **window_protos(inputs.window, config.materialize, training.train_steps,
-                      training.eval_steps),
-      served_version=inputs.served_version, training_key=inputs.training_key,
+      **inputs.protos, served_version=inputs.served_version, training_key=inputs.training_key,
       drift_baseline=(inputs.drift_baseline if spans.has_spans(config.declaration.data)
                       else None),
       tuning_search=inputs.tuning_search if config.declaration.tuning else None)
