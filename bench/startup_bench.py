@@ -8,9 +8,11 @@ a fresh process, two ways, interleaved, and the medians' ratio printed:
 - **project**: as the process starts now, `startup.start()` first (which
   has `tfx.components` skip its `__init__`: startup/lazy_imports.py);
 - **baseline**: the same imports as they were before: `tfx.components`
-  whole, and `tfx.v1` (TFX's public API, whose `extensions` import
+  whole, `tfx.v1` (TFX's public API, whose `extensions` import
   BulkInferrer and Google Cloud's clients) where the project's module
-  imported it.
+  imported it, IPython and ipywidgets importable (`startup.start` now
+  leaves them out), and a step without KFP's `_KFP_RUNTIME` (the compiled
+  spec now sets it: `kfp` skips its compiler and API client).
 
 The cases: the Kubeflow container with a project step's module (DriftGate,
 the Tuner) or a stock executor (StatisticsGen), and the local runner with
@@ -18,19 +20,24 @@ the pipeline's definition and LocalDagRunner.
 """
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
 import time
 
 import startup
+from kubeflow.steps.records import KFP_RUNTIME_ENV
 
 REPO = __file__.rsplit("/bench/", 1)[0]
 
-# Undoes lazy_components, as a process that never called it.
-_WHOLE = ("import sys\nfrom startup import lazy_imports\n"
+# Undoes lazy_components and the notebook guard, as a process that never
+# had them.
+_WHOLE = ("import sys\nfrom startup import lazy_imports, process\n"
           "sys.meta_path[:] = [f for f in sys.meta_path "
-          "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
+          "if not isinstance(f, lazy_imports._Finder)]\n"
+          "[sys.modules.pop(m) for m in process.NOTEBOOK_ONLY if sys.modules.get(m, 0) is None]\n"
+          "import tfx.components\n")
 # case -> (its imports, what the baseline imported besides)
 CASES = {
     "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1"),
@@ -42,9 +49,9 @@ CASES = {
 }
 
 
-def _seconds(code: str) -> float:
+def _seconds(code: str, env=None) -> float:
   start = time.perf_counter()
-  subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True,
+  subprocess.run([sys.executable, "-c", code], cwd=REPO, check=True, env=env,
                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   return time.perf_counter() - start
 
@@ -54,8 +61,10 @@ def measure(repeats: int) -> dict:
   for name, (imports, before) in CASES.items():
     runs = {"project": [], "baseline": []}
     baseline = _WHOLE + (f"import {before}\n" if before else "") + imports
+    # A compiled step's container has KFP's runtime switch (kubeflow/compile).
+    step = {**os.environ, KFP_RUNTIME_ENV: "true"} if name.startswith("step") else None
     for _ in range(repeats):
-      runs["project"].append(_seconds(f"import startup\nstartup.start()\n{imports}"))
+      runs["project"].append(_seconds(f"import startup\nstartup.start()\n{imports}", step))
       runs["baseline"].append(_seconds(f"import startup\nstartup.start()\n{baseline}"))
     results[name] = {k: statistics.median(v) for k, v in runs.items()}
   return results

@@ -42,7 +42,6 @@ NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
 # Every TFX step runs this: the Keras choice, then TFX's executor.
 ENTRYPOINT = ["python", "-m", "kubeflow.steps.entrypoint"]
 # Names that hold credentials: they come from a Kubernetes secret instead.
-KFP_RUNTIME_ENV = "_KFP_RUNTIME"  # kfp/__init__.py, kfp/dsl/component_factory.py
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 
 
@@ -112,7 +111,7 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
   for node in steps:
     named = {**env, step_records.PIPELINE_ENV: config.pipeline_name,
              step_records.TASK_ENV: node, step_records.RETRIES_ENV: str(retries),
-             KFP_RUNTIME_ENV: "true"}
+             step_records.KFP_RUNTIME_ENV: "true"}
     if node == "Tuner":  # outside the cache key (components/tuner.py)
       named[WORKERS_ENV] = str(config.tune_workers)
     executors[spec["components"][node]["executorLabel"]]["container"]["env"] = [

@@ -36,6 +36,9 @@ FOLDER = "status"
 PIPELINE_ENV = "PIPELINE_NAME"
 TASK_ENV = "PIPELINE_TASK"
 RETRIES_ENV = "PIPELINE_TASK_RETRIES"  # the task's retryPolicy, for retention
+# KFP's switch for code inside a step (kfp/__init__.py; KFP sets it in its
+# own components' containers): `kfp` imports no compiler and no API client.
+KFP_RUNTIME_ENV = "_KFP_RUNTIME"
 RUNNING, COMPLETE, FAILED = "RUNNING", "COMPLETE", "FAILED"
 
 

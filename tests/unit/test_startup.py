@@ -207,7 +207,7 @@ def test_a_compiled_step_leaves_kfps_compiler_and_client_unloaded():
   """With the environment the compiled spec gives every step (KFP's own
   `_KFP_RUNTIME`), a step loads the pipeline-spec protos it reads and not
   KFP's compiler, its API client or the Kubernetes client under it."""
-  from kubeflow.compile.compiler import KFP_RUNTIME_ENV
+  from kubeflow.steps.records import KFP_RUNTIME_ENV
   probe = ("import json, sys, startup\nstartup.start()\n"
            "import kubeflow.steps.entrypoint, components.drift_gate\n"
            "print(json.dumps(sorted(m for m in ('kfp.client', 'kfp.dsl.pipeline_context', "
