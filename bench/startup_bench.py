@@ -10,9 +10,8 @@ a fresh process, two ways, interleaved, and the medians' ratio printed:
 - **baseline**: the same imports as they were before: `tfx.components`
   whole, `tfx.v1` (TFX's public API, whose `extensions` import
   BulkInferrer and Google Cloud's clients) where the project's module
-  imported it, IPython and ipywidgets importable (`startup.start` now
-  leaves them out), and a step without KFP's `_KFP_RUNTIME` (the compiled
-  spec now sets it: `kfp` skips its compiler and API client).
+  imported it, and a step without KFP's `_KFP_RUNTIME` (the compiled spec
+  now sets it: `kfp` skips its compiler and API client).
 
 The cases: the Kubeflow container with a project step's module (DriftGate,
 the Tuner) or a stock executor (StatisticsGen), and the local runner with
@@ -31,13 +30,10 @@ from kubeflow.steps.records import KFP_RUNTIME_ENV
 
 REPO = __file__.rsplit("/bench/", 1)[0]
 
-# Undoes lazy_components and the notebook guard, as a process that never
-# had them.
-_WHOLE = ("import sys\nfrom startup import lazy_imports, process\n"
+# Undoes lazy_components, as a process that never called it.
+_WHOLE = ("import sys\nfrom startup import lazy_imports\n"
           "sys.meta_path[:] = [f for f in sys.meta_path "
-          "if not isinstance(f, lazy_imports._Finder)]\n"
-          "[sys.modules.pop(m) for m in process.NOTEBOOK_ONLY if sys.modules.get(m, 0) is None]\n"
-          "import tfx.components\n")
+          "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
 # case -> (its imports, what the baseline imported besides)
 CASES = {
     "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1"),

@@ -30,7 +30,7 @@ import json
 import re
 from typing import Dict, Optional, Set
 
-from serving import gfile
+from storage import gfile
 
 FILE = "_retention/epochs.json"
 ALL = "*"

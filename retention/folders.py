@@ -40,6 +40,7 @@ import os
 from typing import Callable, Dict, Iterable, List, Optional, Set, Tuple
 
 import serving
+import storage
 from dataset import spans
 from pipeline import cache_epoch
 from retention.plan import Doomed, Plan, cache_entries, size_of
@@ -178,7 +179,7 @@ def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
                       [os.path.basename(v) for v in versions],
                       sorted(_kept_spans(index, used)), [],
                       in_flight=[r.id for r in runs if r.id != current and r.in_flight(now)])
-  gfile = serving.gfile()
+  gfile = storage.gfile()
   windows = {run.id: _window(run) for run in runs}
   epochs_used = any(windows.values())  # over spans (pipeline/cache_epoch.py)
   for run in older:
@@ -213,7 +214,7 @@ def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
     late = in_flight_now()
     if late:
       return False, lines + [f"deleted nothing: run(s) started meanwhile ({', '.join(late)})"]
-  gfile = serving.gfile()
+  gfile = storage.gfile()
   stamp = datetime.datetime.now(datetime.timezone.utc).isoformat()
   for run_id in sorted({d.run for d in found.doomed if d.run}):
     path = f"{runs[run_id].folder}/{TOMBSTONE}"

@@ -8,6 +8,7 @@ from typing import List, Set
 from ml_metadata.proto import metadata_store_pb2
 
 import serving
+import storage
 from dataset import spans
 from metadata import store as st
 
@@ -41,7 +42,7 @@ class Plan:
 
 def size_of(uri: str) -> int:
   """Bytes under a folder or in a file (0 if gone)."""
-  gfile = serving.gfile()
+  gfile = storage.gfile()
   if not gfile.exists(uri):
     return 0
   if not gfile.isdir(uri):
@@ -138,7 +139,7 @@ def plan(store, pipeline: str, keep: int, pipeline_root: str, serving_dir: str) 
 
 def cache_entries(cache_dir: str, kept_spans: Set[str]) -> List[Doomed]:
   """Analyzer cache entries of spans no kept run read."""
-  gfile = serving.gfile()
+  gfile = storage.gfile()
   if not kept_spans or not gfile.isdir(cache_dir):
     return []  # without spans, the cache is not written (components/transform.py)
   doomed = []
@@ -157,7 +158,7 @@ def carry_out(store, doomed: List[Doomed]) -> None:
     artifact.state = DELETED
   if artifacts:
     store.put_artifacts(artifacts)
-  gfile = serving.gfile()
+  gfile = storage.gfile()
   for item in doomed:
     if gfile.isdir(item.uri):
       gfile.rmtree(item.uri)

@@ -64,14 +64,6 @@ NONE = "none"  # a run's served version when nothing is served
 SEARCHES = "tuning"  # the hyperparameter searches' folder
 
 
-def gfile():
-  """TensorFlow's file system layer, imported on first use, not on import:
-  `python -m serving` imports this package before its __main__ can set the
-  process up (startup.start), and a process's set-up must come first."""
-  import tensorflow as tf
-  return tf.io.gfile
-
-
 class ServingError(ValueError):
   """A serving-dir operation that cannot be done; says why in one line."""
 
@@ -88,13 +80,13 @@ def versions(base_directory: str) -> List[str]:
       as empty: "no model served").
   """
   storage.check([base_directory], "serving dir ")
-  if not gfile().isdir(base_directory):
+  if not storage.gfile().isdir(base_directory):
     return []
-  names = [name.rstrip("/") for name in gfile().listdir(base_directory)]
+  names = [name.rstrip("/") for name in storage.gfile().listdir(base_directory)]
   found = []
   for name in sorted((n for n in names if n.isdigit()), key=int, reverse=True):
     path = os.path.join(base_directory, name)
-    if gfile().exists(os.path.join(path, SAVED_MODEL)):
+    if storage.gfile().exists(os.path.join(path, SAVED_MODEL)):
       found.append(path)
   return found
 
@@ -116,7 +108,7 @@ def baseline_version(base_directory: str, training_key: str) -> str:
 
 
 def _read(path: str) -> bytes:
-  with gfile().GFile(path, "rb") as f:
+  with storage.gfile().GFile(path, "rb") as f:
     return f.read()
 
 
@@ -125,12 +117,12 @@ def find_copy(model_path: str, base_directory: str) -> Optional[str]:
   `fingerprint.pb`), or None. Temporary folders of an interrupted push
   never count: their fingerprint may be there before their variables."""
   fingerprint = os.path.join(model_path, FINGERPRINT)
-  if not gfile().exists(fingerprint):
+  if not storage.gfile().exists(fingerprint):
     return None
   wanted = _read(fingerprint)
   for path in versions(base_directory):
     candidate = os.path.join(path, FINGERPRINT)
-    if gfile().exists(candidate) and _read(candidate) == wanted:
+    if storage.gfile().exists(candidate) and _read(candidate) == wanted:
       return path
   return None
 
@@ -152,54 +144,54 @@ def push(model_path: str, base_directory: str, extra=None) -> str:
     The new version's folder.
   """
   storage.check([base_directory], "serving dir ")
-  gfile().makedirs(base_directory)
+  storage.gfile().makedirs(base_directory)
   # An object store has no empty folders: a new serving dir lists as missing.
-  listed = gfile().listdir(base_directory) if gfile().isdir(base_directory) else []
+  listed = storage.gfile().listdir(base_directory) if storage.gfile().isdir(base_directory) else []
   numbers = [int(n.rstrip("/")) for n in listed if n.rstrip("/").isdigit()]
   version = str(max([int(time.time())] + [n + 1 for n in numbers]))
   temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
   _copy_tree(model_path, temporary)
   for name, text in (extra or {}).items():
-    gfile().makedirs(os.path.dirname(os.path.join(temporary, name)))
-    with gfile().GFile(os.path.join(temporary, name), "w") as f:
+    storage.gfile().makedirs(os.path.dirname(os.path.join(temporary, name)))
+    with storage.gfile().GFile(os.path.join(temporary, name), "w") as f:
       f.write(text)
   target = os.path.join(base_directory, version)
   if storage.scheme(base_directory):
     _copy_tree(temporary, target, last=SAVED_MODEL)
-    gfile().rmtree(temporary)
+    storage.gfile().rmtree(temporary)
   else:
-    gfile().rename(temporary, target)
+    storage.gfile().rename(temporary, target)
   return target
 
 
 def _copy_tree(source: str, target: str, last: str = "") -> None:
   """Copies every file; the top folder's file `last`, if any, after the rest."""
   final = None
-  for folder, _, files in gfile().walk(source):
+  for folder, _, files in storage.gfile().walk(source):
     into = os.path.join(target, os.path.relpath(folder, source))
-    gfile().makedirs(into)
+    storage.gfile().makedirs(into)
     for name in files:
       pair = (os.path.join(folder, name), os.path.join(into, name))
       if last and name == last and os.path.relpath(folder, source) == ".":
         final = pair
         continue
-      gfile().copy(*pair, overwrite=True)
+      storage.gfile().copy(*pair, overwrite=True)
   if final:
-    gfile().copy(*final, overwrite=True)
+    storage.gfile().copy(*final, overwrite=True)
 
 
 def record(export_dir: str, train_splits: Sequence[str], training_key: str) -> None:
   """Writes what a model was trained on beside its SavedModel."""
-  gfile().makedirs(os.path.dirname(os.path.join(export_dir, TRAINED_ON)))
-  with gfile().GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
+  storage.gfile().makedirs(os.path.dirname(os.path.join(export_dir, TRAINED_ON)))
+  with storage.gfile().GFile(os.path.join(export_dir, TRAINED_ON), "w") as f:
     json.dump({"train_splits": list(train_splits), TRAINING_KEY: training_key}, f)
 
 
 def _trained_on(model_dir: str) -> dict:
   path = os.path.join(model_dir, TRAINED_ON)
-  if not gfile().exists(path):
+  if not storage.gfile().exists(path):
     return {}
-  with gfile().GFile(path) as f:
+  with storage.gfile().GFile(path) as f:
     return json.load(f)
 
 

@@ -15,13 +15,14 @@ import os
 from typing import List, Optional
 
 import serving
+import storage
 
 
 def _record(model_dir: str, name: str) -> Optional[dict]:
   path = os.path.join(model_dir, name)
-  if not serving.gfile().exists(path):
+  if not storage.gfile().exists(path):
     return None
-  with serving.gfile().GFile(path) as f:
+  with storage.gfile().GFile(path) as f:
     return json.load(f)
 
 
@@ -61,7 +62,7 @@ def version_lines(serving_dir: str) -> List[str]:
              _blessing_words(blessed(path))]
     if back:
       parts.append(f"rollback: a copy of {back['to']} (replacing {back['from']})")
-    if serving.gfile().exists(os.path.join(path, serving.CARD)):
+    if storage.gfile().exists(os.path.join(path, serving.CARD)):
       parts.append(f"card: {os.path.join(path, serving.CARD)}")
     lines.append("  ".join(parts))
   return lines or [f"no complete version in {serving_dir}"]

@@ -12,9 +12,6 @@ It does, before TensorFlow loads (each is read once, when it does):
 - `tfx.components` imported only as far as the process uses it
   (lazy_imports.py): a Kubeflow step needs one executor, not all sixteen
   components;
-- IPython and ipywidgets left unimported outside a notebook: a chain of
-  optional imports (Beam's BigQuery client, tqdm's notebook bars) loads
-  them in every process, and nothing of ours draws a widget;
 - how much the process prints, when asked (`quiet`): TensorFlow's C++ logs,
   Python warnings (also for child processes, through the environment), and
   the libraries' Python loggers. Errors always print.

@@ -16,10 +16,6 @@ from startup.lazy_imports import lazy_components
 KERAS_ENV = {"TF_USE_LEGACY_KERAS": "1"}
 NOISY_LOGGERS = ("absl", "tensorflow", "apache_beam", "tfx", "ml_metadata",
                  "google", "googleapiclient", "urllib3", "kfp", "h5py")
-# Installed with TFMA (its notebook views), imported by no code of ours:
-# Beam's `io` imports BigQuery's client, whose progress bars import
-# `tqdm.notebook`, which imports these whenever they are installed.
-NOTEBOOK_ONLY = ("IPython", "ipywidgets")
 _QUIET_WARNINGS = "ignore::FutureWarning,ignore::DeprecationWarning,ignore::UserWarning"
 
 
@@ -38,9 +34,6 @@ def start(quiet: Optional[bool] = None) -> None:
     os.environ.setdefault("AWS_ENDPOINT_URL_S3", os.environ["S3_ENDPOINT"])
   if "tensorflow_io" not in sys.modules:
     sys.modules["tensorflow_io"] = None  # an import raises ImportError until `enable`
-  if "IPython" not in sys.modules:  # not a notebook's kernel or an IPython shell
-    for name in NOTEBOOK_ONLY:  # an import raises ImportError: tqdm draws text
-      sys.modules.setdefault(name, None)
   lazy_components()
   if quiet is not None:
     _logs(quiet)

@@ -166,6 +166,14 @@ def _connect(endpoint: str, uri: str) -> None:
                        f"S3_ENDPOINT (and S3_USE_HTTPS=0 for plain HTTP)") from None
 
 
+def gfile():
+  """TensorFlow's file system layer, imported on first use, not on import:
+  a command imports its packages before its `__main__` sets the process up
+  (startup.start), and the set-up must come before TensorFlow loads."""
+  import tensorflow as tf
+  return tf.io.gfile
+
+
 def exit(status: int) -> None:  # it is the process's exit
   """Ends the process with `status`.
 

@@ -32,6 +32,8 @@ import os
 import re
 from typing import Dict, Iterable, Optional
 
+import storage
+
 FOLDER = "status"
 PIPELINE_ENV = "PIPELINE_NAME"
 TASK_ENV = "PIPELINE_TASK"
@@ -67,14 +69,9 @@ def run_id(folder: str) -> str:
   return folder.rstrip("/").rsplit("/", 1)[-1]
 
 
-def _gfile():
-  import tensorflow as tf  # only when a record is read or written
-  return tf.io.gfile
-
-
 def write(folder: str, task: str, state: str, **fields) -> None:
   """Writes the task's record; a later write replaces it whole."""
-  gfile = _gfile()
+  gfile = storage.gfile()
   gfile.makedirs(f"{folder}/{FOLDER}")
   record = {"step": task, "state": state,
             "time": datetime.datetime.now(datetime.timezone.utc).isoformat(), **fields}
@@ -84,7 +81,7 @@ def write(folder: str, task: str, state: str, **fields) -> None:
 
 def read(folder: str) -> Dict[str, dict]:
   """task -> its record, for every step of the run that started."""
-  gfile = _gfile()
+  gfile = storage.gfile()
   pattern = f"{folder}/{FOLDER}/*.json"
   found = {}
   for path in sorted(gfile.glob(pattern)):
@@ -96,11 +93,11 @@ def read(folder: str) -> Dict[str, dict]:
 def read_one(folder: str, task: str) -> Optional[dict]:
   """The task's record in the run's folder, or None."""
   path = f"{folder}/{FOLDER}/{task}.json"
-  return _load(path) if _gfile().exists(path) else None
+  return _load(path) if storage.gfile().exists(path) else None
 
 
 def _load(path: str) -> dict:
-  with _gfile().GFile(path) as f:
+  with storage.gfile().GFile(path) as f:
     return json.load(f)
 
 

@@ -28,8 +28,7 @@ EPOCH = cache_epoch.PARAMETER  # the step entrypoint drops it before TFX sees it
 def read_runs(folder: str):
   """Every run folder under `<pipeline root>/<pipeline>` with its records."""
   from retention.folders import Run
-  from serving import gfile
-  fs, runs = gfile(), []
+  fs, runs = storage.gfile(), []
   if not fs.isdir(folder):
     return runs
   for name in sorted(n.rstrip("/") for n in fs.listdir(folder)):
