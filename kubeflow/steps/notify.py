@@ -24,21 +24,21 @@ from typing import List, Optional, Tuple
 import startup
 import storage
 from kubeflow.steps import records as step_records
-from metadata.outcome import Outcome
 
 TASK = "notify"
 URL_PARAM = "notify_url"
 
 
-def metric_words(outcome: Outcome) -> Optional[str]:
+def metric_words(outcome) -> Optional[str]:
   """`accuracy 0.9876`; None if the Evaluator did not run in this run."""
   if outcome.blessed is None or outcome.value is None:
     return None
   return f"{outcome.metric} {outcome.value:.4f}"
 
 
-def payload(outcome: Outcome, metric: Optional[str]) -> dict:
-  """The message, for a Slack-compatible incoming webhook."""
+def payload(outcome, metric: Optional[str]) -> dict:
+  """The message, for a Slack-compatible incoming webhook, from the run's
+  `metadata.outcome.Outcome`."""
   pipeline, run = outcome.record.pipeline, outcome.record.run_id
   state = "FAILED" if outcome.failed else "SUCCEEDED"
   fields: List[Tuple[str, str]] = [("pipeline", pipeline), ("run", run), ("state", state)]
@@ -84,6 +84,7 @@ def main(argv: List[str]) -> int:
           file=sys.stderr)
     return 0
   storage.enable([folder])
+  from metadata.outcome import Outcome  # TensorFlow: when the step runs, not when compiling
   outcome = Outcome(step_records.run_record(step_records.read(folder), pipeline,
                                             step_records.run_id(folder)))
   metric = None
