@@ -432,7 +432,9 @@ def test_platform_config_parses_strictly_and_reaches_only_the_named_steps(tmp_pa
         {"name": "PIPELINE_TASK_RETRIES", "value": "2"}, s3,
         # kfp skips its compiler and client in a step, as in KFP's own containers
         {"name": "_KFP_RUNTIME", "value": "true"}], label
-  assert spec["deploymentSpec"]["executors"]["exec-notify"]["container"]["env"] == [s3]
+  # The exit step's container is a step's: the same environment, no record names.
+  assert spec["deploymentSpec"]["executors"]["exec-notify"]["container"]["env"] == [
+      s3, {"name": "_KFP_RUNTIME", "value": "true"}]
   loaded = components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
   assert set(loaded.component_spec.inputs) == RUNTIME_PARAMETERS | {"notify_url"}
   assert "regcred" not in json.dumps(json.loads((tmp_path / "pipeline_job.json").read_text()))
