@@ -76,11 +76,14 @@ class Outcome:
     """Each declared slice's row (components/gate.py)."""
     return tuple(self.judged.get("slices", ()))
 
+  @property
+  def _eval_config(self) -> Optional[str]:
+    return self.record.exec_properties.get(("Evaluator", "eval_config")) if self.record else None
+
   @functools.cached_property
   def _blessing_metric(self):
     from dataset import metrics
-    config = self.record and self.record.exec_properties.get(("Evaluator", "eval_config"))
-    return metrics.blessing(config) if config else None
+    return metrics.blessing(self._eval_config) if self._eval_config else None
 
   @property
   def metric(self) -> str:
@@ -91,10 +94,9 @@ class Outcome:
   def threshold(self) -> str:
     """The thresholds the Evaluator applied to the metric, in words."""
     from components import evaluation
-    config = self.record and self.record.exec_properties.get(("Evaluator", "eval_config"))
-    if not config:
+    if not self._eval_config:
       return ""
-    return evaluation.thresholds(config).get(self._blessing_metric.class_name, "")
+    return evaluation.thresholds(self._eval_config).get(self._blessing_metric.class_name, "")
 
   @functools.cached_property
   def value(self) -> Optional[float]:
@@ -206,10 +208,10 @@ def _text(value) -> Optional[str]:
 
 
 def _json(uri: Optional[str]) -> dict:
-  import tensorflow as tf  # a file on any of the runners' stores
-  if not uri or not tf.io.gfile.exists(uri):
+  import storage  # a file on any of the runners' stores
+  if not uri or not storage.gfile().exists(uri):
     return {}
-  with tf.io.gfile.GFile(uri) as f:
+  with storage.gfile().GFile(uri) as f:
     return json.loads(f.read())
 
 

@@ -16,9 +16,9 @@ import json
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
-import tensorflow as tf
 from ml_metadata.proto import metadata_store_pb2
 
+import storage
 from metadata import store as st
 
 # The execution properties the report shows: (node, property).
@@ -143,7 +143,7 @@ def _stopped_drift_gate(store, run: st.Run) -> Optional[str]:
     return None
   root = os.path.dirname(os.path.dirname(os.path.dirname(inputs["statistics"].uri)))
   path = os.path.join(root, "DriftGate", "result", f"{node.execution.id}.json")
-  return path if tf.io.gfile.exists(path) else None
+  return path if storage.gfile().exists(path) else None
 
 
 def upstream_from_store(store, run: st.Run) -> Dict[str, List[str]]:
