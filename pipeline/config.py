@@ -11,6 +11,7 @@ from typing import List, Mapping, Optional
 from dataset.declaration import Declaration, Evaluation
 from dataset.training import ConfigError, TrainingConfig
 from dataset.training import check as _check
+from launcher import ENGINES
 
 __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 
@@ -86,6 +87,10 @@ class PipelineConfig:
     scheduled_by: who or what started the run, for the model card: the
       local runner's user and host; on Kubeflow a runtime parameter that
       `submit` and `schedule` set.
+    train_workers: 1 trains in the Trainer's own process; N > 1 has the
+      Trainer launch N workers as a job (launcher/) on `train_engine`.
+    train_engine: where those workers run (`launcher.ENGINES`): `local`
+      processes, or on a cluster `trainjob`, `tfjob` or `vertex`.
   """
   pipeline_name: str
   pipeline_root: str
@@ -103,6 +108,8 @@ class PipelineConfig:
   tune: str = ""
   tune_workers: int = 1
   scheduled_by: str = ""
+  train_workers: int = 1
+  train_engine: str = ""
 
   def __post_init__(self):
     _check("pipeline_name", self.pipeline_name,
@@ -121,6 +128,17 @@ class PipelineConfig:
              f"{self.declaration.path}, which has no tuning: section",
              not self.tune and self.tune_workers == 1,
              "a declaration with a tuning: section to search")
+    _check("train_workers (--train-workers)", self.train_workers,
+           isinstance(self.train_workers, int) and self.train_workers >= 1,
+           "an integer >= 1 (1: train in the Trainer's own process)")
+    _check("train_engine (--train-engine)", self.train_engine,
+           self.train_engine in ("",) + ENGINES, f"one of {', '.join(ENGINES)}")
+    _check("train_engine (--train-engine)", self.train_engine,
+           not self.train_engine or self.train_workers > 1,
+           "no engine with one worker (set --train-workers 2 or more)")
+    _check("train_engine (--train-engine)", self.train_engine or "none",
+           self.train_workers == 1 or bool(self.train_engine),
+           f"an engine for {self.train_workers} workers ({', '.join(ENGINES)})")
     backbones = [f.name for f in self.declaration.of_kind("image") if f.image.backbone]
     _check("training.loop", self.training.loop,
            not backbones or self.training.loop == "fit",
@@ -133,3 +151,11 @@ class PipelineConfig:
     overrides = {k: v for k, v in (("threshold", self.threshold),
                                    ("max_change", self.max_change)) if v is not None}
     return dataclasses.replace(self.declaration.evaluation, **overrides)
+
+  @property
+  def workers(self) -> dict:
+    """The Trainer's custom_config entry for its job; {} with one worker,
+    so that a one-worker pipeline's cache keys stay what they were."""
+    if self.train_workers == 1:
+      return {}
+    return {"count": self.train_workers, "engine": self.train_engine}

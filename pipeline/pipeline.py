@@ -20,6 +20,8 @@ from tfx.components.trainer.component import Trainer
 from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 
+import launcher
+
 from components.baseline import BaselineModel
 from components.evaluator import Evaluator
 from components.pusher import Pusher
@@ -172,7 +174,8 @@ def _training(config: PipelineConfig, run: RunParameters, inputs: RunInputs, by_
       hyperparameters=tuner.outputs["best_hyperparameters"] if tuner else None,
       train_args=by_window.train_args, eval_args=by_window.eval_args,
       # Not in the training key: where checkpoints go changes no model.
-      custom_config={**inputs.trainer_config, CONFIG_KEY: checkpoint_root(config)})
+      custom_config={**inputs.trainer_config, CONFIG_KEY: checkpoint_root(config),
+                     **({launcher.CONFIG_KEY: config.workers} if config.workers else {})})
   return tuner, trainer_node
 
 

@@ -78,6 +78,11 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
   parser.add_argument("--tune-workers", type=int, default=PipelineConfig.tune_workers,
                       metavar="N", help="trial workers of a search, beside one "
                                         "oracle on 127.0.0.1 (default 1)")
+  parser.add_argument("--train-workers", type=int, default=PipelineConfig.train_workers,
+                      metavar="N", help="train with N workers under "
+                                        "MultiWorkerMirroredStrategy, launched as a job "
+                                        "(locally: N processes; default 1: the Trainer "
+                                        "trains in its own process)")
   parser.add_argument("--no-cache", action="store_true",
                       help="re-run every component even if its inputs are "
                            "unchanged")
@@ -134,6 +139,10 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
       # A new token for each --tune, so the Tuner is never a cache hit.
       tune=f"asked {time.time():.0f}" if args.tune else "",
       tune_workers=args.tune_workers,
+      train_workers=args.train_workers,
+      # Locally the workers are this machine's processes; compile names a cluster's.
+      train_engine=((args.train_engine or "") if hasattr(args, "train_engine")
+                    else "local" if args.train_workers > 1 else ""),
       beam_args=(list(DEFAULT_BEAM_ARGS) if args.beam_args is None
                  else shlex.split(args.beam_args)),
       **overrides)

@@ -29,6 +29,7 @@ ordering options (TFX issue #4814). `python -m bench.input_bench` measures
 all three against the read ceiling.
 """
 
+import logging
 import math
 import os
 import random
@@ -40,6 +41,8 @@ from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
 from trainer import images
 from trainer.input_sizing import fits_in_memory, parse_block
+
+log = logging.getLogger(__name__)
 
 AUTOTUNE = tf.data.AUTOTUNE
 READ_BLOCK = 64
@@ -82,6 +85,11 @@ def read(files: List[str], compression: str, training: bool,
   record_shard = count > 1 and len(files) < count
   if count > 1 and not record_shard:
     files = files[index::count]
+  if count > 1 and training:  # what each worker of a job reads, in its log
+    log.info("input shard %d of %d: %s", index, count,
+             f"records {index}, {index} + {count}, ... of each of {len(files)} file(s)"
+             if record_shard else f"{len(files)} file(s): "
+             + ", ".join(f.rsplit('/', 2)[-2] + "/" + f.rsplit('/', 1)[-1] for f in files))
 
   def records(path):
     ds = tf.data.TFRecordDataset(path, compression, buffer_size=1 << 20)

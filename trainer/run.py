@@ -14,6 +14,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 from tfx.components.trainer.fn_args_utils import FnArgs
 
+import launcher
 from dataset import spans
 from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
@@ -208,7 +209,17 @@ def split_names(file_patterns: Sequence[str]) -> List[str]:
 
 
 def run_fn(fn_args: FnArgs) -> None:
-  """TFX Trainer entry point.
+  """TFX Trainer entry point: trains here, or, with workers (`--train-workers
+  N`), launches them as a job that trains (launcher/) and waits for it."""
+  if fn_args.custom_config.get(launcher.CONFIG_KEY):
+    from launcher import launch  # only a launching Trainer needs it
+    launch.launch(fn_args)
+  else:
+    train_here(fn_args)
+
+
+def train_here(fn_args: FnArgs) -> None:
+  """Trains in this process: alone, or as one worker of a job.
 
   `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),
   `training` (a `TrainingConfig.to_dict()`) and `materialized` (whether

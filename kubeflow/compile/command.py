@@ -5,6 +5,7 @@ import os
 
 from kubeflow.compile import exit_handler, platform
 from kubeflow.compile.spec import DEFAULT_RETRIES
+from launcher import CLUSTER_ENGINES
 from pipeline.config import Resources
 from retention.cli import keep_count
 from runner import flags
@@ -87,6 +88,11 @@ def add_parser(sub) -> None:
                  help="an environment variable for every step, e.g. "
                       "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
                       "see --secret-env)")
+  c.add_argument("--train-engine", choices=CLUSTER_ENGINES,
+                 help="with --train-workers N > 1: the engine that runs the Trainer's "
+                      "workers: a Kubeflow Trainer TrainJob, a Training Operator "
+                      "TFJob, or a Vertex AI CustomJob (docs/kubeflow.md, "
+                      "\"Training on several machines\")")
   platform.add_flags(c)
   exit_handler.add_flag(c)
   c.add_argument("--retries", type=retries, default=DEFAULT_RETRIES, metavar="N",

@@ -165,6 +165,18 @@ def test_training_settings_reach_the_trainer_and_not_transform():
       other["Transform"].exec_properties["custom_config"]
 
 
+def test_workers_reach_the_trainer_only_when_there_are_several():
+  """One worker leaves the Trainer's configuration (its cache key) as it
+  was; two add the job the Trainer launches."""
+  base = _config(declaration.load(DIGITS_YAML))
+  two = dataclasses.replace(base, train_workers=2, train_engine="trainjob")
+  one, other = (json.loads(_by_id(build_pipeline(c))["Trainer"].exec_properties["custom_config"])
+                for c in (base, two))
+  assert "workers" not in one
+  assert other["workers"] == {"count": 2, "engine": "trainjob"}
+  assert {k: v for k, v in other.items() if k != "workers"} == one
+
+
 def _edited(tmp_path, paths, target: str):
   """Copies of `paths` (files and folders) with an edit to the file `target`."""
   copies = []
@@ -254,6 +266,10 @@ def test_bad_train_flags_name_the_setting(setting, message):
     ({"threshold": 1.5}, "threshold"),
     ({"max_change": -0.1}, "max_change"),
     ({"pipeline_name": "a b"}, "pipeline_name"),
+    ({"train_workers": 0}, r"train_workers \(--train-workers\)"),
+    ({"train_workers": 2, "train_engine": "slurm"}, r"train_engine \(--train-engine\)"),
+    ({"train_engine": "tfjob"}, r"train_engine \(--train-engine\)"),
+    ({"train_workers": 2}, r"train_engine \(--train-engine\)"),
 ])
 def test_invalid_pipeline_config_names_the_field(kwargs, field):
   base = dict(pipeline_name="t", pipeline_root="r", serving_dir="s",

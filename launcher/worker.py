@@ -1,0 +1,64 @@
+"""One training worker: `python -m launcher.worker INPUTS_URI`.
+
+Every engine starts this same command in the project's image. It learns its
+role from the engine's environment (roles.py), reads the inputs the
+launcher wrote (inputs.py) and trains as the Trainer would in one process
+(`trainer.run.train_here`): its own shard of the data, the chief's export
+into the Trainer's output, the others' into temporary folders, checkpoints
+under the output so that a restarted job resumes.
+"""
+
+import os
+
+import startup
+
+QUIET_ENV = "TRAIN_WORKER_QUIET"  # the local engine's, when its runner is quiet
+
+if __name__ == "__main__":  # importing this sets nothing up
+  # On a cluster a worker's pod log keeps what the libraries log, as a
+  # step's does; locally the runner's choice holds.
+  startup.start(quiet=True if os.environ.get(QUIET_ENV) else None)
+
+# isort: split
+import logging
+import sys
+
+import storage
+from launcher import inputs, roles
+
+
+log = logging.getLogger("launcher.worker")  # not __main__ under -m
+
+
+def own_lines() -> None:
+  """This package's and the Trainer's own lines (role, shard, progress) at
+  INFO, whatever the libraries' level: they are what a user reads."""
+  handler = logging.StreamHandler(sys.stdout)
+  handler.setFormatter(logging.Formatter("%(message)s"))
+  for name in ("launcher", "trainer"):
+    logger = logging.getLogger(name)
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    logger.propagate = False
+
+
+def main(uri: str) -> int:
+  storage.enable([uri])
+  storage.check([uri], "the workers' inputs")
+  role = roles.apply()  # before TensorFlow reads TF_CONFIG
+  fn_args = inputs.read(uri)
+  storage.enable(fn_args.train_files + [fn_args.serving_model_dir])
+  log.info("training job worker: %s (pid %d)", roles.describe(role), os.getpid())
+  from trainer import run  # TensorFlow loads here, after TF_CONFIG is set
+  run.train_here(fn_args)
+  return 0
+
+
+if __name__ == "__main__":
+  own_lines()
+  try:
+    status = main(sys.argv[1])
+  except roles.RoleError as e:
+    print(f"error: {e}", file=sys.stderr)
+    status = 2
+  storage.exit(status)
