@@ -8,9 +8,9 @@ name, its worker count and the port (trainjob.py). JobSet names pod i of
 replicated job `node` `<jobset>-node-0-<i>`, with the JobSet (named after
 the TrainJob) as its subdomain, so every worker can name every other.
 
-TRAIN_HOST_ALIASES (JSON, "host:port" -> "host:port") rewrites addresses
-after that, for a cluster whose names do not resolve: the stand-in in
-tests/fakes/kubernetes.py gives each worker a port on 127.0.0.1 so.
+TRAIN_HOST_ALIASES (JSON, host -> "host:port") rewrites addresses after
+that, for a cluster whose names do not resolve: the stand-in in
+tests/fakes/training_engines.py gives each worker a port on 127.0.0.1 so.
 """
 
 import json
@@ -62,7 +62,7 @@ def _aliased(raw: str, aliases: Dict[str, str]) -> str:
   if not aliases:
     return raw
   config = json.loads(raw)
-  config["cluster"] = {job: [aliases.get(a, a) for a in addresses]
+  config["cluster"] = {job: [aliases.get(a.rsplit(":", 1)[0], a) for a in addresses]
                        for job, addresses in config.get("cluster", {}).items()}
   return json.dumps(config)
 

@@ -7,11 +7,17 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
+from typing import Dict
 
 import pytest
+import yaml
 
 from metadata import outcome
+from tests.conftest import REPO
+from tests.fakes import kubernetes_api, training_engines
 from tests.runs import run_local, start_local
 
 ROLE = re.compile(r"^\[worker (\d)\] training job worker: worker (\d) of 2 \(pid (\d+)\)$", re.M)
@@ -75,3 +81,116 @@ def test_a_worker_killed_mid_training_fails_the_run_naming_it(two_workers):
       err[-3000:]
   with pytest.raises(ProcessLookupError):  # its peer was stopped, not left waiting
     os.kill(pids[0], 0)
+
+
+# -- On a cluster: the stand-in Kubernetes API and engines (tests/fakes/) ----
+
+NAMESPACE = "kubeflow"
+STEP_POD = "digits-run-1-trainer-123"  # the Trainer step's pod, of the run's Workflow
+
+
+@pytest.fixture
+def cluster(tmp_path):
+  """The stand-in API server and controllers, with the shipped runtime
+  installed, and the run's Workflow owning the Trainer step's pod."""
+  store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "tfjobs", "workflows"})
+  server = kubernetes_api.serve(store)
+  env = {k: v for k, v in os.environ.items()
+         if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "KUBECONFIG")}
+  controllers = training_engines.Controllers(store, str(tmp_path), {**env, "PYTHONPATH": REPO})
+  controllers.start()
+  with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
+    runtime = yaml.safe_load(f)
+  store.create(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
+                runtime["metadata"]["name"]), runtime)
+  workflow = store.create(("argoproj.io/v1alpha1", NAMESPACE, "workflows", "digits-run-1"),
+                          {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow"})
+  store.create(("v1", NAMESPACE, "pods", STEP_POD), {"metadata": {"ownerReferences": [{
+      "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "name": "digits-run-1",
+      "uid": workflow["metadata"]["uid"]}]}, "status": {"phase": "Running"}})
+  config = tmp_path / "kubeconfig"
+  config.write_text(kubernetes_api.kubeconfig(server, NAMESPACE))
+  yield {"store": store, "controllers": controllers, "kubeconfig": str(config),
+         "tmp": tmp_path, "env": env}
+  controllers.stop()
+  server.shutdown()
+
+
+def step_inputs(two_workers, cluster, engine: str, steps: int = 200) -> str:
+  """The local run's Trainer inputs, given to a cluster job: its own
+  outputs and checkpoints, `engine`, and `steps` train steps."""
+  (local,) = (two_workers["root"] / "out").rglob("job/inputs.json")
+  fn_args = json.loads(local.read_text())
+  out = cluster["tmp"] / engine
+  fn_args.update(model_run_dir=str(out / "model_run"),
+                 serving_model_dir=str(out / "model" / "Format-Serving"), train_steps=steps)
+  fn_args["custom_config"].update(workers={"count": 2, "engine": engine},
+                                  checkpoints=str(out / "checkpoints"))
+  fn_args["custom_config"]["training"]["train_steps"] = steps
+  path = cluster["tmp"] / f"{engine}-inputs.json"
+  path.write_text(json.dumps(fn_args))
+  return str(path)
+
+
+def start_step(cluster, inputs: str) -> subprocess.Popen:
+  env = {**cluster["env"], "KUBECONFIG": cluster["kubeconfig"], "HOSTNAME": STEP_POD,
+         "TRAIN_JOB_POD": json.dumps({"image": "registry.example/tfrecord-pipeline:test",
+                                      "env": {"STAND_IN": "1"}})}
+  return subprocess.Popen([sys.executable, "-m", "tests.trainer_step", inputs], cwd=REPO,
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def pod_logs(cluster) -> Dict[str, str]:
+  return {p.name[:-4]: p.read_text() for p in cluster["tmp"].glob("*.log")}
+
+
+@pytest.mark.parametrize("engine", ["trainjob", "tfjob"])
+def test_a_job_of_two_workers_on_each_engine_exports_once_and_is_deleted(
+    two_workers, cluster, engine):
+  step = start_step(cluster, step_inputs(two_workers, cluster, engine))
+  out, _ = step.communicate(timeout=900)
+  assert step.returncode == 0, out[-3000:]
+  store, plural = cluster["store"], {"trainjob": "trainjobs", "tfjob": "tfjobs"}[engine]
+  (name,) = store.created[plural]
+  assert f"training job {name}: succeeded" in out, out[-3000:]
+  assert len(cluster["controllers"].started_pods) == 2
+  assert store.list(*{"trainjob": ("trainer.kubeflow.org/v1alpha1", NAMESPACE, plural),
+                      "tfjob": ("kubeflow.org/v1", NAMESPACE, plural)}[engine]) == [], \
+      "the job was not deleted after it succeeded"
+  shards = [re.search(r"input shard (\d) of 2: (.*)", log) for log in pod_logs(cluster).values()]
+  assert sorted(m.group(1) for m in shards if m) == ["0", "1"], pod_logs(cluster)
+  files = [set(m.group(2).split(": ", 1)[1].split(", ")) for m in shards if m]
+  assert not files[0] & files[1], files
+  exports = list((cluster["tmp"] / engine).rglob("saved_model.pb"))
+  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
+  # No op is pinned to a cluster's device (tfx#2894), and the export serves
+  # in a process of its own, as the Evaluator and the serving check load it.
+  assert not re.search(rb"/job:worker/replica:\d+/task:\d+/device:",
+                       exports[0].read_bytes())
+  inputs = json.loads((cluster["tmp"] / f"{engine}-inputs.json").read_text())
+  accuracy = served_accuracy(str(exports[0].parent), inputs["eval_files"][0])
+  assert accuracy >= 0.8, f"expected the chief's export to serve at >= 0.8, found {accuracy}"
+
+
+SERVE = """
+import glob, sys
+import startup
+startup.start()
+import numpy as np, tensorflow as tf
+model = tf.saved_model.load(sys.argv[1])
+files = sorted(glob.glob(sys.argv[2]))
+records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP").take(200)]
+labels = [tf.train.Example.FromString(r).features.feature["label"].int64_list.value[0]
+          for r in records]
+out = model.signatures["serving_default"](examples=tf.constant(records))
+scores = [v for v in out.values() if len(v.shape) == 2 and v.shape[1] > 1][0]
+print(float(np.mean(np.argmax(scores, axis=1) == np.array(labels))))
+"""
+
+
+def served_accuracy(export_dir: str, eval_pattern: str) -> float:
+  env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS")}
+  done = subprocess.run([sys.executable, "-c", SERVE, export_dir, eval_pattern], cwd=REPO,
+                        env=env, capture_output=True, text=True, timeout=600)
+  assert done.returncode == 0, done.stderr[-3000:]
+  return float(done.stdout.split()[-1])

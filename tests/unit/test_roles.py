@@ -24,7 +24,7 @@ def test_tf_config_from_the_engine_is_kept_and_aliases_rewrite_only_addresses():
   assert json.loads(roles.tf_config({"TF_CONFIG": json.dumps(given)})) == given
   aliased = json.loads(roles.tf_config({
       "TF_CONFIG": json.dumps(given),
-      roles.ALIASES_ENV: json.dumps({"j-worker-0.ns.svc:2222": "127.0.0.1:4000"})}))
+      roles.ALIASES_ENV: json.dumps({"j-worker-0.ns.svc": "127.0.0.1:4000"})}))
   assert aliased["cluster"] == {"chief": ["j-chief-0.ns.svc:2222"], "worker": ["127.0.0.1:4000"]}
   assert aliased["task"] == given["task"]
   assert roles.describe(json.dumps(given)) == "chief 0 of 2"

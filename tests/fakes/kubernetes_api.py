@@ -1,0 +1,327 @@
+"""A STAND-IN Kubernetes API server on 127.0.0.1, for the training launcher's tests.
+
+No Kubernetes control plane runs here. This serves the part of the API that
+launcher/ calls through the real `kubernetes` client (given a KUBECONFIG
+that points here): create, get, list, watch and delete of custom objects
+(TrainJob, TrainingRuntime, TFJob, Argo's Workflow), and get, list and logs
+of pods. The engines' controllers that act on those objects are in
+training_engines.py.
+
+As the real API server does:
+- objects get a uid, a creationTimestamp and a resourceVersion that grows
+  with every change; a watch sends ADDED, MODIFIED and DELETED events after
+  the resourceVersion asked for, filtered by `metadata.name`, until its
+  timeoutSeconds;
+- creating an existing name answers 409 AlreadyExists; a missing object
+  404 NotFound; a resource type that is not installed 404 with "the server
+  could not find the requested resource";
+- a verb the caller's role does not grant answers 403 Forbidden, naming the
+  verb, the resource and its API group (`forbid`);
+- `fieldValidation=Strict` answers 400 naming an unknown field, against the
+  fields of the Trainer version installed (`TRAINJOB_SPEC_FIELDS`);
+- deleting an object deletes what names it in an ownerReference (garbage
+  collection, background propagation).
+
+Not modelled: authentication, admission webhooks, RBAC rules beyond a list
+of forbidden (verb, resource) pairs, server-side apply, pagination.
+"""
+
+import datetime
+import http.server
+import itertools
+import json
+import re
+import threading
+import urllib.parse
+import uuid
+from typing import Callable, Dict, List, Optional, Set, Tuple
+
+# TrainJob.spec and .spec.trainer fields by Kubeflow Trainer version, from
+# pkg/apis/trainer/v1alpha1/trainjob_types.go at each tag.
+TRAINJOB_SPEC_FIELDS = {
+    "2.0": {"runtimeRef", "initializer", "trainer", "labels", "annotations",
+            "podSpecOverrides", "suspend", "managedBy"},
+    "2.1": {"runtimeRef", "initializer", "trainer", "labels", "annotations",
+            "podTemplateOverrides", "suspend", "managedBy"},
+    "2.2": {"runtimeRef", "initializer", "trainer", "runtimePatches", "suspend",
+            "activeDeadlineSeconds", "managedBy"},
+}
+TRAINER_FIELDS = {"image", "command", "args", "env", "numNodes", "resourcesPerNode",
+                  "numProcPerNode"}
+
+Key = Tuple[str, str, str, str]  # (api prefix, namespace, plural, name)
+PATH = re.compile(r"^/(?:api/v1|apis/(?P<group>[^/]+)/(?P<version>[^/]+))"
+                  r"(?:/namespaces/(?P<ns>[^/]+))?/(?P<plural>[^/]+)"
+                  r"(?:/(?P<name>[^/]+))?(?:/(?P<sub>log|status))?$")
+
+
+def now() -> str:
+  return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def status(code: int, reason: str, message: str) -> dict:
+  return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+          "message": message, "reason": reason, "code": code}
+
+
+class Store:
+  """Objects by key, every change numbered, and who waits for changes."""
+
+  def __init__(self, installed: Set[str], trainer_version: str = "2.2"):
+    self.installed = set(installed) | {"pods"}  # plurals this cluster serves
+    self.trainer_version = trainer_version
+    self.objects: Dict[Key, dict] = {}
+    self.events: List[Tuple[int, str, Key, dict]] = []
+    self.forbidden: Set[Tuple[str, str]] = set()  # (verb, plural)
+    self.created: Dict[str, List[str]] = {}  # plural -> names, every create
+    self.logs: Dict[Tuple[str, str], Callable[[], Tuple[str, bool]]] = {}
+    self._version = itertools.count(1)
+    self.lock = threading.Condition()
+    self.on_delete: List[Callable[[Key, dict], None]] = []
+
+  def forbid(self, verb: str, plural: str) -> None:
+    self.forbidden.add((verb, plural))
+
+  def put(self, key: Key, obj: dict, event: str) -> dict:
+    with self.lock:
+      meta = obj.setdefault("metadata", {})
+      meta["resourceVersion"] = str(next(self._version))
+      self.objects[key] = obj
+      self.events.append((int(meta["resourceVersion"]), event, key, json.loads(json.dumps(obj))))
+      self.lock.notify_all()
+    return obj
+
+  def create(self, key: Key, obj: dict) -> dict:
+    meta = obj.setdefault("metadata", {})
+    meta.update(name=key[3], uid=str(uuid.uuid4()), creationTimestamp=now())
+    if key[1]:
+      meta["namespace"] = key[1]
+    self.created.setdefault(key[2], []).append(key[3])
+    return self.put(key, obj, "ADDED")
+
+  def update(self, key: Key, change: Callable[[dict], None]) -> Optional[dict]:
+    with self.lock:
+      obj = self.objects.get(key)
+      if obj is None:
+        return None
+      change(obj)
+      return self.put(key, obj, "MODIFIED")
+
+  def delete(self, key: Key) -> Optional[dict]:
+    with self.lock:
+      obj = self.objects.pop(key, None)
+      if obj is None:
+        return None
+      obj["metadata"]["resourceVersion"] = str(next(self._version))
+      self.events.append((int(obj["metadata"]["resourceVersion"]), "DELETED", key, obj))
+      self.lock.notify_all()
+    for hook in self.on_delete:
+      hook(key, obj)
+    # Garbage collection: what this object owned goes too.
+    uid = obj["metadata"].get("uid")
+    owned = [k for k, o in list(self.objects.items())
+             if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences", []))]
+    for k in owned:
+      self.delete(k)
+    return obj
+
+  def get(self, key: Key) -> Optional[dict]:
+    with self.lock:
+      obj = self.objects.get(key)
+      return json.loads(json.dumps(obj)) if obj else None
+
+  def list(self, prefix: str, ns: str, plural: str) -> List[dict]:
+    with self.lock:
+      return [json.loads(json.dumps(o)) for k, o in sorted(self.objects.items())
+              if k[:3] == (prefix, ns, plural)]
+
+
+def selected(obj: dict, labels: str, fields: str) -> bool:
+  have = obj["metadata"].get("labels", {})
+  for term in filter(None, labels.split(",")):
+    k, _, v = term.partition("=")
+    if have.get(k) != v:
+      return False
+  for term in filter(None, fields.split(",")):
+    k, _, v = term.partition("=")
+    if k == "metadata.name" and obj["metadata"]["name"] != v:
+      return False
+  return True
+
+
+def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
+  if plural != "trainjobs":
+    return []
+  spec = body.get("spec", {})
+  allowed = TRAINJOB_SPEC_FIELDS[store.trainer_version]
+  found = [f'unknown field "spec.{k}"' for k in spec if k not in allowed]
+  found += [f'unknown field "spec.trainer.{k}"' for k in spec.get("trainer", {})
+            if k not in TRAINER_FIELDS]
+  return found
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+  store: Store  # set by `serve`
+
+  def log_message(self, *args):  # quiet
+    pass
+
+  def _send(self, code: int, body: dict) -> None:
+    data = json.dumps(body).encode()
+    self.send_response(code)
+    self.send_header("Content-Type", "application/json")
+    self.send_header("Content-Length", str(len(data)))
+    self.end_headers()
+    self.wfile.write(data)
+
+  def _route(self, verb: str):
+    url = urllib.parse.urlparse(self.path)
+    query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+    match = PATH.match(url.path)
+    if not match:
+      return self._send(404, status(404, "NotFound", "the server could not find the "
+                                                     "requested resource"))
+    group, plural, ns, name, sub = (match["group"] or "", match["plural"], match["ns"] or "",
+                                    match["name"], match["sub"])
+    prefix = f"{group}/{match['version']}" if group else "v1"
+    if plural not in self.store.installed:
+      return self._send(404, status(404, "NotFound", "the server could not find the "
+                                                     "requested resource"))
+    if query.get("watch") in ("true", "True", "1"):
+      verb = "watch"
+    elif verb == "get" and not name:
+      verb = "list"
+    if (verb, plural) in self.store.forbidden:
+      resource = f"{plural}.{group}" if group else plural
+      return self._send(403, status(403, "Forbidden", (
+          f'{resource}{" " + repr(name) if name else ""} is forbidden: User '
+          f'"system:serviceaccount:{ns}:pipeline-runner" cannot {verb} resource "{plural}" '
+          f'in API group "{group}" in the namespace "{ns}"')))
+    key = (prefix, ns, plural, name or "")
+    if sub == "log":
+      return self._log(key, query)
+    getattr(self, f"_{verb}")(key, query)
+
+  def do_GET(self):
+    self._route("get")
+
+  def do_POST(self):
+    self._route("create")
+
+  def do_DELETE(self):
+    self._route("delete")
+
+  def _body(self) -> dict:
+    length = int(self.headers.get("Content-Length") or 0)
+    return json.loads(self.rfile.read(length) or b"{}")
+
+  def _get(self, key: Key, query) -> None:
+    obj = self.store.get(key)
+    if obj is None:
+      return self._send(404, status(404, "NotFound", f'{key[2]} "{key[3]}" not found'))
+    self._send(200, obj)
+
+  def _list(self, key: Key, query) -> None:
+    items = [o for o in self.store.list(*key[:3])
+             if selected(o, query.get("labelSelector", ""), query.get("fieldSelector", ""))]
+    with self.store.lock:
+      version = str(self.store.events[-1][0]) if self.store.events else "0"
+    self._send(200, {"kind": "List", "apiVersion": key[0], "items": items,
+                     "metadata": {"resourceVersion": version}})
+
+  def _create(self, key: Key, query) -> None:
+    body = self._body()
+    name = body.get("metadata", {}).get("name", "")
+    key = key[:3] + (name,)
+    if query.get("fieldValidation") == "Strict":
+      problems = strict_problems(self.store, key[2], body)
+      if problems:
+        return self._send(400, status(400, "BadRequest", "strict decoding error: "
+                                                         + ", ".join(problems)))
+    if self.store.get(key) is not None:
+      return self._send(409, status(409, "AlreadyExists",
+                                    f'{key[2]} "{name}" already exists'))
+    self._send(201, self.store.create(key, body))
+
+  def _delete(self, key: Key, query) -> None:
+    obj = self.store.delete(key)
+    if obj is None:
+      return self._send(404, status(404, "NotFound", f'{key[2]} "{key[3]}" not found'))
+    self._send(200, obj)
+
+  def _stream_start(self) -> None:
+    self.send_response(200)
+    self.send_header("Content-Type", "application/json")
+    self.send_header("Connection", "close")
+    self.end_headers()
+
+  def _watch(self, key: Key, query) -> None:
+    since = int(query.get("resourceVersion") or 0)
+    ends = threading.Event()
+    threading.Timer(float(query.get("timeoutSeconds") or 30), ends.set).start()
+    self._stream_start()
+    fields = query.get("fieldSelector", "")
+    labels = query.get("labelSelector", "")
+    while not ends.is_set():
+      with self.store.lock:
+        new = [(v, t, k, o) for v, t, k, o in self.store.events
+               if v > since and k[:3] == key[:3] and selected(o, labels, fields)]
+        if not new:
+          self.store.lock.wait(0.5)
+          continue
+      for version, kind, _, obj in new:
+        since = version
+        try:
+          self.wfile.write((json.dumps({"type": kind, "object": obj}) + "\n").encode())
+          self.wfile.flush()
+        except OSError:
+          return
+
+  def _log(self, key: Key, query) -> None:
+    source = self.store.logs.get((key[1], key[3]))
+    if source is None:
+      return self._send(404, status(404, "NotFound", f'pods "{key[3]}" not found'))
+    text, done = source()
+    if query.get("follow") not in ("true", "True", "1"):
+      lines = text.splitlines(keepends=True)
+      tail = int(query.get("tailLines") or 0)
+      data = "".join(lines[-tail:] if tail else lines).encode()
+      self.send_response(200)
+      self.send_header("Content-Type", "text/plain")
+      self.send_header("Content-Length", str(len(data)))
+      self.end_headers()
+      self.wfile.write(data)
+      return
+    self._stream_start()
+    sent = 0
+    while True:
+      text, done = source()
+      try:
+        self.wfile.write(text[sent:].encode())
+        self.wfile.flush()
+      except OSError:
+        return
+      sent = len(text)
+      if done:
+        return
+      threading.Event().wait(0.5)
+
+
+def serve(store: Store) -> http.server.ThreadingHTTPServer:
+  """Starts the server on a free port of 127.0.0.1, in a daemon thread."""
+  handler = type("BoundHandler", (Handler,), {"store": store})
+  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+  server.daemon_threads = True
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  return server
+
+
+def kubeconfig(server: http.server.ThreadingHTTPServer, namespace: str) -> str:
+  """A kubeconfig (YAML as JSON) naming this server, a token and the namespace."""
+  host = f"http://127.0.0.1:{server.server_address[1]}"
+  return json.dumps({
+      "apiVersion": "v1", "kind": "Config", "current-context": "stand-in",
+      "clusters": [{"name": "stand-in", "cluster": {"server": host}}],
+      "users": [{"name": "pipeline-runner", "user": {"token": "stand-in"}}],
+      "contexts": [{"name": "stand-in", "context": {
+          "cluster": "stand-in", "user": "pipeline-runner", "namespace": namespace}}]})

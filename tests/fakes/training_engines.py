@@ -1,0 +1,324 @@
+"""STAND-IN controllers for Kubeflow Trainer v2 (TrainJob over JobSet) and
+the Training Operator v1 (TFJob), acting on kubernetes_api.py's objects.
+
+No cluster runs here. Each pod is a local process running the container's
+command with the environment its engine gives it, as the engines' source
+says:
+- TrainJob (kubeflow/trainer v2.2, PlainML policy): the runtime's `node`
+  container with the TrainJob's image, command and `trainer.env` upserted,
+  `trainer.numNodes` pods of one Indexed Job (JOB_COMPLETION_INDEX), pods
+  named `<jobset>-node-0-<i>-<suffix>` with hostname `<jobset>-node-0-<i>`
+  and the JobSet as subdomain. A failed pod fails its Job past the Job's
+  `backoffLimit` (otherwise the pod is replaced); a failed Job restarts the
+  whole JobSet while `failurePolicy.maxRestarts` allows, else fails it
+  (jobset pkg/controllers/failure_policy.go: "jobset failed due to reaching
+  max number of restarts (first failed job: ...)"; without a failure policy
+  "jobset failed due to one or more job failures (...)"). Every Job done:
+  Complete. A TrainJob whose runtime is missing is never started and gets no
+  condition (its reconcile fails on the lookup).
+- TFJob (training-operator release-1.9): pods `<job>-worker-<i>`, TF_CONFIG
+  set only in the container named `tensorflow` and only with more than one
+  replica, addresses `<job>-worker-<i>.<namespace>.svc:<port>`. A failed
+  container restarts in its pod under `OnFailure` after the kubelet's
+  back-off (10 s, doubling); past `runPolicy.backoffLimit` restarts the
+  TFJob fails. Worker 0 succeeding succeeds the TFJob (no Chief replica).
+
+The one thing that differs from a cluster: names do not resolve here, so
+each worker's host name is mapped to a port on 127.0.0.1 in the
+TRAIN_HOST_ALIASES variable (launcher/roles.py applies it). Not modelled:
+scheduling, gang scheduling, DNS, images (the command runs in this venv),
+resources, RBAC beyond the API's forbidden list, node failures.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from typing import Dict, List, Optional
+
+from tests.fakes.kubernetes_api import Key, Store, now
+
+TRAINER = ("trainer.kubeflow.org/v1alpha1", "trainjobs")
+TFJOB = ("kubeflow.org/v1", "tfjobs")
+
+
+def free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+class Pod:
+  """One pod: a process, its log file and its object in the store."""
+
+  def __init__(self, store: Store, ns: str, name: str, labels: Dict, annotations: Dict,
+               command: List[str], env: Dict[str, str], log_dir: str, owner: dict):
+    self.store, self.key = store, ("v1", ns, "pods", name)
+    self.command, self.env, self.restarts = command, env, 0
+    self.log_path = os.path.join(log_dir, f"{name}.log")
+    self.proc: Optional[subprocess.Popen] = None
+    store.create(self.key, {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "labels": labels, "annotations": annotations, "ownerReferences": [owner]},
+        "spec": {"hostname": env.get("HOSTNAME", name)},
+        "status": {"phase": "Pending"}})
+    store.logs[(ns, name)] = self.log
+    self.start()
+
+  def log(self):
+    with open(self.log_path, errors="replace") as f:
+      return f.read(), self.proc is not None and self.proc.poll() is not None
+
+  def start(self) -> None:
+    out = open(self.log_path, "a")
+    # The image's python is this venv's (images are not modelled).
+    command = [sys.executable if self.command[0] == "python" else self.command[0],
+               *self.command[1:]]
+    self.proc = subprocess.Popen(command, env=self.env, stdout=out,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+    out.close()
+    started = now()
+    self._status("Running", {"running": {"startedAt": started}})
+
+  def _status(self, phase: str, state: dict, last: Optional[dict] = None) -> None:
+    def change(obj):
+      obj["status"] = {"phase": phase, "containerStatuses": [{
+          "name": "node", "image": "stand-in", "imageID": "", "ready": phase == "Running",
+          "restartCount": self.restarts, "state": state, "lastState": last or {}}]}
+    self.store.update(self.key, change)
+
+  def ended(self) -> Optional[int]:
+    """The exit code once the process ended (128 + signal when killed), else None."""
+    code = self.proc.poll() if self.proc else None
+    if code is None:
+      return None
+    return 128 + -code if code < 0 else code
+
+  def record_end(self) -> None:
+    code = self.ended()
+    term = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
+                           "finishedAt": now(), "startedAt": now()}}
+    self._status("Succeeded" if code == 0 else "Failed", term)
+
+  def restart_in_place(self) -> None:
+    """The kubelet's restart of a failed container under OnFailure."""
+    code = self.ended()
+    self.restarts += 1
+    self._status("Running", {"waiting": {"reason": "CrashLoopBackOff"}},
+                 {"terminated": {"exitCode": code, "reason": "Error", "finishedAt": now()}})
+    self.start()
+
+  def kill(self) -> None:
+    if self.proc and self.proc.poll() is None:
+      os.killpg(self.proc.pid, signal.SIGKILL)
+      self.proc.wait()
+
+
+class Controllers(threading.Thread):
+  """Reconciles TrainJobs and TFJobs every 0.2 s until stopped."""
+
+  def __init__(self, store: Store, log_dir: str, base_env: Dict[str, str]):
+    super().__init__(daemon=True)
+    self.store, self.log_dir, self.base_env = store, log_dir, base_env
+    self.jobs: Dict[Key, dict] = {}  # job key -> {"pods": [Pod], "restarts": n, ...}
+    self.started_pods: List[str] = []  # every pod ever started, by name
+    self._stop = threading.Event()
+    store.on_delete.append(self._deleted)
+
+  def stop(self) -> None:
+    self._stop.set()
+    for state in list(self.jobs.values()):
+      for pod in state["pods"]:
+        pod.kill()
+
+  def run(self) -> None:
+    while not self._stop.is_set():
+      for plural, step in ((TRAINER, self._trainjob), (TFJOB, self._tfjob)):
+        for key, obj in [(k, o) for k, o in list(self.store.objects.items())
+                         if (k[0], k[2]) == plural]:
+          try:
+            step(key, obj)
+          except Exception as e:  # a controller logs and retries, as the real ones do
+            print(f"stand-in controller: {key}: {e!r}", flush=True)
+      self._stop.wait(0.2)
+
+  def _deleted(self, key: Key, obj: dict) -> None:
+    state = self.jobs.pop(key, None)
+    for pod in state["pods"] if state else []:
+      pod.kill()
+
+  # The pods' environment: this venv's, the container's, the engine's.
+  def _env(self, container: dict, extra: Dict[str, str]) -> Dict[str, str]:
+    env = dict(self.base_env)
+    for var in container.get("env", []):
+      if "value" in var:
+        env[var["name"]] = var["value"]
+      # valueFrom (secrets) is not modelled: the test's environment has them.
+    env.update(extra)
+    return env
+
+  def _condition(self, key: Key, kind: str, reason: str, message: str) -> None:
+    def change(obj):
+      conditions = obj.setdefault("status", {}).setdefault("conditions", [])
+      conditions.append({"type": kind, "status": "True", "reason": reason,
+                         "message": message, "lastTransitionTime": now()})
+    self.store.update(key, change)
+
+  # -- TrainJob over JobSet ------------------------------------------------
+  def _trainjob(self, key: Key, obj: dict) -> None:
+    state = self.jobs.get(key)
+    if state is None:
+      runtime = self.store.get(("trainer.kubeflow.org/v1alpha1", key[1], "trainingruntimes",
+                                obj["spec"]["runtimeRef"]["name"]))
+      if runtime is None:
+        return  # the Trainer's reconcile fails on the lookup; no condition
+      state = self.jobs[key] = {"restarts": 0, "runtime": runtime, "pods": [],
+                                "failures": 0, "done": False}
+      self._jobset_start(key, obj, state)
+      return
+    if state["done"]:
+      return
+    codes = [pod.ended() for pod in state["pods"]]
+    for pod, code in zip(state["pods"], codes):
+      if code is not None and pod.store.get(pod.key)["status"]["phase"] == "Running":
+        pod.record_end()
+    if all(code == 0 for code in codes):
+      state["done"] = True
+      return self._condition(key, "Complete", "AllJobsCompleted", "jobset completed successfully")
+    failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
+    if not failed:
+      return
+    template = self._node_job(state["runtime"])
+    backoff = template["spec"].get("backoffLimit", 6)  # Kubernetes Jobs' default
+    state["failures"] += len(failed)
+    if state["failures"] <= backoff:  # the Job controller replaces the failed pods
+      for i in failed:
+        state["pods"][i] = self._trainjob_pod(key, obj, state, i)
+      return
+    # The Job failed: its other pods are stopped, and the JobSet decides.
+    for pod in state["pods"]:
+      pod.kill()
+      if pod.store.get(pod.key)["status"]["phase"] == "Running":
+        pod.record_end()
+    job_name = f"{key[3]}-node-0"
+    policy = state["runtime"]["spec"]["template"]["spec"].get("failurePolicy")
+    if policy is None:
+      state["done"] = True
+      return self._condition(key, "Failed", "FailedJobs", "jobset failed due to one or more "
+                             f"job failures (first failed job: {job_name})")
+    if state["restarts"] >= policy.get("maxRestarts", 0):
+      state["done"] = True
+      return self._condition(key, "Failed", "ReachedMaxRestarts", "jobset failed due to "
+                             f"reaching max number of restarts (first failed job: {job_name})")
+    state["restarts"] += 1
+    for pod in state["pods"]:
+      self.store.delete(pod.key)
+    self._jobset_start(key, obj, state)
+
+  @staticmethod
+  def _node_job(runtime: dict) -> dict:
+    (job,) = [j for j in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+              if j["name"] == "node"]
+    return job["template"]
+
+  def _jobset_start(self, key: Key, obj: dict, state: dict) -> None:
+    workers = obj["spec"]["trainer"].get("numNodes") or \
+        state["runtime"]["spec"].get("mlPolicy", {}).get("numNodes", 1)
+    state["failures"] = 0
+    state["ports"] = {f"{key[3]}-node-0-{i}.{key[3]}": f"127.0.0.1:{free_port()}"
+                      for i in range(workers)}
+    state["pods"] = [self._trainjob_pod(key, obj, state, i) for i in range(workers)]
+
+  def _trainjob_pod(self, key: Key, obj: dict, state: dict, index: int) -> Pod:
+    (container,) = [c for c in self._node_job(state["runtime"])["spec"]["template"]["spec"]
+                    ["containers"] if c["name"] == "node"]
+    trainer = obj["spec"]["trainer"]
+    merged = {**container, "env": container.get("env", []) + trainer.get("env", [])}
+    command = trainer.get("command") or container.get("command")
+    name = f"{key[3]}-node-0-{index}-{uuid.uuid4().hex[:5]}"
+    env = self._env(merged, {"JOB_COMPLETION_INDEX": str(index),
+                             "HOSTNAME": f"{key[3]}-node-0-{index}",
+                             "TRAIN_HOST_ALIASES": json.dumps(state["ports"])})
+    self.started_pods.append(name)
+    marks = {"jobset.sigs.k8s.io/jobset-name": key[3],
+             "jobset.sigs.k8s.io/restart-attempt": str(state["restarts"]),
+             "batch.kubernetes.io/job-completion-index": str(index)}
+    return Pod(self.store, key[1], name, marks, marks, command, env, self.log_dir,
+               {"apiVersion": "batch/v1", "kind": "Job", "name": f"{key[3]}-node-0",
+                "uid": obj["metadata"]["uid"]})
+
+  # -- TFJob ---------------------------------------------------------------
+  def _tfjob(self, key: Key, obj: dict) -> None:
+    state = self.jobs.get(key)
+    spec = obj["spec"]["tfReplicaSpecs"]["Worker"]
+    if state is None:
+      state = self.jobs[key] = {"pods": [], "done": False, "retry_at": {}}
+      self._condition(key, "Created", "TFJobCreated",
+                      f"TFJob {key[3]} is created.")
+      replicas = spec.get("replicas", 1)
+      port = next((p["containerPort"] for c in spec["template"]["spec"]["containers"]
+                   for p in c.get("ports", []) if p.get("name") == "tfjob-port"), 2222)
+      hosts = [f"{key[3]}-worker-{i}.{key[1]}.svc:{port}" for i in range(replicas)]
+      aliases = {h.rsplit(":", 1)[0]: f"127.0.0.1:{free_port()}" for h in hosts}
+      for i in range(replicas):
+        state["pods"].append(self._tfjob_pod(key, obj, i, hosts, aliases))
+      self._condition(key, "Running", "TFJobRunning", f"TFJob {key[3]} is running.")
+      return
+    if state["done"]:
+      return
+    pods = state["pods"]
+    if pods[0].ended() == 0:  # worker 0 is the chief without a Chief replica
+      for pod in pods:
+        if pod.ended() is not None:
+          pod.record_end()
+      state["done"] = True
+      return self._condition(key, "Succeeded", "TFJobSucceeded",
+                             f"TFJob {key[1]}/{key[3]} successfully completed.")
+    limit = obj["spec"].get("runPolicy", {}).get("backoffLimit")
+    for i, pod in enumerate(pods):
+      code = pod.ended()
+      if code in (None, 0) or i in state["retry_at"]:
+        continue
+      policy = spec.get("restartPolicy", "Never")
+      retryable = policy == "OnFailure" or (policy == "ExitCode" and code > 127)
+      restarts = sum(p.restarts for p in pods)
+      if not retryable or (limit is not None and restarts >= limit):
+        for other in pods:
+          other.kill()
+        pod.record_end()
+        state["done"] = True
+        return self._condition(key, "Failed", "TFJobFailed", (
+            f"TFJob {key[3]} has failed because it has reached the specified backoff limit"
+            if retryable else f"TFJob {key[3]} has failed because {1} Worker replica(s) "
+                              "failed."))
+      pod.record_end()
+      state["retry_at"][i] = time.monotonic() + min(10 * 2 ** pod.restarts, 300)
+      self._condition(key, "Restarting", "TFJobRestarting",
+                      f"TFJob {key[3]} is restarting because 1 Worker replica(s) failed.")
+    for i, at in list(state["retry_at"].items()):
+      if time.monotonic() >= at:
+        del state["retry_at"][i]
+        pods[i].restart_in_place()
+
+  def _tfjob_pod(self, key: Key, obj: dict, index: int, hosts: List[str],
+                 aliases: Dict[str, str]) -> Pod:
+    spec = obj["spec"]["tfReplicaSpecs"]["Worker"]
+    (container,) = spec["template"]["spec"]["containers"][:1]
+    extra = {"HOSTNAME": f"{key[3]}-worker-{index}", "TRAIN_HOST_ALIASES": json.dumps(aliases)}
+    if container["name"] == "tensorflow" and len(hosts) > 1:
+      extra["TF_CONFIG"] = json.dumps({"cluster": {"worker": hosts},
+                                       "task": {"type": "worker", "index": index},
+                                       "environment": "cloud"})
+    name = f"{key[3]}-worker-{index}"
+    self.started_pods.append(name)
+    labels = {"training.kubeflow.org/job-name": key[3],
+              "training.kubeflow.org/replica-type": "worker",
+              "training.kubeflow.org/replica-index": str(index)}
+    return Pod(self.store, key[1], name, labels, {}, container["command"],
+               self._env(container, extra), self.log_dir,
+               {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": key[3],
+                "uid": obj["metadata"]["uid"]})

@@ -1,0 +1,31 @@
+"""The launching half of a Trainer step, as its own process, for the
+stand-in cluster's tests: `python -m tests.trainer_step INPUTS_JSON`.
+
+It runs what `run_fn` runs in a compiled Trainer step with workers
+(`launcher.launch.launch`) on the FnArgs in INPUTS_JSON, with the step
+pod's environment: KUBECONFIG, HOSTNAME (the step's pod) and
+TRAIN_JOB_POD. Exit 0 when the job succeeded, 1 with the error's line.
+"""
+
+import startup
+
+startup.start()
+
+# isort: split
+import logging
+import sys
+
+import storage
+from launcher import inputs, launch
+from launcher.job import ClusterError, JobFailed
+
+if __name__ == "__main__":
+  logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+  logging.getLogger("absl").setLevel(logging.INFO)
+  status = 0
+  try:
+    launch.launch(inputs.read(sys.argv[1]))
+  except (JobFailed, ClusterError) as e:
+    print(f"error: {e}", flush=True)
+    status = 1
+  storage.exit(status)
