@@ -3,7 +3,7 @@
 import argparse
 import os
 
-from kubeflow.compile import exit_handler, platform
+from kubeflow.compile import exit_handler, platform, train_job
 from kubeflow.compile.spec import DEFAULT_RETRIES
 from launcher import CLUSTER_ENGINES
 from pipeline.config import Resources
@@ -93,6 +93,7 @@ def add_parser(sub) -> None:
                       "workers: a Kubeflow Trainer TrainJob, a Training Operator "
                       "TFJob, or a Vertex AI CustomJob (docs/kubeflow.md, "
                       "\"Training on several machines\")")
+  train_job.add_flags(c)
   platform.add_flags(c)
   exit_handler.add_flag(c)
   c.add_argument("--retries", type=retries, default=DEFAULT_RETRIES, metavar="N",

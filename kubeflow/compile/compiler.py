@@ -25,7 +25,7 @@ from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
 
 from components.tuner import WORKERS_ENV
 from dataset import spans
-from kubeflow.compile import exit_handler, platform, report_step, retention_step
+from kubeflow.compile import exit_handler, platform, report_step, retention_step, train_job
 from kubeflow.compile.spec import DEFAULT_RETRIES, retry_policy, tasks
 from kubeflow.errors import CompileError
 from kubeflow.steps import records as step_records
@@ -77,7 +77,8 @@ def check_env(env: Dict[str, str]) -> None:
 
 
 def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
-            env: Dict[str, str], retries: int = DEFAULT_RETRIES) -> None:
+            env: Dict[str, str], retries: int = DEFAULT_RETRIES,
+            trainer_env: Optional[Dict[str, str]] = None) -> None:
   """Mends what TFX's compiler leaves out of a pipelineSpec dict, in place."""
   # Runtime parameters get their defaults: TFX writes none into the spec.
   for name, value in defaults.items():
@@ -115,6 +116,8 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
              step_records.KFP_RUNTIME_ENV: "true"}
     if node == "Tuner":  # outside the cache key (components/tuner.py)
       named[WORKERS_ENV] = str(config.tune_workers)
+    if node == train_job.NODE:  # what its job's workers get (train_job.py)
+      named.update(trainer_env or {})
     executors[spec["components"][node]["executorLabel"]]["container"]["env"] = [
         {"name": k, "value": v} for k, v in sorted(named.items())]
   spec["defaultPipelineRoot"] = config.pipeline_root
@@ -202,7 +205,8 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
           use_pipeline_spec_2_1=True))
   job = runner.run(pipeline, write_out=False)
   defaults = runtime_defaults(pipeline)
-  _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries)
+  _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries,
+          train_job.step_env(config, image, env or {}, platform_args))
   steps = job["pipelineSpec"]["root"]["dag"]["tasks"]
   retention_step.wire_cache_epoch(job["pipelineSpec"], steps)
   report_step.add(job["pipelineSpec"], steps, retry_policy(retries))

@@ -196,6 +196,16 @@ def test_training_settings_and_the_transform_choice_reach_the_compiled_trainer(
     (["--resource", "Trainer:cpus=2"], "--resource 'Trainer:cpus=2': expected keys"),
     (["--resource", "Trainer:gpus=-1"], "config field 'resources.gpus'"),
     (["--keep-runs", "0"], "--keep-runs: expected a whole number >= 1, found '0'"),
+    (["--train-workers", "0"], "config field 'train_workers (--train-workers)': expected "
+                               "an integer >= 1"),
+    (["--train-workers", "2", "--train-engine", "slurm"], "--train-engine: invalid choice: "
+                                                          "'slurm'"),
+    (["--train-engine", "tfjob"], "config field 'train_engine (--train-engine)': expected "
+                                  "no engine with one worker"),
+    (["--train-workers", "2"], "config field 'train_engine (--train-engine)': expected an "
+                               "engine for 2 workers"),
+    (["--train-workers", "2", "--train-engine", "local"], "--train-engine: invalid choice"),
+    (["--train-timeout", "0"], "--train-timeout: expected a number of seconds >= 1"),
 ])
 def test_bad_compile_flags_give_one_clear_line(tmp_path, capsys, flags, message):
   code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
@@ -576,3 +586,33 @@ def test_the_compiled_evaluator_judges_the_declared_slices(tmp_path):
   slicing = [json.dumps(s) for s in config["slicing_specs"]]
   assert any('"shape"' in s for s in slicing) and any("CASE WHEN ink < 0.2" in s
                                                       for s in slicing), slicing
+
+
+def test_the_trainer_step_carries_its_workers_settings_and_nothing_else_does(tmp_path):
+  """--train-workers 2: the Trainer's configuration asks for the job; its
+  step's environment says what each worker gets, the Trainer's own
+  resources, placement and environment (kubeflow/compile/train_job.py)."""
+  spec, _ = compile_digits(tmp_path, "--train-workers", "2", "--train-engine", "trainjob",
+                           "--resource", "Trainer:cpu=4,memory=16,gpus=1",
+                           "--node-selector", "Trainer:pool=gpu",
+                           "--toleration", "Trainer:nvidia.com/gpu:NoSchedule",
+                           "--node-selector", "Transform:pool=cpu",
+                           "--image-pull-secret", "regcred",
+                           "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
+                           "--env", "S3_ENDPOINT=http://minio:9000", "--train-timeout", "3600")
+  executors = spec["deploymentSpec"]["executors"]
+  pods = {node: [e["value"] for e in executors[label]["container"]["env"]
+                 if e["name"] == "TRAIN_JOB_POD"] for node, label in executor_labels(spec).items()}
+  assert {node for node, found in pods.items() if found} == {"Trainer"}, pods
+  pod = json.loads(pods["Trainer"][0])
+  assert pod == {
+      "image": IMAGE, "env": {"S3_ENDPOINT": "http://minio:9000"},
+      "resources": {"cpu": 4.0, "memory_gb": 16.0, "gpus": 1, "gpu_type": "nvidia.com/gpu"},
+      "nodeSelector": {"pool": "gpu"},
+      "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+      "imagePullSecrets": ["regcred"], "secretEnv": [["s3-creds", "accesskey",
+                                                      "AWS_ACCESS_KEY_ID"]],
+      "timeoutSeconds": 3600}
+  custom = json.loads(spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
+                      ["custom_config"]["runtimeValue"]["constant"])
+  assert custom["workers"] == {"count": 2, "engine": "trainjob"}
