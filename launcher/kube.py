@@ -51,7 +51,9 @@ class Cluster:
     try:
       return fn(*args, **kwargs)
     except ApiException as e:
-      if e.status == 404 and missing_ok:
+      # A missing object, not a missing kind of object (an engine not installed).
+      if e.status == 404 and missing_ok and b"could not find the requested resource" \
+          not in (e.body if isinstance(e.body, bytes) else str(e.body or "").encode()):
         return None
       raise ClusterError(explain(what, self.namespace, e.status, e.reason, e.body)) from None
 

@@ -115,7 +115,8 @@ def pods(engine, cluster: kube.Cluster, name: str) -> List:
   """The job's pods, oldest first."""
   found = cluster.call(f"list pods of {name}", cluster.core.list_namespaced_pod,
                        cluster.namespace, label_selector=engine.pod_selector(name)).items
-  return sorted(found, key=lambda p: p.metadata.creation_timestamp or 0)
+  return sorted(found, key=lambda p: p.metadata.creation_timestamp.timestamp()
+                if p.metadata.creation_timestamp else 0.0)
 
 
 def chief_pod(engine, cluster: kube.Cluster, name: str) -> Optional[str]:
@@ -134,10 +135,13 @@ def failed_worker(engine, cluster: kube.Cluster, name: str) -> str:
       term = (status.state and status.state.terminated) or (
           status.last_state and status.last_state.terminated)
       if term and term.exit_code:
-        ended.append((term.finished_at or 0, pod, term))
+        at = term.finished_at.timestamp() if term.finished_at else float("inf")
+        ended.append((at, pod, term))
   if not ended:
     return ""
-  _, pod, term = min(ended, key=lambda e: e[0])
+  # Its peers fail after it, on the broken collective (exit 1); within the
+  # same second, the one that was killed (exit 128 + signal) came first.
+  _, pod, term = min(ended, key=lambda e: (e[0], e[2].exit_code < 128))
   try:
     lines = cluster.core.read_namespaced_pod_log(pod.metadata.name, cluster.namespace,
                                                  tail_lines=5).splitlines()
@@ -164,8 +168,8 @@ class Relay(threading.Thread):
     while not self._stopped.is_set():
       try:
         pod = chief_pod(self.engine, self.cluster, self.name)
-      except ClusterError as e:
-        log.info("training job %s: %s", self.name, e)
+      except Exception as e:  # the job's outcome does not depend on its log
+        log.info("training job %s: cannot list its pods: %s", self.name, e)
         pod = None
       if pod is None or pod in followed:
         self._stopped.wait(2)

@@ -30,12 +30,14 @@ from launcher import inputs, roles
 log = logging.getLogger("launcher.worker")  # not __main__ under -m
 
 
-def own_lines() -> None:
+def own_lines(quiet: bool) -> None:
   """This package's and the Trainer's own lines (role, shard, progress) at
-  INFO, whatever the libraries' level: they are what a user reads."""
+  INFO, whatever the libraries' level: they are what a user reads. On a
+  cluster also absl's, as in a step's log (the Trainer's notes: warm start,
+  `resumed from step N of M`)."""
   handler = logging.StreamHandler(sys.stdout)
   handler.setFormatter(logging.Formatter("%(message)s"))
-  for name in ("launcher", "trainer"):
+  for name in ("launcher", "trainer") + (() if quiet else ("absl",)):
     logger = logging.getLogger(name)
     logger.setLevel(logging.INFO)
     logger.addHandler(handler)
@@ -55,7 +57,7 @@ def main(uri: str) -> int:
 
 
 if __name__ == "__main__":
-  own_lines()
+  own_lines(quiet=bool(os.environ.get(QUIET_ENV)))
   try:
     status = main(sys.argv[1])
   except roles.RoleError as e:

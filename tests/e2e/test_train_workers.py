@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Dict
+from typing import Dict, Optional
 
 import pytest
 import yaml
@@ -116,7 +116,7 @@ def cluster(tmp_path):
   server.shutdown()
 
 
-def step_inputs(two_workers, cluster, engine: str, steps: int = 200) -> str:
+def step_inputs(two_workers, cluster, engine: str, steps: int = 60, **training) -> str:
   """The local run's Trainer inputs, given to a cluster job: its own
   outputs and checkpoints, `engine`, and `steps` train steps."""
   (local,) = (two_workers["root"] / "out").rglob("job/inputs.json")
@@ -126,16 +126,16 @@ def step_inputs(two_workers, cluster, engine: str, steps: int = 200) -> str:
                  serving_model_dir=str(out / "model" / "Format-Serving"), train_steps=steps)
   fn_args["custom_config"].update(workers={"count": 2, "engine": engine},
                                   checkpoints=str(out / "checkpoints"))
-  fn_args["custom_config"]["training"]["train_steps"] = steps
+  fn_args["custom_config"]["training"].update(train_steps=steps, **training)
   path = cluster["tmp"] / f"{engine}-inputs.json"
   path.write_text(json.dumps(fn_args))
   return str(path)
 
 
-def start_step(cluster, inputs: str) -> subprocess.Popen:
+def start_step(cluster, inputs: str, pod: Optional[dict] = None) -> subprocess.Popen:
+  pod = pod or {"image": "registry.example/tfrecord-pipeline:test", "env": {"STAND_IN": "1"}}
   env = {**cluster["env"], "KUBECONFIG": cluster["kubeconfig"], "HOSTNAME": STEP_POD,
-         "TRAIN_JOB_POD": json.dumps({"image": "registry.example/tfrecord-pipeline:test",
-                                      "env": {"STAND_IN": "1"}})}
+         "TRAIN_JOB_POD": json.dumps(pod)}
   return subprocess.Popen([sys.executable, "-m", "tests.trainer_step", inputs], cwd=REPO,
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
@@ -167,9 +167,10 @@ def test_a_job_of_two_workers_on_each_engine_exports_once_and_is_deleted(
   # in a process of its own, as the Evaluator and the serving check load it.
   assert not re.search(rb"/job:worker/replica:\d+/task:\d+/device:",
                        exports[0].read_bytes())
-  inputs = json.loads((cluster["tmp"] / f"{engine}-inputs.json").read_text())
-  accuracy = served_accuracy(str(exports[0].parent), inputs["eval_files"][0])
-  assert accuracy >= 0.8, f"expected the chief's export to serve at >= 0.8, found {accuracy}"
+  if engine == "trainjob":  # the same export, whichever engine ran the workers
+    inputs = json.loads((cluster["tmp"] / f"{engine}-inputs.json").read_text())
+    accuracy = served_accuracy(str(exports[0].parent), inputs["eval_files"][0])
+    assert accuracy >= 0.8, f"expected the chief's export to serve at >= 0.8, found {accuracy}"
 
 
 SERVE = """
@@ -194,3 +195,114 @@ def served_accuracy(export_dir: str, eval_pattern: str) -> float:
                         env=env, capture_output=True, text=True, timeout=600)
   assert done.returncode == 0, done.stderr[-3000:]
   return float(done.stdout.split()[-1])
+
+
+def wait_for(what: str, ready, seconds: float = 600):
+  deadline = time.monotonic() + seconds
+  while time.monotonic() < deadline:
+    found = ready()
+    if found:
+      return found
+    time.sleep(0.5)
+  raise AssertionError(f"expected {what} within {seconds:.0f} s; it did not happen")
+
+
+def worker(cluster, index: int) -> Optional[training_engines.Pod]:
+  """The pod of worker `index` of the one job, once it was started."""
+  jobs = list(cluster["controllers"].jobs.values())
+  pods = jobs[0]["pods"] if jobs else []
+  return pods[index] if len(pods) > index else None
+
+
+def worker_log(cluster, index: int) -> str:
+  pod = worker(cluster, index)
+  return pod.log()[0] if pod else ""
+
+
+def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_reattaches(
+    two_workers, cluster):
+  """A worker's node goes away mid-training and, at the same moment, so does
+  the Trainer step's pod. Argo retries the step (same inputs); the JobSet
+  restarts every worker (the runtime's failurePolicy); the workers resume
+  from the checkpoint under the Trainer's output; one job ran throughout."""
+  inputs = step_inputs(two_workers, cluster, "trainjob", steps=400, checkpoint_every=25)
+  first = start_step(cluster, inputs)
+  wait_for("a checkpoint", lambda: list((cluster["tmp"] / "trainjob").rglob("checkpoint")))
+  os.killpg(worker(cluster, 1).proc.pid, signal.SIGKILL)
+  first.kill()
+  first.wait()
+  retried = start_step(cluster, inputs)
+  out, _ = retried.communicate(timeout=900)
+  assert retried.returncode == 0, out[-3000:]
+  (name,) = cluster["store"].created["trainjobs"]
+  assert f"training job {name}: reattached to the TrainJob created" in out, out[-3000:]
+  assert len(cluster["controllers"].started_pods) == 4, cluster["controllers"].started_pods
+  # The chief's lines reach the step's log, the restarted chief's included.
+  assert re.search(r"resumed from step \d+ of 400", out), out[-3000:]
+  exports = list((cluster["tmp"] / "trainjob").rglob("saved_model.pb"))
+  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
+
+
+def test_a_job_that_fails_for_good_fails_the_step_naming_the_worker(two_workers, cluster):
+  store = cluster["store"]
+  key = ("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
+         "tfrecord-pipeline-tensorflow")
+  store.update(key, lambda o: o["spec"]["template"]["spec"]["failurePolicy"].update(
+      maxRestarts=0))
+  step = start_step(cluster, step_inputs(two_workers, cluster, "trainjob", steps=100000))
+  wait_for("worker 1 training", lambda: "input shard 1 of 2" in worker_log(cluster, 1))
+  os.killpg(worker(cluster, 1).proc.pid, signal.SIGKILL)
+  out, _ = step.communicate(timeout=600)
+  assert step.returncode == 1, out[-3000:]
+  (name,) = store.created["trainjobs"]
+  assert re.search(rf"error: training job {name}: TrainJob failed: worker 1 \(pod "
+                   rf"{name}-node-0-1-\w+\) exited with 137", out), out[-3000:]
+  assert store.list("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainjobs") == []
+
+
+def test_a_job_whose_step_never_comes_back_goes_with_the_run(two_workers, cluster):
+  """The job is owned by the run's Argo Workflow, not by the step's pod:
+  deleting the run collects it and stops its workers."""
+  step = start_step(cluster, step_inputs(two_workers, cluster, "trainjob", steps=100000))
+  wait_for("two workers", lambda: len(cluster["controllers"].started_pods) == 2)
+  step.kill()
+  step.wait()
+  store = cluster["store"]
+  (job,) = store.list("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainjobs")
+  assert [r["kind"] for r in job["metadata"]["ownerReferences"]] == ["Workflow"]
+  workers = [worker(cluster, 0), worker(cluster, 1)]
+  store.delete(("argoproj.io/v1alpha1", NAMESPACE, "workflows", "digits-run-1"))
+  assert store.list("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainjobs") == []
+  assert all(w.proc.poll() is not None for w in workers), "a worker outlived its job"
+
+
+@pytest.mark.parametrize("change,expected", [
+    ("no runtime", "no TrainingRuntime tfrecord-pipeline-tensorflow in namespace kubeflow: "
+                   "install it with kubectl apply -n kubeflow -f "
+                   "kubeflow/manifests/trainingruntime.yaml"),
+    ("forbidden", "create trainjobs.trainer.kubeflow.org train-"),
+    ("no trainer", "this cluster does not serve that API"),
+    ("trainer 2.1", 'strict decoding error: unknown field "spec.runtimePatches"'),
+])
+def test_what_the_cluster_lacks_is_one_line(two_workers, cluster, change, expected):
+  store = cluster["store"]
+  if change == "no runtime":
+    store.delete(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
+                  "tfrecord-pipeline-tensorflow"))
+  elif change == "forbidden":
+    store.forbid("create", "trainjobs")
+  elif change == "no trainer":
+    store.installed -= {"trainjobs", "trainingruntimes"}
+  else:
+    store.trainer_version = "2.1"
+  inputs = step_inputs(two_workers, cluster, "trainjob")
+  pod = {"image": "i", "nodeSelector": {"pool": "gpu"}}
+  step = start_step(cluster, inputs, pod)
+  out, _ = step.communicate(timeout=600)
+  errors = [line for line in out.splitlines() if line.startswith("error: ")]
+  assert step.returncode == 1 and len(errors) == 1 and expected in errors[0], out[-3000:]
+  if change == "forbidden":
+    assert "forbidden in namespace kubeflow" in errors[0] and \
+        "kubectl apply -n kubeflow -f kubeflow/manifests/trainer-rbac.yaml" in errors[0]
+  assert "Traceback" not in out
+  assert not store.created.get("trainjobs"), "a job was created all the same"

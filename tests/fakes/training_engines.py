@@ -57,14 +57,16 @@ class Pod:
   """One pod: a process, its log file and its object in the store."""
 
   def __init__(self, store: Store, ns: str, name: str, labels: Dict, annotations: Dict,
-               command: List[str], env: Dict[str, str], log_dir: str, owner: dict):
+               command: List[str], env: Dict[str, str], log_dir: str, owner: dict,
+               container: str = "node"):
     self.store, self.key = store, ("v1", ns, "pods", name)
-    self.command, self.env, self.restarts = command, env, 0
+    self.command, self.env, self.restarts, self.container = command, env, 0, container
     self.log_path = os.path.join(log_dir, f"{name}.log")
     self.proc: Optional[subprocess.Popen] = None
     store.create(self.key, {"apiVersion": "v1", "kind": "Pod", "metadata": {
         "labels": labels, "annotations": annotations, "ownerReferences": [owner]},
-        "spec": {"hostname": env.get("HOSTNAME", name)},
+        "spec": {"hostname": env.get("HOSTNAME", name),
+                 "containers": [{"name": container, "image": "stand-in"}]},
         "status": {"phase": "Pending"}})
     store.logs[(ns, name)] = self.log
     self.start()
@@ -87,7 +89,7 @@ class Pod:
   def _status(self, phase: str, state: dict, last: Optional[dict] = None) -> None:
     def change(obj):
       obj["status"] = {"phase": phase, "containerStatuses": [{
-          "name": "node", "image": "stand-in", "imageID": "", "ready": phase == "Running",
+          "name": self.container, "image": "stand-in", "imageID": "", "ready": phase == "Running",
           "restartCount": self.restarts, "state": state, "lastState": last or {}}]}
     self.store.update(self.key, change)
 
@@ -199,10 +201,13 @@ class Controllers(threading.Thread):
       for i in failed:
         state["pods"][i] = self._trainjob_pod(key, obj, state, i)
       return
-    # The Job failed: its other pods are stopped, and the JobSet decides.
-    for pod in state["pods"]:
-      pod.kill()
-      if pod.store.get(pod.key)["status"]["phase"] == "Running":
+    # The Job failed: the Job controller deletes its active pods, and the
+    # JobSet decides.
+    for index, pod in enumerate(state["pods"]):
+      if pod.ended() is None:
+        pod.kill()
+        self.store.delete(pod.key)
+      elif pod.store.get(pod.key)["status"]["phase"] == "Running":
         pod.record_end()
     job_name = f"{key[3]}-node-0"
     policy = state["runtime"]["spec"]["template"]["spec"].get("failurePolicy")
@@ -216,7 +221,8 @@ class Controllers(threading.Thread):
                              f"reaching max number of restarts (first failed job: {job_name})")
     state["restarts"] += 1
     for pod in state["pods"]:
-      self.store.delete(pod.key)
+      if self.store.get(pod.key):
+        self.store.delete(pod.key)
     self._jobset_start(key, obj, state)
 
   @staticmethod
@@ -321,4 +327,4 @@ class Controllers(threading.Thread):
     return Pod(self.store, key[1], name, labels, {}, container["command"],
                self._env(container, extra), self.log_dir,
                {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": key[3],
-                "uid": obj["metadata"]["uid"]})
+                "uid": obj["metadata"]["uid"]}, container["name"])
