@@ -3,8 +3,8 @@
 With `--train-workers N` (N > 1) the Trainer step does not train. It writes
 what the workers need under its own output (inputs.py), starts them on an
 engine, relays the chief's log and waits (launch.py); each worker learns its
-role from what the engine gives it (roles.py) and trains (worker.py) under
-MultiWorkerMirroredStrategy (trainer/distribute.py).
+role from what the engine gives it (roles.py) and trains (trainer/worker.py)
+under MultiWorkerMirroredStrategy (trainer/distribute.py).
 
   engine     where the workers run                 who says who is who
   local      N processes on this machine           this package (TF_CONFIG)

@@ -7,6 +7,7 @@ import os
 from typing import Dict, List, Optional
 
 POD_ENV = "TRAIN_JOB_POD"  # set by the compiler on the Trainer step (pod_spec below)
+QUIET_ENV = "TRAIN_WORKER_QUIET"  # the local engine's, when its runner is quiet
 
 
 class JobFailed(RuntimeError):
@@ -25,7 +26,7 @@ class Job:
     name: derived from the Trainer's output URI (`name_for`): a retried step
       (same executor input, as Argo retries a pod) gets the same name and so
       reattaches to its job instead of starting a second.
-    command: what every worker runs (`python -m launcher.worker URI`).
+    command: what every worker runs (`python -m trainer.worker URI`).
     workers: how many.
     pod: what each worker's pod gets, as the compiler wrote it for the
       Trainer step: image, resources (per worker), nodeSelector,

@@ -33,7 +33,7 @@ def launch(fn_args) -> None:
   # On a cluster the image's python; locally this interpreter (the venv's).
   python = "python" if wanted["engine"] != "local" else sys.executable
   job = Job(name=name_for(fn_args.model_run_dir),
-            command=[python, "-m", "launcher.worker", uri],
+            command=[python, "-m", "trainer.worker", uri],
             workers=int(wanted["count"]), pod=pod_spec())
   log.info("training job %s: %d workers on %s; inputs %s", job.name, job.workers,
            wanted["engine"], uri)

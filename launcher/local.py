@@ -21,8 +21,7 @@ import threading
 import time
 from typing import Deque, List
 
-from launcher.job import Job, JobFailed
-from launcher.worker import QUIET_ENV
+from launcher.job import QUIET_ENV, Job, JobFailed
 
 
 def free_ports(count: int) -> List[int]:

@@ -92,7 +92,7 @@ def _next_event(engine, cluster, name: str, obj: dict, watcher, seconds: int) ->
       return event["object"]
   except ClusterError:
     raise
-  except Exception as e:  # a watch ends for many reasons (410 Gone): ask again
+  except Exception as e:  # noqa: BLE001  (a watch ends for many reasons, 410 Gone, a reset: ask again)
     from kubernetes.client.exceptions import ApiException
     if isinstance(e, ApiException) and e.status in (401, 403):
       raise ClusterError(kube.explain(f"watch {engine.plural}.{engine.group}",
@@ -145,7 +145,7 @@ def failed_worker(engine, cluster: kube.Cluster, name: str) -> str:
   try:
     lines = cluster.core.read_namespaced_pod_log(pod.metadata.name, cluster.namespace,
                                                  tail_lines=5).splitlines()
-  except Exception:  # its log went with it
+  except Exception:  # noqa: BLE001  (its log may have gone with it; the exit code says enough)
     lines = []
   last = next((line for line in reversed(lines) if line.strip()), term.message or "")
   return (f"worker {engine.index_of(pod)} (pod {pod.metadata.name}) exited with "
@@ -168,7 +168,7 @@ class Relay(threading.Thread):
     while not self._stopped.is_set():
       try:
         pod = chief_pod(self.engine, self.cluster, self.name)
-      except Exception as e:  # the job's outcome does not depend on its log
+      except Exception as e:  # noqa: BLE001  (the job's outcome does not depend on its log)
         log.info("training job %s: cannot list its pods: %s", self.name, e)
         pod = None
       if pod is None or pod in followed:
@@ -183,5 +183,5 @@ class Relay(threading.Thread):
             log.info("[%s] %s", pod, line)
           if self._stopped.is_set():
             return
-      except Exception as e:  # the pod went before its log could be read
+      except Exception as e:  # noqa: BLE001  (the pod went before its log was read)
         log.info("training job %s: log of %s ended: %s", self.name, pod, e)

@@ -21,7 +21,6 @@ from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 
 import launcher
-
 from components.baseline import BaselineModel
 from components.evaluator import Evaluator
 from components.pusher import Pusher

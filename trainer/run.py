@@ -203,11 +203,6 @@ def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
   distribute.discard_export(strategy, path)
 
 
-def split_names(file_patterns: Sequence[str]) -> List[str]:
-  """The split names in TFX's split file patterns (`<uri>/Split-<name>/*`)."""
-  return [spans.split_of(p) for p in file_patterns]
-
-
 def run_fn(fn_args: FnArgs) -> None:
   """TFX Trainer entry point: trains here, or, with workers (`--train-workers
   N`), launches them as a job that trains (launcher/) and waits for it."""
@@ -233,15 +228,14 @@ def train_here(fn_args: FnArgs) -> None:
   if fn_args.hyperparameters:  # the Tuner's best settings (keras-tuner's config)
     values = fn_args.hyperparameters["values"]
     config = config.with_values(values)
-    notes.append("tuned settings: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float)
-                                                 else f"{k}={v}"
-                                                 for k, v in sorted(values.items())))
+    notes.append("tuned settings: " + ", ".join(
+        f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(values.items())))
     logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
   # train_args carries the steps: on Kubeflow a run-time parameter.
   config = config.with_train_steps(fn_args.train_steps or config.train_steps)
   distribute.require_gpus(config.gpus)
   tft_output = tft.TFTransformOutput(fn_args.transform_output)
-  # Kubeflow's training operator and Vertex AI describe the cluster here.
+  # The engines running a job's workers describe the cluster here (launcher/).
   strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))
   key = warm_start.key_for(fn_args.base_model)
   saved = checkpoints.folder(fn_args.custom_config.get(checkpoints.CONFIG_KEY, ""), key,
@@ -252,5 +246,5 @@ def train_here(fn_args: FnArgs) -> None:
                       log_dir=fn_args.model_run_dir, base_model=fn_args.base_model,
                       notes=notes, checkpoint_dir=saved)
   export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir,
-               split_names(fn_args.train_files), key)
+               [spans.split_of(p) for p in fn_args.train_files], key)
   checkpoints.discard(saved, strategy)

@@ -144,7 +144,7 @@ class Controllers(threading.Thread):
                          if (k[0], k[2]) == plural]:
           try:
             step(key, obj)
-          except Exception as e:  # a controller logs and retries, as the real ones do
+          except Exception as e:  # noqa: BLE001  (a controller logs and retries, as real ones do)
             print(f"stand-in controller: {key}: {e!r}", flush=True)
       self._stop.wait(0.2)
 
@@ -203,7 +203,7 @@ class Controllers(threading.Thread):
       return
     # The Job failed: the Job controller deletes its active pods, and the
     # JobSet decides.
-    for index, pod in enumerate(state["pods"]):
+    for pod in state["pods"]:
       if pod.ended() is None:
         pod.kill()
         self.store.delete(pod.key)

@@ -1,9 +1,9 @@
-"""One training worker: `python -m launcher.worker INPUTS_URI`.
+"""One worker of a Trainer's job: `python -m trainer.worker INPUTS_URI`.
 
 Every engine starts this same command in the project's image. It learns its
-role from the engine's environment (roles.py), reads the inputs the
-launcher wrote (inputs.py) and trains as the Trainer would in one process
-(`trainer.run.train_here`): its own shard of the data, the chief's export
+role from the engine's environment (launcher/roles.py), reads the inputs the
+launcher wrote (launcher/inputs.py) and trains as the Trainer would in one
+process (`trainer.run.train_here`): its own shard of the data, the chief's export
 into the Trainer's output, the others' into temporary folders, checkpoints
 under the output so that a restarted job resumes.
 """
@@ -11,8 +11,7 @@ under the output so that a restarted job resumes.
 import os
 
 import startup
-
-QUIET_ENV = "TRAIN_WORKER_QUIET"  # the local engine's, when its runner is quiet
+from launcher.job import QUIET_ENV
 
 if __name__ == "__main__":  # importing this sets nothing up
   # On a cluster a worker's pod log keeps what the libraries log, as a
@@ -26,8 +25,7 @@ import sys
 import storage
 from launcher import inputs, roles
 
-
-log = logging.getLogger("launcher.worker")  # not __main__ under -m
+log = logging.getLogger("trainer.worker")  # not __main__ under -m
 
 
 def own_lines(quiet: bool) -> None:
