@@ -2,9 +2,11 @@
 stand-in cluster's tests: `python -m tests.trainer_step INPUTS_JSON`.
 
 It runs what `run_fn` runs in a compiled Trainer step with workers
-(`launcher.launch.launch`) on the FnArgs in INPUTS_JSON, with the step
-pod's environment: KUBECONFIG, HOSTNAME (the step's pod) and
+(`launcher.launch.launch`) on the FnArgs fields in INPUTS_JSON, with the
+step pod's environment: KUBECONFIG, HOSTNAME (the step's pod) and
 TRAIN_JOB_POD. Exit 0 when the job succeeded, 1 with the error's line.
+The fields are read into a plain namespace, not TFX's FnArgs: the launcher
+reads only them, and a step that need not import TFX starts in a second.
 """
 
 import startup
@@ -12,11 +14,13 @@ import startup
 startup.start()
 
 # isort: split
+import json
 import logging
 import sys
+import types
 
 import storage
-from launcher import inputs, launch
+from launcher import launch
 from launcher.job import ClusterError, JobFailed
 
 if __name__ == "__main__":
@@ -24,7 +28,8 @@ if __name__ == "__main__":
   logging.getLogger("absl").setLevel(logging.INFO)
   status = 0
   try:
-    launch.launch(inputs.read(sys.argv[1]))
+    with open(sys.argv[1]) as f:
+      launch.launch(types.SimpleNamespace(**json.load(f)))
   except (JobFailed, ClusterError) as e:
     print(f"error: {e}", flush=True)
     status = 1

@@ -29,6 +29,7 @@ pushed and answers in the label's shape, not its accuracy.
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -40,6 +41,7 @@ from kubeflow.cli import main as kubeflow
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, download, steps
 from tests.fakes.kfp_backend import Backend
 from tests.fakes.s3_server import env, s3_server, upload_folder
+from tests.fakes.standin_cluster import StandInCluster
 
 pytestmark = pytest.mark.e2e
 
@@ -104,13 +106,18 @@ def names_plain(root) -> dict:
 
 
 CELLS = {"raw-regression-spans": raw_regression_spans, "names-plain": names_plain}
+# names-plain trains on two workers, a TrainJob on the stand-in cluster
+# (tests/fakes/standin_cluster.py): the compiled Trainer step launches them.
+WORKERS = {"names-plain": ["--train-workers", "2", "--train-engine", "trainjob"]}
 
 
 @pytest.fixture(scope="module", params=sorted(CELLS))
 def cell(request, tmp_path_factory):
   root = tmp_path_factory.mktemp(request.param)
   decl = CELLS[request.param](root)
-  with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client):
+  with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
+      StandInCluster(str(root)) as cluster:
+    cluster.store.secrets.update(SECRETS)
     upload_folder(client, str(root / "local"), "s3://data/cell")
     decl["data"]["root"] = "s3://data/cell"
     (root / "cell.yaml").write_text(yaml.safe_dump(decl))
@@ -122,8 +129,10 @@ def cell(request, tmp_path_factory):
         *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
           for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
-        "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY"]) == 0
-    backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY)
+        "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY",
+        *WORKERS.get(request.param, [])]) == 0
+    backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
+                      cluster=cluster)
     try:
       run = backend.run(str(root / "compiled" / "pipeline.yaml"), {},
                         log_dir=str(root / "logs"), run_id="cell-1")
@@ -133,7 +142,12 @@ def cell(request, tmp_path_factory):
     cache = client.list_objects_v2(Bucket="pipelines", Prefix="root/analyzer_cache/")
     bucket, _, prefix = run.outputs[("ImportExampleGen", "examples")]["uri"][5:].partition("/")
     examples = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
+    trainer = run.outputs[("Trainer", "model")]["uri"][5:].partition("/")
+    exports = [o["Key"] for o in client.list_objects_v2(
+        Bucket=trainer[0], Prefix=trainer[2] + "/").get("Contents", [])
+        if o["Key"].endswith("saved_model.pb")]
     yield {"name": request.param, "root": root, "run": run, "serving": serving,
+           "cluster": cluster, "exports": exports,
            "cache": [o["Key"] for o in cache.get("Contents", [])],
            "splits": {o["Key"][len(prefix) + 1:].split("/")[0]
                       for o in examples.get("Contents", [])}}
@@ -184,3 +198,25 @@ def test_the_served_model_answers_eval_records_in_the_labels_shape(cell):
     np.testing.assert_allclose(out["probabilities"].sum(axis=1), 1.0, atol=1e-4)
   if cell["name"] == "names-plain":
     assert [c.decode() for c in out["all_classes"][0]] == NAMES, out["all_classes"][0]
+
+
+def test_two_workers_train_the_compiled_model_each_on_its_own_files(cell):
+  """names-plain's Trainer step launched a TrainJob of two workers on the
+  stand-in cluster, from inputs on s3://: each read its own shard, only the
+  chief exported (the Evaluator judged and the serving check loaded that
+  export: every step ran), and the job was deleted."""
+  if cell["name"] not in WORKERS:
+    assert "training job" not in (cell["root"] / "logs" / "Trainer.log").read_text()
+    return
+  store = cell["cluster"].store
+  (name,) = store.created["trainjobs"]
+  log = (cell["root"] / "logs" / "Trainer.log").read_text()
+  assert f"training job {name}: succeeded" in log, log[-3000:]
+  shards = {}
+  for path in cell["root"].glob(f"{name}-node-0-*.log"):
+    found = re.search(r"input shard (\d) of 2: (.*)", path.read_text())
+    assert found, path.read_text()[-3000:]
+    shards[found.group(1)] = found.group(2)
+  assert sorted(shards) == ["0", "1"], shards
+  assert [k.rsplit("/", 2)[-2] for k in cell["exports"]] == ["Format-Serving"], cell["exports"]
+  assert store.list("trainer.kubeflow.org/v1alpha1", "kubeflow", "trainjobs") == []

@@ -69,6 +69,12 @@ and nothing kinder. Each behaviour, and where it comes from:
   directory and HOME it cannot write; its /tmp and its output paths are its
   own, as in a pod whose launcher ran as the same user.
 
+With `cluster` (tests/fakes/standin_cluster.py), each run is an Argo
+Workflow in the stand-in Kubernetes API and each step's pod is registered
+there, owned by it, as Argo's pods are; the step reaches the API as its
+service account would, through a KUBECONFIG here (HOSTNAME is its pod's
+name). The Trainer's launcher (launcher/) needs both.
+
 To test retries, `kills` names tasks whose first attempt is killed (SIGKILL
 to its process group, as a node's preemption does) once a predicate of
 the executor input holds, polled every 50 ms.
@@ -178,7 +184,8 @@ class Backend:
   def __init__(self, home: str, s3, flavour: str = "oss",
                secrets: Optional[Dict[str, Dict[str, str]]] = None,
                version=(2, 17), user: Optional[int] = None,
-               kills: Optional[Dict[str, Callable[[Dict], bool]]] = None):
+               kills: Optional[Dict[str, Callable[[Dict], bool]]] = None,
+               cluster=None):
     """
     Args:
       home: where its ML Metadata store goes.
@@ -190,6 +197,7 @@ class Backend:
         needs this process to be root (else steps run as this user).
       kills: task -> a predicate of its executor input; the first attempt
         is killed when it holds.
+      cluster: a StandInCluster the steps' pods belong to, or None.
     """
     self.home, self.s3, self.flavour = home, s3, flavour
     self.secrets = secrets or {}
@@ -205,6 +213,11 @@ class Backend:
     config.sqlite.connection_mode = 3
     self.store = metadata_store.MetadataStore(config)
     self.cache: Dict[str, int] = {}  # fingerprint -> MLMD execution id
+    self.cluster, self.workflow = cluster, None
+    if cluster is not None:  # readable by the steps' user
+      self.kubeconfig = os.path.join(self.pods, "kubeconfig")
+      shutil.copy(cluster.kubeconfig, self.kubeconfig)
+      os.chmod(self.kubeconfig, 0o644)
 
   def close(self) -> None:
     """Deletes the pods' folders and the pod image (about 4 GB): a test's
@@ -234,6 +247,9 @@ class Backend:
         "deploymentSpec", {}).get("executors", {})
     result = Run({}, {}, {})
     failures: List[StepFailed] = []
+    if self.cluster is not None:
+      self.workflow = self.cluster.add_workflow(
+          f"{spec['pipelineInfo']['name']}-{run_id or uuid.uuid4().hex[:8]}")
     self._run_dag(spec, spec["root"]["dag"]["tasks"], scope, run_root, executors,
                   image, log_dir, result, failures, root_dag=True)
     if failures:
@@ -401,6 +417,9 @@ class Backend:
     env.update({e["name"]: e["value"] for e in container.get("env", [])})
     for var, (secret, key) in pod["secret_env"].items():
       env[var] = self.secrets[secret][key]
+    if self.workflow is not None:
+      env.update(KUBECONFIG=self.kubeconfig,
+                 HOSTNAME=self.cluster.add_pod(self.workflow, name.lower(), container["image"]))
     if self.user is not None:
       for mine in ("tmp", *LOCAL_PREFIX.values()):
         _chown_tree(os.path.join(pod_dir, mine), self.user)

@@ -73,6 +73,7 @@ class Store:
     self.objects: Dict[Key, dict] = {}
     self.events: List[Tuple[int, str, Key, dict]] = []
     self.forbidden: Set[Tuple[str, str]] = set()  # (verb, plural)
+    self.secrets: Dict[str, Dict[str, str]] = {}  # name -> key -> value, for pods' env
     self.created: Dict[str, List[str]] = {}  # plural -> names, every create
     self.logs: Dict[Tuple[str, str], Callable[[], Tuple[str, bool]]] = {}
     self._version = itertools.count(1)

@@ -159,7 +159,9 @@ class Controllers(threading.Thread):
     for var in container.get("env", []):
       if "value" in var:
         env[var["name"]] = var["value"]
-      # valueFrom (secrets) is not modelled: the test's environment has them.
+      elif "secretKeyRef" in var.get("valueFrom", {}):  # the kubelet reads the secret
+        ref = var["valueFrom"]["secretKeyRef"]
+        env[var["name"]] = self.store.secrets[ref["name"]][ref["key"]]
     env.update(extra)
     return env
 

@@ -1,0 +1,101 @@
+"""Vertex AI: the workers as a CustomJob.
+
+`worker_pool_specs[0]` is the primary (one replica), `[1]` the other
+workers; Vertex sets TF_CONFIG (`chief`, `worker`) and CLUSTER_SPEC itself,
+so the workers need nothing from the launcher but the command. The job is
+labelled with its name: a retried step finds it by that label and
+reattaches instead of starting a second. Vertex restarts a worker whose VM
+was preempted (`restart_job_on_worker_restart` restarts them all, which
+MultiWorkerMirroredStrategy needs); they resume from the checkpoints under
+the Trainer's output, which must then be gs://.
+
+Each worker gets the Trainer's GPUs (`--resource Trainer:gpus=N,gpu_type=
+NVIDIA_TESLA_T4`, an accelerator type as Vertex names it), a machine type
+(`--train-machine-type`, default n1-standard-4) and `--env`. Kubernetes
+secrets (`--secret-env`) do not exist there: a CustomJob reaches Google
+Cloud as its service account. Its logs are in Cloud Logging; the step's
+log links the job's page.
+"""
+
+import logging
+import os
+import time
+from typing import Dict, Optional
+
+from launcher.job import ClusterError, Job, JobFailed
+
+log = logging.getLogger("absl")
+LABEL = "tfrecord-pipeline-job"
+MACHINE = "n1-standard-4"
+POLL_SECONDS = 30
+DONE = {"JOB_STATE_SUCCEEDED": "succeeded", "JOB_STATE_FAILED": "failed",
+        "JOB_STATE_CANCELLED": "failed", "JOB_STATE_EXPIRED": "failed"}
+
+
+def body(job: Job) -> Dict:
+  """The CustomJob, as aiplatform_v1's JSON form."""
+  pod = job.pod
+  machine = {"machine_type": pod.get("machineType") or MACHINE}
+  gpus = (pod.get("resources") or {}).get("gpus")
+  if gpus:
+    machine.update(accelerator_type=pod["resources"].get("gpu_type"), accelerator_count=gpus)
+  container = {"image_uri": pod.get("image", ""), "command": job.command,
+               "env": [{"name": k, "value": v} for k, v in sorted(pod.get("env", {}).items())]}
+  pools = [{"machine_spec": machine, "replica_count": 1, "container_spec": container}]
+  if job.workers > 1:
+    pools.append({"machine_spec": machine, "replica_count": job.workers - 1,
+                  "container_spec": container})
+  scheduling = {"restart_job_on_worker_restart": True}
+  if job.timeout:
+    scheduling["timeout"] = f"{int(job.timeout)}s"
+  return {"display_name": job.name, "labels": {LABEL: job.name},
+          "job_spec": {"worker_pool_specs": pools, "scheduling": scheduling}}
+
+
+def _client(region: str):
+  from google.cloud import aiplatform_v1
+  return aiplatform_v1.JobServiceClient(
+      client_options={"api_endpoint": f"{region}-aiplatform.googleapis.com"})
+
+
+def _parent(env=os.environ) -> str:
+  import google.auth
+  region = env.get("CLOUD_ML_REGION") or env.get("GOOGLE_CLOUD_REGION") or "us-central1"
+  project = env.get("CLOUD_ML_PROJECT_ID") or google.auth.default()[1]
+  if not project:
+    raise ClusterError("Vertex AI: no project: set CLOUD_ML_PROJECT_ID, or run where "
+                       "Google's default credentials name one")
+  return f"projects/{project}/locations/{region}"
+
+
+def _existing(client, parent: str, name: str) -> Optional[object]:
+  found = list(client.list_custom_jobs(parent=parent, filter=f'labels.{LABEL}="{name}"'))
+  return found[0] if found else None
+
+
+def run(job: Job) -> None:
+  from google.api_core import exceptions
+  from google.cloud import aiplatform_v1
+  parent = _parent()
+  client = _client(parent.split("/")[3])
+  try:
+    found = _existing(client, parent, job.name)
+    if found is None:
+      found = client.create_custom_job(parent=parent,
+                                       custom_job=aiplatform_v1.CustomJob(body(job)))
+      log.info("training job %s: CustomJob %s created", job.name, found.name)
+    else:
+      log.info("training job %s: reattached to CustomJob %s (a retried step)", job.name,
+               found.name)
+    log.info("training job %s: its logs: https://console.cloud.google.com/vertex-ai/"
+             "locations/%s/training/%s?project=%s", job.name, parent.split("/")[3],
+             found.name.rsplit("/", 1)[-1], parent.split("/")[1])
+    while DONE.get(found.state.name) is None:
+      time.sleep(POLL_SECONDS)
+      found = client.get_custom_job(name=found.name)
+  except exceptions.PermissionDenied as e:
+    raise ClusterError(f"Vertex AI: forbidden ({e.message}); grant the pipeline's service "
+                       f"account roles/aiplatform.user") from None
+  if DONE[found.state.name] == "failed":
+    raise JobFailed(f"training job {job.name}: CustomJob {found.state.name}: "
+                    f"{found.error.message or 'no message'}")

@@ -1,0 +1,85 @@
+"""launcher/trainjob.py and launcher/tfjob.py: the objects each engine is
+sent, checked against each Kubeflow Trainer version's fields (the stand-in's
+strict validation, from the Trainer's API types)."""
+
+import pytest
+
+from launcher import roles, tfjob, trainjob
+from launcher.job import Job
+from tests.fakes import kubernetes_api
+
+COMMAND = ["python", "-m", "trainer.worker", "s3://b/root/Trainer/model_run/7/job/inputs.json"]
+POD = {"image": "registry.example/pipeline:1", "env": {"S3_ENDPOINT": "http://minio:9000"},
+       "secretEnv": [["s3-creds", "accesskey", "AWS_ACCESS_KEY_ID"]],
+       "resources": {"cpu": 4, "memory_gb": 16, "gpus": 1, "gpu_type": "nvidia.com/gpu"}}
+OWNER = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "name": "run-1",
+         "uid": "u-1", "blockOwnerDeletion": False}
+
+
+def test_a_trainjob_names_the_runtime_and_gives_each_node_the_trainers_pod():
+  body = trainjob.body(Job("train-abc", COMMAND, 2, POD), "kubeflow", OWNER)
+  spec = body["spec"]
+  assert spec["runtimeRef"] == {"name": trainjob.RUNTIME, "apiGroup": trainjob.group,
+                                "kind": "TrainingRuntime"}
+  trainer = spec["trainer"]
+  assert trainer["numNodes"] == 2 and trainer["command"] == COMMAND
+  assert trainer["resourcesPerNode"] == {
+      "requests": {"cpu": "4", "memory": "16G", "nvidia.com/gpu": "1"},
+      "limits": {"cpu": "4", "memory": "16G", "nvidia.com/gpu": "1"}}
+  env = {e["name"]: e.get("value", e.get("valueFrom")) for e in trainer["env"]}
+  assert env[roles.JOB_ENV] == "train-abc" and env[roles.WORKERS_ENV] == "2"
+  assert env["AWS_ACCESS_KEY_ID"] == {"secretKeyRef": {"name": "s3-creds", "key": "accesskey"}}
+  assert body["metadata"]["ownerReferences"] == [OWNER]
+  assert "runtimePatches" not in spec  # nothing to place: any Trainer from 2.0 takes it
+
+
+@pytest.mark.parametrize("version,accepted", [("2.0", False), ("2.1", False), ("2.2", True)])
+def test_placement_needs_trainer_2_2_and_older_ones_refuse_it_by_name(version, accepted):
+  pod = {**POD, "nodeSelector": {"pool": "gpu"}, "imagePullSecrets": ["regcred"],
+         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                          "effect": "NoSchedule"}]}
+  body = trainjob.body(Job("train-abc", COMMAND, 2, pod), "kubeflow", None)
+  (patch,) = body["spec"]["runtimePatches"]
+  (node,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+  assert node["name"] == "node"
+  assert node["template"]["spec"]["template"]["spec"] == {
+      "nodeSelector": {"pool": "gpu"}, "tolerations": pod["tolerations"],
+      "imagePullSecrets": [{"name": "regcred"}]}
+  store = kubernetes_api.Store(set(), trainer_version=version)
+  problems = kubernetes_api.strict_problems(store, "trainjobs", body)
+  assert problems == ([] if accepted else ['unknown field "spec.runtimePatches"'])
+
+
+def test_a_tfjob_runs_the_workers_in_a_container_named_tensorflow():
+  body = tfjob.body(Job("train-abc", COMMAND, 3, {**POD, "nodeSelector": {"pool": "gpu"}}),
+                    "kubeflow", OWNER)
+  workers = body["spec"]["tfReplicaSpecs"]["Worker"]
+  assert workers["replicas"] == 3 and workers["restartPolicy"] == "OnFailure"
+  (container,) = workers["template"]["spec"]["containers"]
+  assert container["name"] == "tensorflow"  # the only container the operator gives TF_CONFIG
+  assert container["command"] == COMMAND
+  assert workers["template"]["spec"]["nodeSelector"] == {"pool": "gpu"}
+  assert body["spec"]["runPolicy"]["backoffLimit"] == tfjob.BACKOFF_LIMIT
+
+
+@pytest.mark.parametrize("conditions,state", [
+    ([], "running"),
+    ([{"type": "Complete", "status": "True"}], "succeeded"),
+    ([{"type": "Failed", "status": "True", "reason": "ReachedMaxRestarts", "message": "m"}],
+     "failed"),
+    ([{"type": "Suspended", "status": "True"}], "running"),
+])
+def test_trainjob_conditions(conditions, state):
+  assert trainjob.verdict({"status": {"conditions": conditions}})[0] == state
+
+
+@pytest.mark.parametrize("conditions,state", [
+    ([{"type": "Created", "status": "True"}, {"type": "Running", "status": "True"}], "running"),
+    ([{"type": "Running", "status": "True"}, {"type": "Restarting", "status": "True"}],
+     "running"),
+    ([{"type": "Running", "status": "False"}, {"type": "Succeeded", "status": "True"}],
+     "succeeded"),
+    ([{"type": "Running", "status": "False"}, {"type": "Failed", "status": "True"}], "failed"),
+])
+def test_tfjob_conditions(conditions, state):
+  assert tfjob.verdict({"status": {"conditions": conditions}})[0] == state

@@ -1,0 +1,45 @@
+"""launcher/vertex.py: the CustomJob it sends, parsed strictly by
+aiplatform_v1's own types. No Vertex AI stand-in runs here: the job's run
+(create, reattach by label, poll) is proved only on Vertex itself."""
+
+from google.cloud import aiplatform_v1
+from google.protobuf import json_format
+
+from launcher import vertex
+from launcher.job import Job
+
+COMMAND = ["python", "-m", "trainer.worker", "gs://b/root/Trainer/model_run/7/job/inputs.json"]
+
+
+def parsed(job: Job) -> aiplatform_v1.CustomJob:
+  message = aiplatform_v1.CustomJob.pb(aiplatform_v1.CustomJob())
+  json_format.ParseDict(vertex.body(job), message)  # raises on any unknown field
+  return aiplatform_v1.CustomJob.wrap(message)
+
+
+def test_the_primary_and_the_other_workers_each_get_the_trainers_gpus_and_command():
+  job = Job("train-abc", COMMAND, 3, {
+      "image": "us-docker.pkg.dev/p/r/pipeline:1", "env": {"A": "1"}, "timeoutSeconds": 7200,
+      "machineType": "n1-highmem-8",
+      "resources": {"gpus": 2, "gpu_type": "NVIDIA_TESLA_T4", "cpu": 0, "memory_gb": 0}})
+  custom = parsed(job)
+  pools = custom.job_spec.worker_pool_specs
+  assert [p.replica_count for p in pools] == [1, 2]
+  for pool in pools:
+    assert pool.machine_spec.machine_type == "n1-highmem-8"
+    assert pool.machine_spec.accelerator_type.name == "NVIDIA_TESLA_T4"
+    assert pool.machine_spec.accelerator_count == 2
+    assert list(pool.container_spec.command) == COMMAND
+    assert pool.container_spec.image_uri == "us-docker.pkg.dev/p/r/pipeline:1"
+    assert [(e.name, e.value) for e in pool.container_spec.env] == [("A", "1")]
+  assert custom.job_spec.scheduling.restart_job_on_worker_restart
+  assert custom.job_spec.scheduling.timeout.total_seconds() == 7200
+  assert dict(custom.labels) == {vertex.LABEL: "train-abc"}
+
+
+def test_without_gpus_or_a_machine_type_the_workers_get_the_default_machine():
+  custom = parsed(Job("train-abc", COMMAND, 2, {"image": "i"}))
+  pools = custom.job_spec.worker_pool_specs
+  assert [p.machine_spec.machine_type for p in pools] == [vertex.MACHINE] * 2
+  assert [p.machine_spec.accelerator_count for p in pools] == [0, 0]
+  assert not custom.job_spec.scheduling.timeout
