@@ -5,7 +5,6 @@ import dataclasses
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ import tensorflow_transform as tft
 
 from dataset import declaration
 from dataset.training import TrainingConfig
+from launcher.local import free_ports
 from report.training import read_curves
 from tests.conftest import REPO, digit_rows, digits_dataset
 from trainer import distribute, input_pipeline, run
@@ -82,16 +82,6 @@ def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop, tmp_pat
   assert curves["accuracy"]["validation"][-1][1] >= MIN_ACCURACY - 0.1, curves["accuracy"]
 
 
-def _free_ports(n):
-  socks = [socket.socket() for _ in range(n)]
-  for s in socks:
-    s.bind(("127.0.0.1", 0))
-  ports = [s.getsockname()[1] for s in socks]
-  for s in socks:
-    s.close()
-  return ports
-
-
 def _setup(digits, tmp_path, config: TrainingConfig, **extra) -> str:
   setup = {"declaration": digits["decl"].to_dict(), "training": config.to_dict(),
            "transform_dir": digits["transform_dir"],
@@ -104,7 +94,7 @@ def _setup(digits, tmp_path, config: TrainingConfig, **extra) -> str:
 def _start(setup: str, out: str, workers: int = 1) -> list:
   """The training processes (tests/multiworker_worker.py): one, or a
   cluster of `workers` on 127.0.0.1."""
-  hosts = [f"127.0.0.1:{p}" for p in _free_ports(workers)]
+  hosts = [f"127.0.0.1:{p}" for p in free_ports(workers)]
   procs = []
   for index in range(workers):
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
