@@ -73,11 +73,16 @@ def _job(cluster, fn_args: dict, workers: int, steps: int, out: str) -> dict:
                                            args["eval_files"][0])}
 
 
-def main(argv=None) -> None:
-  parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-  parser.add_argument("--steps", type=int, default=400)
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="python -m bench.workers_bench",
+                                   description=__doc__.split("\n")[0])
+  parser.add_argument("--steps", type=int, default=400, help="train steps of each job")
   parser.add_argument("--json", help="write the results here")
-  args = parser.parse_args(argv)
+  return parser
+
+
+def main(argv=None) -> None:
+  args = build_parser().parse_args(argv)
   from tests.fakes.standin_cluster import StandInCluster
   with tempfile.TemporaryDirectory(prefix="workers_bench") as home:
     fn_args = _prepare(home)

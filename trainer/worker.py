@@ -19,6 +19,7 @@ if __name__ == "__main__":  # importing this sets nothing up
   startup.start(quiet=True if os.environ.get(QUIET_ENV) else None)
 
 # isort: split
+import argparse
 import logging
 import sys
 
@@ -54,10 +55,19 @@ def main(uri: str) -> int:
   return 0
 
 
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(prog="python -m trainer.worker",
+                                   description="one worker of a Trainer's job (launcher/)")
+  parser.add_argument("inputs", metavar="INPUTS_URI",
+                      help="the job's inputs, as the launcher wrote them (launcher/inputs.py)")
+  return parser
+
+
 if __name__ == "__main__":
+  args = build_parser().parse_args()
   own_lines(quiet=bool(os.environ.get(QUIET_ENV)))
   try:
-    status = main(sys.argv[1])
+    status = main(args.inputs)
   except roles.RoleError as e:
     print(f"error: {e}", file=sys.stderr)
     status = 2

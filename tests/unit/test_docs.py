@@ -30,12 +30,14 @@ def _parsers():
     startup_bench,
     transform_bench,
     tuner_bench,
+    workers_bench,
   )
   from cli import main as tfrecords
   from debug import cli as debug_cli
   from kubeflow import cli as kubeflow_cli
   from retention import cli as retention_cli
   from serving import cli as serving_cli
+  from trainer import worker as trainer_worker
   return {"local_runner.py": local_runner.build_parser,
           "-m kubeflow": kubeflow_cli.parser,
           "-m debug": debug_cli.build_parser,
@@ -49,7 +51,9 @@ def _parsers():
           "-m bench.rerun_bench": rerun_bench.build_parser,
           "-m bench.startup_bench": startup_bench.build_parser,
           "-m bench.transform_bench": transform_bench.build_parser,
-          "-m bench.tuner_bench": tuner_bench.build_parser}
+          "-m bench.tuner_bench": tuner_bench.build_parser,
+          "-m bench.workers_bench": workers_bench.build_parser,
+          "-m trainer.worker": trainer_worker.build_parser}
 
 
 def entry(tokens):
