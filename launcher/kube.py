@@ -102,6 +102,10 @@ def owner(cluster: Cluster, env=os.environ) -> Optional[Dict]:
     if ref.kind == "Workflow":
       return {"apiVersion": ref.api_version, "kind": "Workflow", "name": ref.name,
               "uid": ref.uid, "blockOwnerDeletion": False}
+  # Not a Workflow's pod, or HOSTNAME is not its name (Kubernetes cuts a
+  # hostname to 63 characters): say what that costs.
+  log.info("the step's pod %r has no Argo Workflow owner: its training job is deleted "
+           "only by this step, not with the run", pod_name)
   return None
 
 

@@ -209,6 +209,20 @@ def test_a_job_whose_step_never_comes_back_goes_with_the_run(two_workers, cluste
   assert all(w.proc.poll() is not None for w in workers), "a worker outlived its job"
 
 
+def test_a_job_past_its_timeout_is_deleted_and_fails_the_step(two_workers, cluster):
+  step = cluster.start_step(step_inputs(two_workers, cluster, "trainjob", steps=100000),
+                            {"image": "i", "timeoutSeconds": 20})
+  workers = wait_for("two workers", lambda: [cluster.worker(0), cluster.worker(1)]
+                     if cluster.worker(1) else None)
+  out, _ = step.communicate(timeout=600)
+  assert step.returncode == 1, out[-3000:]
+  (name,) = cluster.store.created["trainjobs"]
+  assert f"error: training job {name}: not finished after 20 s (its timeout); deleted" in out, \
+      out[-3000:]
+  assert cluster.store.list("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainjobs") == []
+  assert all(w.proc.poll() is not None for w in workers), "a worker outlived its deleted job"
+
+
 @pytest.mark.parametrize("change,expected", [
     ("no runtime", "no TrainingRuntime tfrecord-pipeline-tensorflow in namespace kubeflow: "
                    "install it with kubectl apply -n kubeflow -f "
