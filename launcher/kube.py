@@ -95,15 +95,16 @@ def owner(cluster: Cluster, env=os.environ) -> Optional[Dict]:
   back, while a retried step (a new pod of the same Workflow) still finds
   it. The step's own pod would be the wrong owner: a retry replaces it.
   None outside a Workflow's pod."""
-  pod_name = env.get("HOSTNAME", "")
+  # KFP's compiler gives every step container its pod's name (2.0 to 2.17,
+  # argocompiler's commonEnvs); HOSTNAME is that name cut to 63 characters.
+  pod_name = env.get("KFP_POD_NAME") or env.get("HOSTNAME", "")
   pod = cluster.call(f"get pod {pod_name}", cluster.core.read_namespaced_pod, pod_name,
                      cluster.namespace, missing_ok=True) if pod_name else None
   for ref in (pod.metadata.owner_references or []) if pod else []:
     if ref.kind == "Workflow":
       return {"apiVersion": ref.api_version, "kind": "Workflow", "name": ref.name,
               "uid": ref.uid, "blockOwnerDeletion": False}
-  # Not a Workflow's pod, or HOSTNAME is not its name (Kubernetes cuts a
-  # hostname to 63 characters): say what that costs.
+  # Not a Workflow's pod: say what that costs.
   log.info("the step's pod %r has no Argo Workflow owner: its training job is deleted "
            "only by this step, not with the run", pod_name)
   return None

@@ -53,16 +53,16 @@ def digits_run(tmp_path_factory):
 def stale_baseline_partial_run(digits_run):
   """Right after the first push: a partial run from the Trainer, whose
   BaselineModel last ran when nothing was served. 25 steps at fifteen times
-  the learning rate from the warm start score well above the threshold
-  asked (0.3) and well below the served model (allowed drop 0.001):
-  measured from two served models, drops of 0.068 and 0.084 to about 0.91.
-  Five times the rate dropped 0.003 and 0.037, and once nothing, which
-  blessed the model. While it runs, a second run in the same folder is
-  started."""
+  the learning rate from the warm start score above the threshold asked
+  (0.05, half of chance) and below the served model (allowed drop 0.001):
+  measured from two served models, drops of 0.068 and 0.084 to about 0.91,
+  and once, on a busy machine, to 0.288. Five times the rate dropped 0.003
+  and 0.037, and once nothing, which blessed the model. While it runs, a
+  second run in the same folder is started."""
   home = os.path.dirname(digits_run["metadata"])
   before = sorted(os.listdir(digits_run["serving"]))
   first = start_local(*digits_run["args"], "--from-node", "Trainer", "--train-steps", "25",
-                      "--train", "learning_rate=0.03", "--min-accuracy", "0.3",
+                      "--train", "learning_rate=0.03", "--min-accuracy", "0.05",
                       "--max-change", "0.001")
   lock = os.path.join(home, "run.lock")
   while first.poll() is None and not (
@@ -434,7 +434,8 @@ def test_a_partial_run_judges_against_the_model_served_now(stale_baseline_partia
           "its live state moved since it last ran") in lines, run["stdout"]
   assert any(line.startswith(f"warm start: from {served}; ") for line in lines), run["stdout"]
   result = run["outcome"]
-  assert result.blessed is False and result.value >= 0.3, (result.blessed, result.value)
+  # Above the threshold, so only the served model could refuse it.
+  assert result.blessed is False and result.value >= 0.05, (result.blessed, result.value)
   assert any("change against the baseline" in r for r in result.reasons), result.reasons
   assert lines[-1] == "no model pushed", lines[-3:]
 

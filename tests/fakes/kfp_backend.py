@@ -72,8 +72,8 @@ and nothing kinder. Each behaviour, and where it comes from:
 With `cluster` (tests/fakes/standin_cluster.py), each run is an Argo
 Workflow in the stand-in Kubernetes API and each step's pod is registered
 there, owned by it, as Argo's pods are; the step reaches the API as its
-service account would, through a KUBECONFIG here (HOSTNAME is its pod's
-name). The Trainer's launcher (launcher/) needs both.
+service account would, through a KUBECONFIG here (KFP_POD_NAME is its
+pod's name, HOSTNAME that name cut to 63 characters). The Trainer's launcher (launcher/) needs both.
 
 To test retries, `kills` names tasks whose first attempt is killed (SIGKILL
 to its process group, as a node's preemption does) once a predicate of
@@ -100,6 +100,8 @@ import yaml
 from google.protobuf import json_format
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2 as mlmd
+
+from tests.fakes import standin_cluster
 
 LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
 
@@ -418,8 +420,8 @@ class Backend:
     for var, (secret, key) in pod["secret_env"].items():
       env[var] = self.secrets[secret][key]
     if self.workflow is not None:
-      env.update(KUBECONFIG=self.kubeconfig,
-                 HOSTNAME=self.cluster.add_pod(self.workflow, name.lower(), container["image"]))
+      env.update(KUBECONFIG=self.kubeconfig, **standin_cluster.pod_env(
+          self.cluster.add_pod(self.workflow, name.lower(), container["image"])))
     if self.user is not None:
       for mine in ("tmp", *LOCAL_PREFIX.values()):
         _chown_tree(os.path.join(pod_dir, mine), self.user)

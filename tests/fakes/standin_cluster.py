@@ -19,9 +19,18 @@ from tests.fakes import kubernetes_api, training_engines
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMESPACE = "kubeflow"
 WORKFLOW = "digits-run-1"
-STEP_POD = "digits-run-1-trainer-123"  # the Trainer step's pod, of the run's Workflow
+# The Trainer step's pod, of the run's Workflow, named as Argo names a KFP
+# step's pod: longer than the 63 characters a hostname keeps.
+STEP_POD = "tfrecord-pipeline-digits-20261127090512-4xk2f-system-container-impl-2954107621"
 RUNTIME_KEY = ("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
                "tfrecord-pipeline-tensorflow")
+
+
+def pod_env(pod_name: str) -> Dict[str, str]:
+  """What a KFP step's container knows of its pod's name: KFP_POD_NAME from
+  the downward API (KFP's argocompiler, commonEnvs) and HOSTNAME, which
+  Kubernetes cuts to 63 characters."""
+  return {"KFP_POD_NAME": pod_name, "HOSTNAME": pod_name[:63]}
 
 
 class StandInCluster:
@@ -54,10 +63,13 @@ class StandInCluster:
                              {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow"})
 
   def add_pod(self, workflow: dict, task: str, image: str, name: str = "") -> str:
-    """A step's pod, owned by its run's Workflow as Argo's are; its name."""
-    name = name or f"{workflow['metadata']['name']}-{task}-{uuid.uuid4().hex[:5]}"
+    """A step's pod, owned by its run's Workflow and named as Argo names a
+    KFP step's (workflow, template, hash); its name."""
+    run = workflow["metadata"]["name"]
+    name = name or f"{run}-system-container-impl-{uuid.uuid4().int % 10**10:010d}"
     self.store.create(("v1", NAMESPACE, "pods", name), {
-        "metadata": {"ownerReferences": [{
+        "metadata": {"annotations": {"workflows.argoproj.io/node-name": f"{run}.{task}"},
+                     "ownerReferences": [{
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
             "name": workflow["metadata"]["name"], "uid": workflow["metadata"]["uid"]}]},
         "spec": {"containers": [{"name": "main", "image": image or "stand-in"}]},
@@ -72,7 +84,7 @@ class StandInCluster:
     """The Trainer step's launching half (tests/trainer_step.py) on `inputs`,
     with the step pod's environment; its output piped."""
     pod = pod or {"image": "registry.example/tfrecord-pipeline:test", "env": {"STAND_IN": "1"}}
-    env = {**self.env, "KUBECONFIG": self.kubeconfig, "HOSTNAME": STEP_POD,
+    env = {**self.env, "KUBECONFIG": self.kubeconfig, **pod_env(STEP_POD),
            "TRAIN_JOB_POD": json.dumps(pod)}
     return subprocess.Popen([sys.executable, "-m", "tests.trainer_step", inputs], cwd=REPO,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
