@@ -19,15 +19,8 @@ from runner import flags
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def keep_count(text: str) -> int:
-  """argparse type of --keep: a whole number >= 1."""
-  try:
-    value = int(text)
-  except ValueError:
-    value = 0
-  if value < 1:
-    raise argparse.ArgumentTypeError(f"expected a whole number >= 1, found {text!r}")
-  return value
+# argparse type of --keep and --keep-runs.
+keep_count = flags.whole_number(1)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,10 +13,27 @@ import os
 import shlex
 import socket
 import time
-from typing import List
+from typing import Callable, List, Optional
 
 from dataset import declaration
 from pipeline.config import DEFAULT_BEAM_ARGS, ConfigError, PipelineConfig, TrainingConfig
+
+
+def whole_number(low: int, high: Optional[int] = None,
+                 unit: str = "a whole number") -> Callable[[str], int]:
+  """An argparse type: an integer from `low` (to `high`). argparse puts the
+  flag's name before the message, so the message does not repeat it."""
+  expected = f"{unit} from {low} to {high}" if high is not None else f"{unit} >= {low}"
+
+  def parse(text: str) -> int:
+    try:
+      value = int(text)
+    except ValueError:
+      value = None
+    if value is None or value < low or (high is not None and value > high):
+      raise argparse.ArgumentTypeError(f"expected {expected}, found {text!r}")
+    return value
+  return parse
 
 
 def add_home_flags(parser: argparse.ArgumentParser, default_output_dir: str) -> None:

@@ -36,16 +36,8 @@ def resource(text: str):
   return node, values
 
 
-def retries(text: str) -> int:
-  """argparse type of `--retries`: an integer from 0 to 10."""
-  try:
-    value = int(text)
-  except ValueError:
-    value = -1
-  if not 0 <= value <= 10:
-    raise argparse.ArgumentTypeError(f"--retries: expected an integer from 0 to 10, "
-                                     f"found {text!r}")
-  return value
+# argparse type of `--retries`.
+retries = flags.whole_number(0, 10)
 
 
 def env_var(text: str):

@@ -17,24 +17,15 @@ from typing import Dict, Optional
 
 from launcher.job import POD_ENV
 from pipeline.config import PipelineConfig
+from runner import flags
 
 NODE = "Trainer"
 
 
-def positive_seconds(text: str) -> int:
-  """argparse type of `--train-timeout`."""
-  try:
-    value = int(text)
-  except ValueError:
-    value = 0
-  if value < 1:
-    raise argparse.ArgumentTypeError(f"--train-timeout: expected a number of seconds >= 1, "
-                                     f"found {text!r}")
-  return value
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("--train-timeout", type=positive_seconds, metavar="SECONDS",
+  parser.add_argument("--train-timeout", type=flags.whole_number(1, unit="a number of seconds"), metavar="SECONDS",
                       help="with --train-workers: delete the Trainer's job and fail the "
                            "step if it has not finished after this long (default: none)")
   parser.add_argument("--train-machine-type", metavar="TYPE",

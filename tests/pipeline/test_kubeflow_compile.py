@@ -561,8 +561,9 @@ def test_keep_runs_ends_each_run_with_retention_after_the_report(tmp_path):
 def test_a_bad_retry_count_is_one_line(tmp_path, capsys, value):
   assert kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/p",
                    "--output-dir", str(tmp_path), "--retries", value]) == 2
-  assert f"--retries: expected an integer from 0 to 10, found '{value}'" in \
-      capsys.readouterr().err
+  err = capsys.readouterr().err
+  assert f"argument --retries: expected a whole number from 0 to 10, found '{value}'" in err, \
+      err
 
 
 def test_the_compiled_evaluator_judges_the_declared_slices(tmp_path):

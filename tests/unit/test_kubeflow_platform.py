@@ -28,7 +28,6 @@ def test_tolerations_and_selectors_parse_to_the_kubernetes_fields():
     (platform.node_selector, "pool=gpu", "--node-selector: expected NODE:KEY=VALUE"),
     (platform.secret_env, "s3-creds:accesskey", "--secret-env: expected SECRET:KEY=ENV_VAR"),
     (command.resource, "Trainer:cpus=4", "--resource 'Trainer:cpus=4': expected keys"),
-    (command.retries, "11", "--retries: expected an integer from 0 to 10"),
     (command.env_var, "NOVALUE", "--env: expected NAME=VALUE"),
 ])
 def test_a_bad_flag_is_one_line_naming_it(parse, text, words):
