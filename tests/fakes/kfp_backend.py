@@ -535,7 +535,9 @@ def pod_image(folder: str) -> Dict:
   repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   os.makedirs(image)
   for source, target in ((sys.base_prefix, "base"), (sys.prefix, "venv")):
-    subprocess.run(["cp", "-al", source, os.path.join(image, target)], check=True)
+    # The folder itself, not a link to it: its pyvenv.cfg is replaced below.
+    subprocess.run(["cp", "-al", os.path.realpath(source), os.path.join(image, target)],
+                   check=True)
   venv = os.path.join(image, "venv")
   os.unlink(os.path.join(venv, "pyvenv.cfg"))  # a hard link: never edit in place
   with open(os.path.join(venv, "pyvenv.cfg"), "w") as f:
