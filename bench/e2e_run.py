@@ -1,6 +1,7 @@
 """One pipeline run of the end-to-end benchmark, measured from inside.
 
     python -m bench.e2e_run {stock,project} --data DIR --out DIR --result FILE
+                            [--kind table|photos] [--train-steps N]
 
 bench/e2e_bench.py starts this once per pipeline, so each runs in a fresh
 process (no TensorFlow, Beam or ML Metadata state carried over), and the
@@ -30,7 +31,6 @@ import psutil
 import startup
 
 SAMPLE_S = 0.2
-EVAL_STEPS = 20
 
 
 def _memory(process: psutil.Process) -> int:
@@ -72,25 +72,29 @@ class MemorySampler(threading.Thread):
     return max(inside, default=0) / 2**20
 
 
-def run_stock(data: str, out: str, train_steps: int) -> tuple:
+def run_stock(data: str, out: str, train_steps: int, eval_steps: int, kind: str) -> tuple:
   """Runs the stock pipeline; (its metadata file, its name, accuracy metric)."""
   from tfx import v1 as tfx
 
   from bench.stock import pipeline
   tfx.orchestration.LocalDagRunner().run(
-      pipeline.create_pipeline(data, out, train_steps, EVAL_STEPS))
+      pipeline.create_pipeline(data, out, train_steps, eval_steps, kind))
   return os.path.join(out, "metadata.sqlite"), "stock", "sparse_categorical_accuracy"
 
 
-def run_project(decl_path: str, out: str, train_steps: int) -> tuple:
+def run_project(decl_path: str, out: str, train_steps: int, eval_steps: int,
+                kind: str) -> tuple:
   """Runs this project's pipeline as a user does, through local_runner.py."""
   import yaml
 
   import local_runner
   # Threshold 0: the model is blessed, so the serving check and the push
-  # run, as in the stock pipeline.
+  # run, as in the stock pipeline. Photos are flipped at random in training,
+  # as the stock (cifar10) design flips them.
+  augment = ["--train", "flip_left_right=true"] if kind == "photos" else []
   code = local_runner.main(["--dataset", decl_path, "--output-dir", out, "--no-cache",
-                            "--threshold", "0", "--train-steps", str(train_steps)])
+                            "--threshold", "0", "--train-steps", str(train_steps),
+                            "--train", f"eval_steps={eval_steps}", *augment])
   if code != 0:
     raise SystemExit(f"the project's pipeline ended with exit status {code}")
   name = yaml.safe_load(open(decl_path))["name"]
@@ -124,6 +128,10 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--out", required=True)
   parser.add_argument("--result", required=True)
   parser.add_argument("--train-steps", type=int, default=800)
+  parser.add_argument("--eval-steps", type=int, default=20,
+                      help="both Trainers' validation batches per epoch")
+  parser.add_argument("--kind", choices=("table", "photos"), default="table",
+                      help="the data's kind: the stock pipeline's design follows it")
   return parser
 
 
@@ -133,9 +141,9 @@ def main(argv=None) -> int:
   sampler.start()
   started = time.time()
   if args.pipeline == "stock":
-    found = run_stock(args.data, args.out, args.train_steps)
+    found = run_stock(args.data, args.out, args.train_steps, args.eval_steps, args.kind)
   else:
-    found = run_project(args.data, args.out, args.train_steps)
+    found = run_project(args.data, args.out, args.train_steps, args.eval_steps, args.kind)
   total = time.time() - started
   sampler.stop()
   result = measure(*found, sampler)
