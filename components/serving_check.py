@@ -58,12 +58,14 @@ def eval_requests(examples, splits: list, label: str, path: str) -> int:
   return count
 
 
-def run_check(model_dir: str, requests: str, contract: dict, budget: dict) -> dict:
+def run_check(model_dir: str, requests: str, contract: dict, budget: dict,
+              **options) -> dict:
   """serving/check.py in a process of its own; its result, or a failed
-  `loads` check when the process died before writing one."""
+  `loads` check when the process died before writing one. `options`:
+  `latency_seconds` (serving/check.py's LATENCY_SECONDS)."""
   with tempfile.TemporaryDirectory() as tmp:
     request = {"model": model_dir, "examples": requests, "contract": contract,
-               "budget": budget, "out": os.path.join(tmp, "result.json")}
+               "budget": budget, "out": os.path.join(tmp, "result.json"), **options}
     request_path = os.path.join(tmp, "request.json")
     with open(request_path, "w") as f:
       json.dump(request, f)

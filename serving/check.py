@@ -22,7 +22,11 @@ declared keys, dtypes and shapes; every value is finite; class
 probabilities lie in [0, 1] and sum to 1; and, when a budget is declared,
 the p99 latency at each budgeted batch size is within it. Latency is
 measured after a few warm-up calls (TF Serving's own warm-up does the same),
-one request at a time, over the same examples.
+one request at a time, over the same examples: up to 200 requests at batch 1
+and 50 at batch 64, but no more than LATENCY_SECONDS of them once 20 were
+timed. A model that takes a second a batch (a CNN on large photos, on a
+CPU) is then measured in seconds, not minutes; its p99 is then the
+largest of 20, so a budget only errs on the safe side.
 """
 
 import json
@@ -38,6 +42,7 @@ import storage
 # Requests per batch size: p99 of 200 single requests is their third
 # largest; of 50 batches of 64, their largest.
 REQUESTS = {"batch_1": (1, 200), "batch_64": (64, 50)}
+MIN_REQUESTS, LATENCY_SECONDS = 20, 5.0  # per batch size
 WARM_UP = 3
 SUM_TOLERANCE = 1e-3  # float32 softmax sums to 1 within a few ulps
 RESULT_FILE = "serving_check.json"  # in the ServingCheck step's output
@@ -114,7 +119,7 @@ def _check_outputs(outputs: dict, contract: dict, n: int, checks: Checks) -> boo
   return True
 
 
-def _latency(serve, examples: list) -> dict:
+def _latency(serve, examples: list, budget_seconds: float) -> dict:
   result = {}
   for name, (size, count) in REQUESTS.items():
     batches = [[examples[(i * size + j) % len(examples)] for j in range(size)]
@@ -126,13 +131,16 @@ def _latency(serve, examples: list) -> dict:
       start = time.perf_counter()
       serve(batch)
       seconds.append(time.perf_counter() - start)
+      if len(seconds) >= MIN_REQUESTS and sum(seconds) >= budget_seconds:
+        break
     ms = np.array(seconds) * 1000
     result[name] = {"p50": round(float(np.percentile(ms, 50)), 3),
-                    "p99": round(float(np.percentile(ms, 99)), 3), "requests": count}
+                    "p99": round(float(np.percentile(ms, 99)), 3), "requests": len(ms)}
   return result
 
 
-def check(model_dir: str, examples: list, contract: dict, budget: dict) -> dict:
+def check(model_dir: str, examples: list, contract: dict, budget: dict,
+          latency_seconds: float = LATENCY_SECONDS) -> dict:
   """Runs every check on the model at model_dir; see the module's docstring."""
   checks = Checks()
   result = {"checks": checks.done, "latency_ms": {}, "examples": len(examples)}
@@ -156,7 +164,7 @@ def check(model_dir: str, examples: list, contract: dict, budget: dict) -> dict:
     else:
       checks.add("answers", True, f"{len(examples)} eval examples, without their label")
       if _check_outputs(outputs, contract, len(examples), checks):
-        result["latency_ms"] = _latency(serve, examples)
+        result["latency_ms"] = _latency(serve, examples, latency_seconds)
         for name, limit in sorted(budget.items()):
           p99 = result["latency_ms"][name]["p99"]
           checks.add("latency", p99 <= limit,
@@ -178,7 +186,8 @@ def main(argv) -> int:
     request = json.load(f)
   storage.enable([request["model"]])
   examples = [r.numpy() for r in tf.data.TFRecordDataset(request["examples"])]
-  result = check(request["model"], examples, request["contract"], request.get("budget", {}))
+  result = check(request["model"], examples, request["contract"], request.get("budget", {}),
+                 request.get("latency_seconds", LATENCY_SECONDS))
   with open(request["out"], "w") as f:
     json.dump(result, f, indent=1)
   return 0

@@ -67,6 +67,14 @@ def test_a_model_that_serves_as_promised_passes_with_its_latency(tmp_path, reque
     assert figures["requests"] == requests_sent, figures
 
 
+def test_a_slow_model_is_timed_on_fewer_requests_not_for_minutes(tmp_path, requests):
+  """Past its time (here none), latency stops at 20 requests a batch size."""
+  result = run_check(save(tmp_path, "good"), requests, CONTRACT, {}, latency_seconds=0)
+  assert result["passed"], result
+  assert {b: f["requests"] for b, f in result["latency_ms"].items()} == {
+      "batch_1": 20, "batch_64": 20}, result["latency_ms"]
+
+
 @pytest.mark.parametrize("name, reason", [
     ("nan", "finite: probabilities: NaN or infinity for 40 of 40 examples"),
     ("sigmoid", "probabilities: expected probabilities in [0, 1] summing to 1 for every "
