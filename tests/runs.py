@@ -69,30 +69,3 @@ def serve_accuracy(model_dir: str, files: list) -> tuple:
   probs = serve(examples=tf.constant(records))["probabilities"].numpy()
   assert probs.shape == (len(records), 10), probs.shape
   return float((probs.argmax(axis=1) == labels).mean()), len(records)
-
-
-SERVE = """
-import glob, sys
-import startup
-startup.start()
-import numpy as np, tensorflow as tf
-model = tf.saved_model.load(sys.argv[1])
-files = sorted(glob.glob(sys.argv[2]))
-records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP").take(int(sys.argv[3]))]
-labels = [tf.train.Example.FromString(r).features.feature["label"].int64_list.value[0]
-          for r in records]
-out = model.signatures["serving_default"](examples=tf.constant(records))
-scores = [v for v in out.values() if len(v.shape) == 2 and v.shape[1] > 1][0]
-print(float(np.mean(np.argmax(scores, axis=1) == np.array(labels))))
-"""
-
-
-def served_accuracy(export_dir: str, eval_pattern: str, examples: int = 1000) -> float:
-  """The accuracy of a SavedModel's `serving_default` on up to `examples`
-  serialized eval examples (GZIP TFRecords with an int label), loaded in a
-  process of its own, as the Evaluator and the serving check load it."""
-  env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS")}
-  done = subprocess.run([sys.executable, "-c", SERVE, export_dir, eval_pattern, str(examples)],
-                        cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-  assert done.returncode == 0, done.stderr[-3000:]
-  return float(done.stdout.split()[-1])

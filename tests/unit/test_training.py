@@ -134,11 +134,13 @@ def test_two_workers_train_the_same_weights_on_different_shards(digits, tmp_path
 
 # `fit` on one worker is the compiled Trainer's case: tests/e2e/test_kubeflow_steps.py
 # kills it at its first checkpoint, and the retry resumes and serves >= 0.95.
-@pytest.mark.parametrize("loop,workers", [("custom", 1), ("fit", 2), ("custom", 2)])
+@pytest.mark.parametrize("loop,workers", [("custom", 1), ("custom", 2)])
 def test_a_killed_training_resumes_from_its_checkpoint(digits, tmp_path, loop, workers):
   """A training killed (SIGKILL, as a preempted pod) after its first
   checkpoint, then started again as a retry is: it resumes, says so, ends
-  as accurate as an uninterrupted one, and deletes its checkpoints."""
+  as accurate as an uninterrupted one, and deletes its checkpoints. `fit`
+  resumes in a retried Kubeflow Trainer (test_kubeflow_steps) and, with two
+  workers, in a restarted TrainJob (test_train_workers)."""
   steps = 400 if workers == 1 else 60
   config = dataclasses.replace(CONFIG, loop=loop, train_steps=steps,
                                checkpoint_every=steps // 8,
