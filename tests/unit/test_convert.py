@@ -71,6 +71,19 @@ def test_image_folder_keeps_encoded_bytes_and_labels_by_sorted_class(tmp_path, c
   assert "ex/s" in printed.err  # the progress bar
 
 
+def test_an_image_folder_is_written_in_a_shuffled_order_the_same_each_time(tmp_path):
+  """Class after class, a Trainer's shuffle buffer would see one class at a
+  time; each shard holds them mixed, and converting again gives the same."""
+  image_folder(tmp_path / "in", per_class=20)
+  orders = []
+  for out in (tmp_path / "a", tmp_path / "b"):
+    assert run("images", tmp_path / "in", "--output", out, "--workers", 1) == 0
+    orders.append([e["label"][0] for e in examples(str(out / "*.tfrecord.gz"))])
+  runs = sum(1 for i in range(1, 60) if orders[0][i] != orders[0][i - 1])
+  assert runs > 20, f"expected the 3 classes mixed, found {runs + 1} runs: {orders[0]}"
+  assert orders[0] == orders[1]
+
+
 def test_resize_and_encode_only_when_asked(tmp_path):
   image_folder(tmp_path / "in", per_class=2)
   assert run("images", tmp_path / "in", "--output", tmp_path / "out",
