@@ -53,7 +53,7 @@ def generate(folder: str, count: int, size: int = SIZE) -> Tuple[str, str]:
   jpegs, records = os.path.join(root, "jpeg"), os.path.join(root, "records")
   stamp = os.path.join(root, "stamp.json")
   wanted = {"count": count, "size": size, "classes": CLASSES, "eval_percent": EVAL_PERCENT,
-            "names": 2}
+            "names": 2, "shuffled": True}
   if os.path.exists(stamp):
     with open(stamp) as f:
       if json.load(f) == wanted:
