@@ -94,6 +94,26 @@ def rows_of(component: str, results: dict):
   return None
 
 
+def model_ceiling(decl_path: str, out: str) -> float:
+  """The project's model on batches in memory (bench/model_ceiling.py), in a
+  fresh process: images/s."""
+  log = os.path.join(out, "model_ceiling.log")
+  with open(log, "w") as f:
+    done = subprocess.run([sys.executable, "-m", "bench.model_ceiling", decl_path],
+                          stdout=subprocess.PIPE, stderr=f, text=True)
+  if done.returncode != 0:
+    raise SystemExit(f"bench.model_ceiling failed (exit {done.returncode}); its log is {log}")
+  return json.loads(done.stdout.strip().splitlines()[-1])["images_per_s"]
+
+
+def ceiling_line(results: dict) -> str:
+  trained = results["train_steps"] * BATCH_SIZE
+  paces = ", ".join(f"{p}'s {trained / results[p]['components']['Trainer']:.1f}"
+                    for p in PIPELINES)
+  return (f"the model alone, on batches in memory: {results['ceiling_images_per_s']:.1f} "
+          f"images/s; the Trainers, start-up and validation included: {paces}")
+
+
 def eval_count(results: dict) -> int:
   fraction = (photos.EVAL_PERCENT / 100 if results.get("data") == "photos"
               else EVAL_FRACTION)
@@ -249,8 +269,13 @@ def main(argv=None) -> int:
   if args.only:
     print(json.dumps(results[args.only]["components"], indent=1))
     return 0
+  if kind == "photos":
+    print("timing the model alone (bench/model_ceiling.py)", flush=True)
+    results["ceiling_images_per_s"] = model_ceiling(decl_path, out)
   print()
   print(table(results))
+  if kind == "photos":
+    print(ceiling_line(results))
   earlier = None
   if args.earlier:
     with open(args.earlier) as f:

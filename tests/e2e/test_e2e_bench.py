@@ -45,4 +45,7 @@ def test_the_benchmark_runs_both_pipelines_and_writes_its_json_and_chart(tmp_pat
   for goal in ("project/stock time", "no component slower than its stock counterpart",
                "eval accuracy differs by", "project/stock peak memory"):
     assert re.search(rf"^(met|NOT met): {goal}", table, re.M), f"no line for {goal}:\n{table}"
+  # What the Trainers' pace is read against: the model alone.
+  assert result["ceiling_images_per_s"] > 0, result
+  assert "the model alone, on batches in memory" in table, table
   assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
