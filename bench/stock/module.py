@@ -34,19 +34,26 @@ def _input_fn(files, data_accessor, transform_output, batch_size):
       transform_output.transformed_metadata.schema).repeat()
 
 
-def _model(feature_names):
+def head(inputs, x, num_classes: int):
+  """The project's head on its feature towers (trainer/model.py
+  `build_model`): Dense(128), Dropout(0.2), softmax, compiled with Adam at
+  the project's default learning rate. The photos module shares it."""
   keras = tf.keras
-  inputs = [keras.layers.Input(shape=(1,), name=name) for name in feature_names]
-  x = keras.layers.concatenate(inputs)
-  x = keras.layers.Dense(32, activation="relu")(x)
   x = keras.layers.Dense(128, activation="relu")(x)
   x = keras.layers.Dropout(0.2)(x)
-  outputs = keras.layers.Dense(NUM_CLASSES, activation="softmax")(x)
+  outputs = keras.layers.Dense(num_classes, activation="softmax")(x)
   model = keras.Model(inputs=inputs, outputs=outputs)
   model.compile(optimizer=keras.optimizers.Adam(LEARNING_RATE),
                 loss="sparse_categorical_crossentropy",
                 metrics=[keras.metrics.SparseCategoricalAccuracy()])
   return model
+
+
+def _model(feature_names):
+  keras = tf.keras
+  inputs = [keras.layers.Input(shape=(1,), name=name) for name in feature_names]
+  x = keras.layers.concatenate(inputs)
+  return head(inputs, keras.layers.Dense(32, activation="relu")(x), NUM_CLASSES)
 
 
 def _serving_signature(model, transform_output):
