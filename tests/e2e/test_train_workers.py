@@ -173,8 +173,8 @@ def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_re
   assert re.search(r"resumed from step \d+ of 200", out), out[-3000:]
   exports = list((tmp(cluster) / "trainjob").rglob("saved_model.pb"))
   assert [p.parent.name for p in exports] == ["Format-Serving"], exports
-  assert not (tmp(cluster) / "trainjob" / "checkpoints").exists(), \
-      "the finished job's checkpoints were kept"
+  kept = list((tmp(cluster) / "trainjob" / "checkpoints").rglob("*"))
+  assert not kept, f"the finished job's checkpoints were kept: {kept}"
 
 
 def test_a_job_that_fails_for_good_fails_the_step_naming_the_worker(two_workers, cluster):
