@@ -107,19 +107,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
   args = build_parser().parse_args(argv)
   data_folder = os.path.join(os.path.abspath(args.out), "data")
-  if args.data == "photos":
-    out = os.path.abspath(os.path.join(args.out, f"photos-{args.rows}"))
+  kind = "photos" if args.data == "photos" else "table"
+  out = os.path.abspath(os.path.join(
+      args.out, f"photos-{args.rows}" if kind == "photos" else str(args.rows)))
+  os.makedirs(out, exist_ok=True)
+  if kind == "photos":
     print(f"generating {args.rows:,} photos in {args.out}/data (once)", flush=True)
-    data_dir, _ = photos.generate(data_folder, args.rows)
-    decl_path, kind = os.path.join(data_dir, "dataset.yaml"), "photos"
+    data_dir = photos.generate(data_folder, args.rows)
+    decl_path = os.path.join(data_dir, "dataset.yaml")
   else:
-    out = os.path.abspath(os.path.join(args.out, str(args.rows)))
     print(f"generating T, {args.rows:,} rows, in {args.out}/data (once)", flush=True)
     data = input_data.generate(data_folder, "T", args.rows)
-    os.makedirs(out, exist_ok=True)
-    data_dir, kind = os.path.dirname(data.files[0]), "table"
+    data_dir = os.path.dirname(data.files[0])
     decl_path = input_data.declaration_file(data, os.path.join(out, "T.yaml"))
-  os.makedirs(out, exist_ok=True)
   results = {"data": args.data, "rows": args.rows, "train_steps": args.train_steps}
   for pipeline in ([args.only] if args.only else PIPELINES):
     print(f"running the {pipeline} pipeline (log: {out}/{pipeline}.log)", flush=True)

@@ -38,9 +38,13 @@ def ceiling_line(results: dict) -> str:
           f"images/s; the Trainers, start-up and validation included: {paces}")
 
 
+def of_photos(results: dict) -> bool:
+  """A run of --data photos (T's earlier JSON files have no "data")."""
+  return results.get("data") == "photos"
+
+
 def eval_count(results: dict) -> int:
-  fraction = (photos.EVAL_PERCENT / 100 if results.get("data") == "photos"
-              else EVAL_FRACTION)
+  fraction = photos.EVAL_PERCENT / 100 if of_photos(results) else EVAL_FRACTION
   return int(results["rows"] * fraction)
 
 
@@ -49,7 +53,7 @@ def per_second(rate: float) -> str:
 
 
 def table(results: dict) -> str:
-  unit = "images/s" if results.get("data") == "photos" else "rows/s"
+  unit = "images/s" if of_photos(results) else "rows/s"
   lines = [f"{'component':18s} {'stock s':>8s} {unit:>8s} {'MB':>6s}   "
            f"{'project s':>9s} {unit:>8s} {'MB':>6s}   {'speed-up':>8s}"]
   for component in SHOWN:
@@ -78,7 +82,7 @@ def table(results: dict) -> str:
 def goal_lines(results: dict, earlier: dict = None) -> list:
   """The issues' goals, met or not, from this run (and, for T's memory, the
   run at fewer rows of the same JSON folder, when given)."""
-  rows, is_photos = results["rows"], results.get("data") == "photos"
+  rows, is_photos = results["rows"], of_photos(results)
   what = f"{rows:,} {'images' if is_photos else 'rows'}"
   ratio = results["project"]["total_s"] / results["stock"]["total_s"]
   goal = (GOAL_PHOTOS_RATIO if is_photos else
@@ -138,8 +142,7 @@ def plot(results: dict, path: str) -> None:
   ax.set_xlabel("seconds (per component, from ML Metadata)")
   ax.set_xlim(0, max(left.values()) * 1.2)
   ax.legend(fontsize=7, ncol=3, loc="upper right")
-  data = ("photos (JPEG, 96x96)", "images") if results.get("data") == "photos" else (
-      "T", "rows")
+  data = ("photos (JPEG, 96x96)", "images") if of_photos(results) else ("T", "rows")
   ax.set_title(f"Whole pipeline on {data[0]}, {results['rows']:,} {data[1]}, "
                "one run on this machine")
   fig.tight_layout()

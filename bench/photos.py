@@ -13,7 +13,6 @@ says otherwise is written again.
 import io
 import json
 import os
-from typing import Tuple
 
 import numpy as np
 
@@ -46,9 +45,10 @@ def _crops(count: int, size: int, rng) -> list:
   return out
 
 
-def generate(folder: str, count: int, size: int = SIZE) -> Tuple[str, str]:
-  """`count` photos converted into folder/photos-<count>; (the TFRecords'
-  folder, with train/ and eval/ and dataset.yaml, and the JPEG folder)."""
+def generate(folder: str, count: int, size: int = SIZE) -> str:
+  """`count` photos converted into folder/photos-<count>-<size>/records
+  (train/, eval/ and dataset.yaml, as convert writes them); that folder.
+  The JPEG files stay beside it, in jpeg/."""
   root = os.path.join(os.path.abspath(folder), f"photos-{count}-{size}")
   jpegs, records = os.path.join(root, "jpeg"), os.path.join(root, "records")
   stamp = os.path.join(root, "stamp.json")
@@ -57,7 +57,7 @@ def generate(folder: str, count: int, size: int = SIZE) -> Tuple[str, str]:
   if os.path.exists(stamp):
     with open(stamp) as f:
       if json.load(f) == wanted:
-        return records, jpegs
+        return records
   import shutil
   shutil.rmtree(root, ignore_errors=True)
   rng = np.random.default_rng(0)
@@ -74,4 +74,4 @@ def generate(folder: str, count: int, size: int = SIZE) -> Tuple[str, str]:
     raise SystemExit(f"tfrecords convert images {jpegs} failed (exit {code})")
   with open(stamp, "w") as f:
     json.dump(wanted, f)
-  return records, jpegs
+  return records

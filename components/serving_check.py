@@ -24,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from typing import Optional
 
 import tensorflow as tf
 from absl import logging
@@ -59,13 +60,15 @@ def eval_requests(examples, splits: list, label: str, path: str) -> int:
 
 
 def run_check(model_dir: str, requests: str, contract: dict, budget: dict,
-              **options) -> dict:
+              latency_seconds: Optional[float] = None) -> dict:
   """serving/check.py in a process of its own; its result, or a failed
-  `loads` check when the process died before writing one. `options`:
-  `latency_seconds` (serving/check.py's LATENCY_SECONDS)."""
+  `loads` check when the process died before writing one. `latency_seconds`:
+  serving/check.py's LATENCY_SECONDS when None."""
   with tempfile.TemporaryDirectory() as tmp:
     request = {"model": model_dir, "examples": requests, "contract": contract,
-               "budget": budget, "out": os.path.join(tmp, "result.json"), **options}
+               "budget": budget, "out": os.path.join(tmp, "result.json")}
+    if latency_seconds is not None:
+      request["latency_seconds"] = latency_seconds
     request_path = os.path.join(tmp, "request.json")
     with open(request_path, "w") as f:
       json.dump(request, f)

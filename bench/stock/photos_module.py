@@ -21,9 +21,10 @@ import tensorflow as tf
 from tfx import v1 as tfx
 from tfx_bsl.public import tfxio
 
+from bench.photos import CLASSES as NUM_CLASSES
+from bench.photos import SIZE
+
 IMAGE, LABEL = "image", "label"
-SIZE = 96
-NUM_CLASSES = 8
 BATCH_SIZE = 64
 
 

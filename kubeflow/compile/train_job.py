@@ -22,10 +22,9 @@ from runner import flags
 NODE = "Trainer"
 
 
-
-
 def add_flags(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("--train-timeout", type=flags.whole_number(1, unit="a number of seconds"), metavar="SECONDS",
+  parser.add_argument("--train-timeout", type=flags.whole_number(1, unit="a number of seconds"),
+                      metavar="SECONDS",
                       help="with --train-workers: delete the Trainer's job and fail the "
                            "step if it has not finished after this long (default: none)")
   parser.add_argument("--train-machine-type", metavar="TYPE",
