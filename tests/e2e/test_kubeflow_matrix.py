@@ -106,9 +106,11 @@ def names_plain(root) -> dict:
 
 
 CELLS = {"raw-regression-spans": raw_regression_spans, "names-plain": names_plain}
-# names-plain trains on two workers, a TrainJob on the stand-in cluster
-# (tests/fakes/standin_cluster.py): the compiled Trainer step launches them.
-WORKERS = {"names-plain": ["--train-workers", "2", "--train-engine", "trainjob"]}
+# Each cell trains on two workers on the stand-in cluster
+# (tests/fakes/standin_cluster.py), one engine each: the compiled Trainer
+# step launches them.
+WORKERS = {"names-plain": ["--train-workers", "2", "--train-engine", "trainjob"],
+           "raw-regression-spans": ["--train-workers", "2", "--train-engine", "tfjob"]}
 
 
 @pytest.fixture(scope="module", params=sorted(CELLS))
@@ -146,8 +148,11 @@ def cell(request, tmp_path_factory):
     exports = [o["Key"] for o in client.list_objects_v2(
         Bucket=trainer[0], Prefix=trainer[2] + "/").get("Contents", [])
         if o["Key"].endswith("saved_model.pb")]
+    export = client.get_object(Bucket=trainer[0], Key=exports[0])["Body"].read() \
+        if exports else b""
     yield {"name": request.param, "root": root, "run": run, "serving": serving,
-           "cluster": cluster, "exports": exports,
+           "cluster": cluster, "exports": exports, "export_bytes": export,
+           "engine": WORKERS[request.param][-1],
            "cache": [o["Key"] for o in cache.get("Contents", [])],
            "splits": {o["Key"][len(prefix) + 1:].split("/")[0]
                       for o in examples.get("Contents", [])}}
@@ -201,22 +206,26 @@ def test_the_served_model_answers_eval_records_in_the_labels_shape(cell):
 
 
 def test_two_workers_train_the_compiled_model_each_on_its_own_files(cell):
-  """names-plain's Trainer step launched a TrainJob of two workers on the
-  stand-in cluster, from inputs on s3://: each read its own shard, only the
-  chief exported (the Evaluator judged and the serving check loaded that
-  export: every step ran), and the job was deleted."""
-  if cell["name"] not in WORKERS:
-    assert "training job" not in (cell["root"] / "logs" / "Trainer.log").read_text()
-    return
+  """The Trainer step launched a job of two workers (names-plain a TrainJob,
+  raw-regression-spans a TFJob) on the stand-in cluster, from inputs on
+  s3://: each read its own shard, only the chief exported (the Evaluator
+  judged and the serving check loaded that export: every step ran), with no
+  op pinned to a worker's device (tfx#2894), and the job was deleted."""
+  engine = cell["engine"]
+  api, plural, pods = {"trainjob": ("trainer.kubeflow.org/v1alpha1", "trainjobs",
+                                    "{}-node-0-*.log"),
+                       "tfjob": ("kubeflow.org/v1", "tfjobs", "{}-worker-*.log")}[engine]
   store = cell["cluster"].store
-  (name,) = store.created["trainjobs"]
+  (name,) = store.created[plural]
   log = (cell["root"] / "logs" / "Trainer.log").read_text()
+  assert f"training job {name}: 2 workers on {engine}" in log, log[-3000:]
   assert f"training job {name}: succeeded" in log, log[-3000:]
   shards = {}
-  for path in cell["root"].glob(f"{name}-node-0-*.log"):
+  for path in cell["root"].glob(pods.format(name)):
     found = re.search(r"input shard (\d) of 2: (.*)", path.read_text())
     assert found, path.read_text()[-3000:]
     shards[found.group(1)] = found.group(2)
   assert sorted(shards) == ["0", "1"], shards
   assert [k.rsplit("/", 2)[-2] for k in cell["exports"]] == ["Format-Serving"], cell["exports"]
-  assert store.list("trainer.kubeflow.org/v1alpha1", "kubeflow", "trainjobs") == []
+  assert not re.search(rb"/job:worker/replica:\d+/task:\d+/device:", cell["export_bytes"])
+  assert store.list(api, "kubeflow", plural) == [], f"the {engine} was not deleted"

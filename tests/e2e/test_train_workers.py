@@ -15,6 +15,7 @@ import pytest
 
 from metadata import outcome
 from tests.fakes.standin_cluster import NAMESPACE, RUNTIME_KEY, WORKFLOW, StandInCluster
+from tests.fakes.vertex_api import StandInVertex
 from tests.runs import run_local, start_local
 
 ROLE = re.compile(r"^\[worker (\d)\] training job worker: worker (\d) of 2 \(pid (\d+)\)$", re.M)
@@ -113,32 +114,6 @@ def tmp(cluster) -> pathlib.Path:
 
 def pod_logs(cluster) -> Dict[str, str]:
   return {p.name[:-4]: p.read_text() for p in tmp(cluster).glob("*.log")}
-
-
-def test_a_tfjob_of_two_workers_trains_exports_once_and_is_deleted(two_workers, cluster):
-  """A TrainJob does the same in the compiled pipeline on s3://
-  (tests/e2e/test_kubeflow_matrix.py, names-plain) and below."""
-  engine = "tfjob"
-  step = cluster.start_step(step_inputs(two_workers, cluster, engine))
-  out, _ = step.communicate(timeout=900)
-  assert step.returncode == 0, out[-3000:]
-  store, plural = cluster.store, "tfjobs"
-  (name,) = store.created[plural]
-  assert f"training job {name}: succeeded" in out, out[-3000:]
-  assert len(cluster.controllers.started_pods) == 2
-  assert store.list("kubeflow.org/v1", NAMESPACE, plural) == [], \
-      "the job was not deleted after it succeeded"
-  shards = [re.search(r"input shard (\d) of 2: (.*)", log) for log in pod_logs(cluster).values()]
-  assert sorted(m.group(1) for m in shards if m) == ["0", "1"], pod_logs(cluster)
-  files = [set(m.group(2).split(": ", 1)[1].split(", ")) for m in shards if m]
-  assert not files[0] & files[1], files
-  exports = list((tmp(cluster) / engine).rglob("saved_model.pb"))
-  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
-  # No op is pinned to a cluster's device (tfx#2894): the export serves in a
-  # process of its own, as the local run's Evaluator and serving check prove.
-  assert not re.search(rb"/job:worker/replica:\d+/task:\d+/device:",
-                       exports[0].read_bytes())
-
 
 
 def wait_for(what: str, ready, seconds: float = 600):
@@ -251,3 +226,67 @@ def test_what_the_cluster_lacks_is_one_line(two_workers, cluster, change, expect
         "kubectl apply -n kubeflow -f kubeflow/manifests/trainer-rbac.yaml" in errors[0]
   assert "Traceback" not in out
   assert not store.created.get("trainjobs"), "a job was created all the same"
+
+
+# -- On Vertex AI: the stand-in JobService and metadata server -------------
+
+
+@pytest.fixture
+def vertex(tmp_path):
+  """The stand-in Vertex AI (tests/fakes/vertex_api.py): the real aiplatform
+  client over REST, the step's project and token from a metadata server."""
+  with StandInVertex(str(tmp_path)) as standin:
+    yield standin
+
+
+def test_a_vertex_customjob_of_a_chief_and_a_worker_trains_and_a_retried_step_reattaches(
+    two_workers, vertex):
+  inputs = step_inputs(two_workers, vertex, "vertex")
+  step = vertex.start_step(inputs)
+  out, _ = step.communicate(timeout=900)
+  assert step.returncode == 0, out[-3000:]
+  (name,) = vertex.runs
+  assert re.search(rf"training job train-\w+: CustomJob {name} created", out), out[-3000:]
+  roles = {r: re.search(r"training job worker: (\w+ \d of 2)", vertex.replica_log(r))
+           for r in vertex.replicas()}
+  assert {r: m and m.group(1) for r, m in roles.items()} == {
+      "workerpool0-0": "chief 0 of 2", "workerpool1-0": "worker 0 of 2"}, pod_logs(vertex)
+  shards = [re.search(r"input shard (\d) of 2: (.*)", vertex.replica_log(r))
+            for r in vertex.replicas()]
+  assert sorted(m.group(1) for m in shards if m) == ["0", "1"], pod_logs(vertex)
+  files = [set(m.group(2).split(": ", 1)[1].split(", ")) for m in shards if m]
+  assert not files[0] & files[1], files
+  exports = list((tmp(vertex) / "vertex").rglob("saved_model.pb"))
+  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
+
+  retried = vertex.start_step(inputs)  # as Argo or Vertex retries a step: same inputs
+  out, _ = retried.communicate(timeout=300)
+  assert retried.returncode == 0, out[-3000:]
+  assert f"reattached to CustomJob {name}" in out, out[-3000:]
+  assert list(vertex.runs) == [name] and len(vertex.replicas()) == 2, vertex.replicas()
+
+
+def test_a_vertex_job_whose_replica_fails_fails_the_step_naming_it(two_workers, vertex):
+  step = vertex.start_step(step_inputs(two_workers, vertex, "vertex", steps=100000))
+  run = wait_for("the worker replica", lambda: next(
+      (r for r in vertex.runs.values() if "workerpool1-0" in r.procs), None))
+  wait_for("the worker training", lambda: "input shard" in vertex.replica_log("workerpool1-0"))
+  os.killpg(run.procs["workerpool1-0"].pid, signal.SIGKILL)
+  out, _ = step.communicate(timeout=600)
+  assert step.returncode == 1, out[-3000:]
+  assert re.search(r"error: training job train-\w+: CustomJob JOB_STATE_FAILED: The replica "
+                   r"workerpool1-0 exited with a non-zero status of 137\.", out), out[-3000:]
+  assert run.procs["workerpool0-0"].poll() is not None, "the chief outlived its failed job"
+
+
+def test_a_vertex_call_not_granted_is_one_line(two_workers, vertex):
+  vertex.forbidden.add("aiplatform.customJobs.create")
+  step = vertex.start_step(step_inputs(two_workers, vertex, "vertex"))
+  out, _ = step.communicate(timeout=300)
+  errors = [line for line in out.splitlines() if line.startswith("error: ")]
+  assert step.returncode == 1 and errors == [
+      "error: Vertex AI: forbidden (Permission 'aiplatform.customJobs.create' denied on "
+      "resource '//aiplatform.googleapis.com/projects/stand-in-project/locations/us-central1' "
+      "(or it may not exist).); grant the pipeline's service account roles/aiplatform.user"], \
+      out[-3000:]
+  assert not vertex.runs, "a job was created all the same"

@@ -1,6 +1,6 @@
 """launcher/vertex.py: the CustomJob it sends, parsed strictly by
-aiplatform_v1's own types. No Vertex AI stand-in runs here: the job's run
-(create, reattach by label, poll) is proved only on Vertex itself."""
+aiplatform_v1's own types. Its run (create, reattach by label, poll, fail)
+against the stand-in Vertex AI is in tests/e2e/test_train_workers.py."""
 
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format

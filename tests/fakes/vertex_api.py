@@ -1,0 +1,295 @@
+"""A STAND-IN for Vertex AI's JobService (aiplatform v1, over REST) and for
+the Compute Engine metadata server a Vertex AI Pipelines step gets its
+project and token from. For launcher/vertex.py's tests.
+
+No Vertex AI runs here. The real `google-cloud-aiplatform` client (REST
+transport) and `google-auth` talk to this server on 127.0.0.1: the step's
+environment names it in VERTEX_API_ENDPOINT (launcher/vertex.py) and in
+GCE_METADATA_HOST/GCE_METADATA_IP (google-auth's own override).
+
+As Vertex AI does, by its API reference and its training docs:
+- create, get, list (with a `labels.KEY="VALUE"` filter) and cancel of
+  CustomJobs under `projects/P/locations/L`; a body with a field the API
+  does not have answers 400; a missing job 404; an unauthenticated call 401;
+  a permission not granted 403 PERMISSION_DENIED naming it (`forbid`);
+- a job is JOB_STATE_PENDING, then JOB_STATE_RUNNING once its replicas run:
+  one process per replica of each worker pool, running the pool's command
+  with its env plus TF_CONFIG (`chief` for pool 0, `worker` for pool 1,
+  `ps` for pool 2), CLUSTER_SPEC (`workerpoolN`) and the hosts
+  `workerpoolN-R:2222`;
+- every replica exiting 0 succeeds the job; the first that exits otherwise
+  fails it, the others stopped, with "The replica workerpoolN-R exited with
+  a non-zero status of C."
+
+The one thing that differs: host names do not resolve here, so each is
+mapped to a port on 127.0.0.1 in TRAIN_HOST_ALIASES (launcher/roles.py).
+Not modelled: machines, accelerators, images (the command runs in this
+venv), quotas, the job's timeout, preemption and
+`restart_job_on_worker_restart`, Cloud Logging. google-auth's regional
+access boundary lookup (iamcredentials.googleapis.com, in a background
+thread) finds no network here; google-auth goes on without it.
+"""
+
+import datetime
+import http.server
+import itertools
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.parse
+from typing import Dict, List
+
+from google.cloud import aiplatform_v1
+
+PROJECT = "stand-in-project"
+REGION = "us-central1"
+TOKEN = "stand-in-token"
+JOBS = re.compile(r"^/v1/(projects/[^/]+/locations/[^/]+)/customJobs"
+                  r"(?:/(\d+))?(?P<cancel>:cancel)?$")
+LABEL_FILTER = re.compile(r'^labels\.([\w-]+)="([^"]*)"$')
+State = aiplatform_v1.JobState
+
+
+def _now() -> datetime.datetime:
+  return datetime.datetime.now(datetime.timezone.utc)
+
+
+def _free_port() -> int:
+  with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    return s.getsockname()[1]
+
+
+class CustomJobRun(threading.Thread):
+  """One CustomJob's replicas, as local processes, and its state."""
+
+  def __init__(self, job: aiplatform_v1.CustomJob, log_dir: str, base_env: Dict[str, str]):
+    super().__init__(daemon=True)
+    self.job, self.log_dir, self.base_env = job, log_dir, base_env
+    self.procs: Dict[str, subprocess.Popen] = {}  # replica name -> process
+    self.lock = threading.Lock()
+    self._stop = threading.Event()
+
+  def _set(self, state, message: str = "") -> None:
+    with self.lock:
+      self.job.state = state
+      self.job.update_time = _now()
+      if state == State.JOB_STATE_RUNNING:
+        self.job.start_time = _now()
+      if state in (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED):
+        self.job.end_time = _now()
+      if message:
+        self.job.error = {"code": 3, "message": message}
+
+  def run(self) -> None:
+    pools = self.job.job_spec.worker_pool_specs
+    hosts = [[f"workerpool{p}-{r}:2222" for r in range(pool.replica_count)]
+             for p, pool in enumerate(pools)]
+    cluster = {job: hosts[p] for p, job in enumerate(("chief", "worker", "ps"))
+               if p < len(hosts) and hosts[p]}
+    aliases = {h.split(":")[0]: f"127.0.0.1:{_free_port()}" for pool in hosts for h in pool}
+    for p, pool in enumerate(pools):
+      for r in range(pool.replica_count):
+        name = f"workerpool{p}-{r}"
+        env = {**self.base_env, **{e.name: e.value for e in pool.container_spec.env},
+               "TF_CONFIG": json.dumps({
+                   "cluster": cluster, "environment": "cloud",
+                   "task": {"type": ("chief", "worker", "ps")[p], "index": r, "trial": ""}}),
+               "CLUSTER_SPEC": json.dumps({
+                   "cluster": {f"workerpool{i}": h for i, h in enumerate(hosts)},
+                   "environment": "cloud", "task": {"type": f"workerpool{p}", "index": r}}),
+               "TRAIN_HOST_ALIASES": json.dumps(aliases)}
+        command = list(pool.container_spec.command) + list(pool.container_spec.args)
+        if command[0] == "python":  # the image's python is this venv's
+          command[0] = sys.executable
+        with open(os.path.join(self.log_dir, f"{name}.log"), "w") as log:
+          self.procs[name] = subprocess.Popen(command, env=env, stdout=log,
+                                              stderr=subprocess.STDOUT, start_new_session=True)
+    self._set(State.JOB_STATE_RUNNING)
+    while not self._stop.wait(0.2):
+      codes = {name: proc.poll() for name, proc in self.procs.items()}
+      failed = [(name, code) for name, code in codes.items() if code not in (None, 0)]
+      if failed:
+        name, code = failed[0]
+        self.kill()
+        return self._set(State.JOB_STATE_FAILED, (
+            f"The replica {name} exited with a non-zero status of "
+            f"{128 - code if code < 0 else code}. To find out more about why your job exited "
+            "please check the logs: https://console.cloud.google.com/logs/viewer"))
+      if all(code == 0 for code in codes.values()):
+        return self._set(State.JOB_STATE_SUCCEEDED)
+
+  def kill(self) -> None:
+    for proc in self.procs.values():
+      if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+  def cancel(self) -> None:
+    self._stop.set()
+    self.kill()
+    self._set(State.JOB_STATE_CANCELLED)
+
+
+class StandInVertex:
+  """`with StandInVertex(folder) as vertex:`; replicas' logs go to
+  `folder`; `env` is what a Vertex AI Pipelines step would know."""
+
+  def __init__(self, folder: str):
+    self.folder = folder
+    self.runs: Dict[str, CustomJobRun] = {}  # job name -> its run
+    self.forbidden: set = set()  # permissions not granted, as aiplatform.customJobs.create
+    self.ids = itertools.count(4711)
+    self.base_env = {k: v for k, v in os.environ.items()
+                     if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "GOOGLE_APPLICATION_CREDENTIALS")}
+    self.base_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+
+  def __enter__(self) -> "StandInVertex":
+    handler = type("BoundHandler", (Handler,), {"vertex": self})
+    self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    self.server.daemon_threads = True
+    threading.Thread(target=self.server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{self.server.server_address[1]}"
+    gcloud = os.path.join(self.folder, "gcloud")  # no user's credentials found first
+    os.makedirs(gcloud, exist_ok=True)
+    self.env = {"VERTEX_API_ENDPOINT": f"http://{address}", "CLOUD_ML_REGION": REGION,
+                "GCE_METADATA_HOST": address, "GCE_METADATA_IP": address,
+                "CLOUDSDK_CONFIG": gcloud}
+    return self
+
+  def __exit__(self, *exc) -> None:
+    for run in self.runs.values():
+      run.cancel()
+    self.server.shutdown()
+
+  def start_step(self, inputs: str) -> subprocess.Popen:
+    """The Trainer step's launching half (tests/trainer_step.py) on `inputs`,
+    as a Vertex AI Pipelines step runs it; its output piped."""
+    env = {**self.base_env, **self.env, "TRAIN_JOB_POD": json.dumps(
+        {"image": "us-docker.pkg.dev/p/r/tfrecord-pipeline:test", "env": {"STAND_IN": "1"}})}
+    return subprocess.Popen([sys.executable, "-m", "tests.trainer_step", inputs],
+                            cwd=self.base_env["PYTHONPATH"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+  def replicas(self) -> List[str]:
+    """Every replica started, of every job, by name."""
+    return [name for run in self.runs.values() for name in run.procs]
+
+  def replica_log(self, name: str) -> str:
+    path = os.path.join(self.folder, f"{name}.log")
+    return open(path, errors="replace").read() if os.path.exists(path) else ""
+
+  def create(self, parent: str, body: bytes) -> aiplatform_v1.CustomJob:
+    job = aiplatform_v1.CustomJob.from_json(body)  # strict: an unknown field raises
+    job.name = f"{parent}/customJobs/{next(self.ids)}"
+    job.state, job.create_time = State.JOB_STATE_PENDING, _now()
+    run = self.runs[job.name] = CustomJobRun(job, self.folder, self.base_env)
+    run.start()
+    return job
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+  vertex: StandInVertex
+
+  def log_message(self, *args) -> None:  # quiet
+    pass
+
+  def _send(self, code: int, body, content_type="application/json", headers=None) -> None:
+    data = (body if isinstance(body, str) else json.dumps(body)).encode()
+    self.send_response(code)
+    self.send_header("Content-Type", content_type)
+    for k, v in (headers or {}).items():
+      self.send_header(k, v)
+    self.send_header("Content-Length", str(len(data)))
+    self.end_headers()
+    self.wfile.write(data)
+
+  def _error(self, code: int, status: str, message: str) -> None:
+    self._send(code, {"error": {"code": code, "message": message, "status": status}})
+
+  def _job(self, job: aiplatform_v1.CustomJob) -> dict:
+    with self.vertex.runs[job.name].lock:
+      return json.loads(aiplatform_v1.CustomJob.to_json(job))
+
+  def _metadata(self, path: str) -> None:
+    """The metadata server: what google-auth asks a Compute Engine VM."""
+    flavor = {"Metadata-Flavor": "Google"}
+    if self.headers.get("Metadata-Flavor") != "Google":
+      return self._send(403, "missing Metadata-Flavor: Google", "text/plain")
+    answers = {
+        "": "", "/computeMetadata/v1/project/project-id": PROJECT,
+        "/computeMetadata/v1/universe/universe-domain": "googleapis.com",
+        "/computeMetadata/v1/instance/service-accounts/default/": json.dumps({
+            "aliases": ["default"], "email": f"pipelines@{PROJECT}.iam.gserviceaccount.com",
+            "scopes": ["https://www.googleapis.com/auth/cloud-platform"]}),
+        "/computeMetadata/v1/instance/service-accounts/default/token": json.dumps({
+            "access_token": TOKEN, "expires_in": 3599, "token_type": "Bearer"})}
+    if path.rstrip("/") == "" or path in answers:
+      body = answers.get(path, "")
+      return self._send(200, body, "application/json" if body.startswith("{") else
+                        "application/text", flavor)
+    self._send(404, "not found", "text/plain", flavor)
+
+  def _allowed(self, permission: str, resource: str) -> bool:
+    if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+      self._error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+      return False
+    if permission in self.vertex.forbidden:
+      self._error(403, "PERMISSION_DENIED", f"Permission '{permission}' denied on resource "
+                  f"'//aiplatform.googleapis.com/{resource}' (or it may not exist).")
+      return False
+    return True
+
+  def do_GET(self) -> None:
+    url = urllib.parse.urlparse(self.path)
+    if not url.path.startswith("/v1/"):
+      return self._metadata(url.path)
+    match = JOBS.match(url.path)
+    if not match or match["cancel"]:
+      return self._error(404, "NOT_FOUND", f"no such method: GET {url.path}")
+    parent, number = match.group(1), match.group(2)
+    if number:
+      if not self._allowed("aiplatform.customJobs.get", url.path[4:]):
+        return
+      run = self.vertex.runs.get(f"{parent}/customJobs/{number}")
+      if run is None:
+        return self._error(404, "NOT_FOUND", f"The CustomJob does not exist: {url.path[4:]}")
+      return self._send(200, self._job(run.job))
+    if not self._allowed("aiplatform.customJobs.list", parent):
+      return
+    query = urllib.parse.parse_qs(url.query)
+    wanted = query.get("filter", [""])[0]
+    label = LABEL_FILTER.match(wanted)
+    if wanted and not label:
+      return self._error(400, "INVALID_ARGUMENT", f"Unsupported filter: {wanted}")
+    jobs = [run.job for name, run in self.vertex.runs.items() if name.startswith(parent + "/")
+            and (not label or run.job.labels.get(label.group(1)) == label.group(2))]
+    self._send(200, {"customJobs": [self._job(job) for job in jobs]} if jobs else {})
+
+  def do_POST(self) -> None:
+    url = urllib.parse.urlparse(self.path)
+    match = JOBS.match(url.path)
+    body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+    if not match:
+      return self._error(404, "NOT_FOUND", f"no such method: POST {url.path}")
+    parent, number = match.group(1), match.group(2)
+    if match["cancel"] and number:
+      if not self._allowed("aiplatform.customJobs.cancel", url.path[4:]):
+        return
+      self.vertex.runs[f"{parent}/customJobs/{number}"].cancel()
+      return self._send(200, {})
+    if number or not self._allowed("aiplatform.customJobs.create", parent):
+      return None if not number else self._error(404, "NOT_FOUND", url.path)
+    try:
+      job = self.vertex.create(parent, body)
+    except Exception as e:  # noqa: BLE001  (the API answers a bad body with 400)
+      return self._error(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {e}")
+    self._send(200, self._job(job))
+
+
