@@ -8,10 +8,11 @@ environment names it in VERTEX_API_ENDPOINT (launcher/vertex.py) and in
 GCE_METADATA_HOST/GCE_METADATA_IP (google-auth's own override).
 
 As Vertex AI does, by its API reference and its training docs:
-- create, get, list (with a `labels.KEY="VALUE"` filter) and cancel of
-  CustomJobs under `projects/P/locations/L`; a body with a field the API
-  does not have answers 400; a missing job 404; an unauthenticated call 401;
-  a permission not granted 403 PERMISSION_DENIED naming it (`forbid`);
+- create, get and list (with a `labels.KEY="VALUE"` filter) of CustomJobs
+  under `projects/P/locations/L`, what launcher/vertex.py calls; a body
+  with a field the API does not have answers 400; a missing job 404; an
+  unauthenticated call 401; a permission not granted 403 PERMISSION_DENIED
+  naming it (`forbidden`);
 - a job is JOB_STATE_PENDING, then JOB_STATE_RUNNING once its replicas run:
   one process per replica of each worker pool, running the pool's command
   with its env plus TF_CONFIG (`chief` for pool 0, `worker` for pool 1,
@@ -37,7 +38,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -46,23 +46,19 @@ from typing import Dict, List
 
 from google.cloud import aiplatform_v1
 
+from tests.conftest import REPO
+from tests.fakes.training_engines import free_port
+
 PROJECT = "stand-in-project"
 REGION = "us-central1"
 TOKEN = "stand-in-token"
-JOBS = re.compile(r"^/v1/(projects/[^/]+/locations/[^/]+)/customJobs"
-                  r"(?:/(\d+))?(?P<cancel>:cancel)?$")
+JOBS = re.compile(r"^/v1/(projects/[^/]+/locations/[^/]+)/customJobs(?:/(\d+))?$")
 LABEL_FILTER = re.compile(r'^labels\.([\w-]+)="([^"]*)"$')
 State = aiplatform_v1.JobState
 
 
 def _now() -> datetime.datetime:
   return datetime.datetime.now(datetime.timezone.utc)
-
-
-def _free_port() -> int:
-  with socket.socket() as s:
-    s.bind(("127.0.0.1", 0))
-    return s.getsockname()[1]
 
 
 class CustomJobRun(threading.Thread):
@@ -81,7 +77,7 @@ class CustomJobRun(threading.Thread):
       self.job.update_time = _now()
       if state == State.JOB_STATE_RUNNING:
         self.job.start_time = _now()
-      if state in (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED, State.JOB_STATE_CANCELLED):
+      if state in (State.JOB_STATE_SUCCEEDED, State.JOB_STATE_FAILED):
         self.job.end_time = _now()
       if message:
         self.job.error = {"code": 3, "message": message}
@@ -92,7 +88,7 @@ class CustomJobRun(threading.Thread):
              for p, pool in enumerate(pools)]
     cluster = {job: hosts[p] for p, job in enumerate(("chief", "worker", "ps"))
                if p < len(hosts) and hosts[p]}
-    aliases = {h.split(":")[0]: f"127.0.0.1:{_free_port()}" for pool in hosts for h in pool}
+    aliases = {h.split(":")[0]: f"127.0.0.1:{free_port()}" for pool in hosts for h in pool}
     for p, pool in enumerate(pools):
       for r in range(pool.replica_count):
         name = f"workerpool{p}-{r}"
@@ -130,10 +126,10 @@ class CustomJobRun(threading.Thread):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
 
-  def cancel(self) -> None:
+  def stop(self) -> None:
+    """The stand-in's end: its replicas go with it."""
     self._stop.set()
     self.kill()
-    self._set(State.JOB_STATE_CANCELLED)
 
 
 class StandInVertex:
@@ -145,10 +141,9 @@ class StandInVertex:
     self.runs: Dict[str, CustomJobRun] = {}  # job name -> its run
     self.forbidden: set = set()  # permissions not granted, as aiplatform.customJobs.create
     self.ids = itertools.count(4711)
-    self.base_env = {k: v for k, v in os.environ.items()
-                     if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "GOOGLE_APPLICATION_CREDENTIALS")}
-    self.base_env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
+    self.base_env = {k: v for k, v in os.environ.items() if k not in (
+        "TF_CONFIG", "TF_USE_LEGACY_KERAS", "GOOGLE_APPLICATION_CREDENTIALS")}
+    self.base_env["PYTHONPATH"] = REPO
 
   def __enter__(self) -> "StandInVertex":
     handler = type("BoundHandler", (Handler,), {"vertex": self})
@@ -165,7 +160,7 @@ class StandInVertex:
 
   def __exit__(self, *exc) -> None:
     for run in self.runs.values():
-      run.cancel()
+      run.stop()
     self.server.shutdown()
 
   def start_step(self, inputs: str) -> subprocess.Popen:
@@ -174,7 +169,7 @@ class StandInVertex:
     env = {**self.base_env, **self.env, "TRAIN_JOB_POD": json.dumps(
         {"image": "us-docker.pkg.dev/p/r/tfrecord-pipeline:test", "env": {"STAND_IN": "1"}})}
     return subprocess.Popen([sys.executable, "-m", "tests.trainer_step", inputs],
-                            cwd=self.base_env["PYTHONPATH"], env=env, stdout=subprocess.PIPE,
+                            cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
 
   def replicas(self) -> List[str]:
@@ -251,7 +246,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     if not url.path.startswith("/v1/"):
       return self._metadata(url.path)
     match = JOBS.match(url.path)
-    if not match or match["cancel"]:
+    if not match:
       return self._error(404, "NOT_FOUND", f"no such method: GET {url.path}")
     parent, number = match.group(1), match.group(2)
     if number:
@@ -276,16 +271,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     url = urllib.parse.urlparse(self.path)
     match = JOBS.match(url.path)
     body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-    if not match:
+    if not match or match.group(2):
       return self._error(404, "NOT_FOUND", f"no such method: POST {url.path}")
-    parent, number = match.group(1), match.group(2)
-    if match["cancel"] and number:
-      if not self._allowed("aiplatform.customJobs.cancel", url.path[4:]):
-        return
-      self.vertex.runs[f"{parent}/customJobs/{number}"].cancel()
-      return self._send(200, {})
-    if number or not self._allowed("aiplatform.customJobs.create", parent):
-      return None if not number else self._error(404, "NOT_FOUND", url.path)
+    parent = match.group(1)
+    if not self._allowed("aiplatform.customJobs.create", parent):
+      return
     try:
       job = self.vertex.create(parent, body)
     except Exception as e:  # noqa: BLE001  (the API answers a bad body with 400)

@@ -2,11 +2,13 @@
 aiplatform_v1's own types. Its run (create, reattach by label, poll, fail)
 against the stand-in Vertex AI is in tests/e2e/test_train_workers.py."""
 
+import pytest
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
 from launcher import vertex
-from launcher.job import Job
+from launcher.job import ClusterError, Job
+from tests.fakes.training_engines import free_port
 
 COMMAND = ["python", "-m", "trainer.worker", "gs://b/root/Trainer/model_run/7/job/inputs.json"]
 
@@ -43,3 +45,16 @@ def test_without_gpus_or_a_machine_type_the_workers_get_the_default_machine():
   assert [p.machine_spec.machine_type for p in pools] == [vertex.MACHINE] * 2
   assert [p.machine_spec.accelerator_count for p in pools] == [0, 0]
   assert not custom.job_spec.scheduling.timeout
+
+
+def test_a_step_without_google_credentials_is_one_line(monkeypatch, tmp_path):
+  """Where google-auth finds no credentials (no key file, no gcloud login,
+  no metadata server answering), the step says what to do in one line."""
+  for name in ("GOOGLE_APPLICATION_CREDENTIALS", "CLOUD_ML_PROJECT_ID"):
+    monkeypatch.delenv(name, raising=False)
+  monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))
+  monkeypatch.setenv("GCE_METADATA_IP", f"127.0.0.1:{free_port()}")  # nothing listens
+  with pytest.raises(ClusterError, match=r"^Vertex AI: no Google credentials here: run the step "
+                                         r"on Vertex AI Pipelines or GKE with a service "
+                                         r"account, or set GOOGLE_APPLICATION_CREDENTIALS$"):
+    vertex._parent()
