@@ -14,7 +14,7 @@ import copy
 import json
 from typing import Dict, Optional
 
-from kubeflow.compile.spec import add_step, container_of
+from kubeflow.compile.spec import add_step, container_of, first_step
 from kubeflow.steps import report
 from metadata.run_record import EXEC_PROPERTIES
 
@@ -37,6 +37,6 @@ def add(spec: Dict, steps: Dict, retry_policy: Optional[Dict]) -> None:
     if given:
       parameters[f"{node}{report.SEPARATOR}{name}"] = copy.deepcopy(given)
   add_step(spec, steps, report.TASK, "kubeflow.steps.report",
-           like=container_of(spec, next(iter(steps))), parameters=parameters,
+           like=container_of(spec, first_step(steps)), parameters=parameters,
            artifacts=artifacts, output=(report.OUTPUT, "system.HTML"),
            depends=sorted(steps), retry_policy=retry_policy)

@@ -47,6 +47,14 @@ def uncached(steps: Dict) -> List[str]:
                 if not task.get("cachingOptions", {}).get("enableCache"))
 
 
+def first_step(steps: Dict) -> str:
+  """The first, by name, of the steps a run starts with (no upstream task):
+  never the Trainer or the Tuner, whose containers carry their own workers'
+  settings. The tasks' order is not fixed, so `next(iter(steps))` was not
+  either."""
+  return sorted(t for t, task in steps.items() if not task.get("dependentTasks"))[0]
+
+
 def add_step(spec: Dict, steps: Dict, task: str, module: str, *, like: Dict,
              parameters: Dict[str, Dict], output: Tuple[str, str],
              depends: List[str], artifacts: Optional[Dict[str, Tuple[Dict, Dict]]] = None,

@@ -12,6 +12,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 
 from dataset import declaration
 from kubeflow.cli import main as kubeflow
+from kubeflow.compile import report_step
 from kubeflow.compile.compiler import executor_labels
 from kubeflow.compile.spec import tasks as spec_tasks
 from pipeline.config import PipelineConfig
@@ -605,6 +606,15 @@ def test_the_trainer_step_carries_its_workers_settings_and_nothing_else_does(tmp
   pods = {node: [e["value"] for e in executors[label]["container"]["env"]
                  if e["name"] == "TRAIN_JOB_POD"] for node, label in executor_labels(spec).items()}
   assert {node for node, found in pods.items() if found} == {"Trainer"}, pods
+  # The report step takes a root step's container whatever order the tasks
+  # come in: with the Trainer first it once took the Trainer's own (its
+  # workers' settings and its GPU).
+  steps = {t: task for t, task in spec_tasks(spec).items() if t != "RunReport"}
+  trainer_first = {"Trainer": steps.pop("Trainer"), **steps}
+  report_step.add(spec, trainer_first, None)
+  container = executors["RunReport_executor"]["container"]
+  assert not [e for e in container["env"] if e["name"] == "TRAIN_JOB_POD"], container["env"]
+  assert "gpu" not in json.dumps(container.get("resources", {})), container["resources"]
   pod = json.loads(pods["Trainer"][0])
   assert pod == {
       "image": IMAGE, "env": {"S3_ENDPOINT": "http://minio:9000"},
