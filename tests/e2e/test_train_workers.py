@@ -18,6 +18,8 @@ from tests.fakes.standin_cluster import NAMESPACE, RUNTIME_KEY, WORKFLOW, StandI
 from tests.fakes.vertex_api import StandInVertex
 from tests.runs import run_local, start_local
 
+pytestmark = pytest.mark.e2e
+
 ROLE = re.compile(r"^\[worker (\d)\] training job worker: worker (\d) of 2 \(pid (\d+)\)$", re.M)
 SHARD = re.compile(r"^\[worker (\d)\] input shard (\d) of 2: (.*)$", re.M)
 
