@@ -34,12 +34,13 @@ class Cluster:
         self.namespace = f.read().strip()
     except config.ConfigException:
       try:
-        config.load_kube_config()
+        # KUBECONFIG as it is now: the client's default is read at its import.
+        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
       except (config.ConfigException, TypeError) as e:
         raise ClusterError(f"cannot reach a Kubernetes cluster: not in a pod, and "
                            f"KUBECONFIG ({os.environ.get('KUBECONFIG', '~/.kube/config')}) "
                            f"gives none: {e}") from None
-      _, context = config.list_kube_config_contexts()
+      _, context = config.list_kube_config_contexts(os.environ.get("KUBECONFIG"))
       self.namespace = context.get("context", {}).get("namespace") or "default"
     self.custom = client.CustomObjectsApi()
     self.core = client.CoreV1Api()

@@ -94,8 +94,12 @@ def _undo_upload(client: kfp.Client, pipeline_id: str, version_id: str,
 
 def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
            experiment: str, run_name: str, params: Dict,
-           namespace: Optional[str] = None):
+           namespace: Optional[str] = None, pipeline_root: Optional[str] = None):
   """Uploads the spec and starts one run of it.
+
+  The backend never reads the spec's own root: a run that names none writes
+  under the namespace's kfp-launcher default (kubeflow/steps/backend.py), so
+  the root is sent as the run's.
 
   Returns:
     The created run (kfp_server_api.V2beta1Run).
@@ -110,7 +114,8 @@ def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
     raise KubeflowError(f"upload of {spec_path} failed: {describe(e)}") from None
   try:
     return client.run_pipeline(experiment_id, run_name, params=params,
-                               pipeline_id=pipeline_id, version_id=version_id)
+                               pipeline_id=pipeline_id, version_id=version_id,
+                               pipeline_root=pipeline_root)
   except kfp_server_api.ApiException as e:
     _undo_upload(client, pipeline_id, version_id, created)
     raise KubeflowError(f"creating the run failed: {describe(e)}") from None
@@ -146,7 +151,8 @@ def recent_runs(client: kfp.Client, experiment_id: str, pipeline_id: Optional[st
 
 def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
              experiment: str, name: str, cron_expression: str, params: Dict,
-             no_catchup: bool = True, namespace: Optional[str] = None):
+             no_catchup: bool = True, namespace: Optional[str] = None,
+             pipeline_root: Optional[str] = None):
   """Creates the recurring run `name`, or replaces the one of that name.
 
   Kubeflow's API cannot edit a recurring run, so replacing means: pause the
@@ -175,7 +181,7 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
     new = client.create_recurring_run(
         experiment_id, name, cron_expression=expression, max_concurrency=1,
         no_catchup=no_catchup, params=params, pipeline_id=pipeline_id,
-        version_id=version_id, enabled=True)
+        version_id=version_id, enabled=True, pipeline_root=pipeline_root)
   except kfp_server_api.ApiException as e:
     for r in paused:
       client.enable_recurring_run(r.recurring_run_id)

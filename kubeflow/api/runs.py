@@ -8,6 +8,7 @@ and a bad flag answer without loading kfp, and no command here loads TFX.
 import argparse
 import contextlib
 import datetime
+import functools
 import os
 import tempfile
 from typing import List, Optional
@@ -15,9 +16,8 @@ from typing import List, Optional
 import yaml
 
 import storage
-from kubeflow.api import schedules
+from kubeflow.api import run_folders, schedules
 from kubeflow.compile import exit_handler
-from kubeflow.steps import records as step_records
 
 
 def _who() -> str:
@@ -80,7 +80,7 @@ def _submit(args) -> int:
     kfp_client = _connect(args)
     run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
     run = client.submit(kfp_client, path, name, args.experiment or name,
-                        run_name, params, args.namespace)
+                        run_name, params, args.namespace, run_folders.run_root(args.pipeline_root, spec))
   print(f"run: {run.run_id} ({run_name}) in experiment {args.experiment or name}")
   return 0
 
@@ -95,7 +95,8 @@ def _schedule(args) -> int:
     kfp_client = _connect(args)
     new, replaced = client.schedule(
         kfp_client, path, name, args.experiment or name, args.name, expression,
-        params, no_catchup=not args.catchup, namespace=args.namespace)
+        params, no_catchup=not args.catchup, namespace=args.namespace,
+        pipeline_root=run_folders.run_root(args.pipeline_root, spec))
   verb = "updated" if replaced else "created"
   print(f"schedule {verb}: {args.name} ({new.recurring_run_id}), cron "
         f"{expression!r}, max concurrency 1, "
@@ -128,31 +129,6 @@ def _schedules(args) -> int:
   return 0
 
 
-FINISHED = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
-
-
-def _outcome(run, pipeline: str, default_root: str) -> str:
-  """What a finished run did, from its steps' records (kubeflow/steps/records.py)."""
-  from kubeflow.api import client  # kfp: when the command runs
-  from metadata.outcome import Outcome  # TensorFlow: when the command runs
-  if run.state not in FINISHED:
-    return ""
-  root = (run.runtime_config and run.runtime_config.pipeline_root) or default_root
-  folder = f"{root.rstrip('/')}/{pipeline}/{run.run_id}"
-  try:
-    storage.enable([folder])
-    records = step_records.read(folder)
-  except Exception as e:  # noqa: BLE001  (the listing goes on without it)
-    return f"outcome unknown: cannot read {folder}: {client.describe(e)}"
-  if not records:
-    return f"no step records under {folder}"
-  outcome = Outcome(step_records.run_record(records, pipeline, run.run_id))
-  line = outcome.push_line()
-  if outcome.failed:
-    line = f"failed at {outcome.failed_step}: {outcome.message}; {line}"
-  return line
-
-
 def _runs(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
   spec = load_spec(args.spec)[0]
@@ -163,9 +139,14 @@ def _runs(args) -> int:
   runs = client.recent_runs(kfp_client, experiment_id, pipeline_id, args.limit)
   if not runs:
     print(f"no runs of {name} in experiment {args.experiment or name}")
+  namespace = args.namespace or "kubeflow"  # single-user installs run in kubeflow
+
+  @functools.lru_cache(maxsize=None)
+  def default_root() -> str:  # asked once, and only for a run that named no root
+    return args.pipeline_root or run_folders.namespace_root(namespace)
   for run in runs:
     created = run.created_at.strftime("%Y-%m-%d %H:%M") if run.created_at else "?"
-    outcome = _outcome(run, name, spec.get("defaultPipelineRoot", ""))
+    outcome = run_folders.outcome(run, name, default_root)
     print("\t".join(filter(None, (created, run.state or "?", run.display_name,
                                    run.run_id, outcome))))
   return 0
@@ -188,6 +169,9 @@ def _run_flags(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--serving-dir", help="runtime parameter: where models are pushed")
   parser.add_argument("--param", action="append", metavar="NAME=VALUE",
                       help="any other runtime parameter (repeatable)")
+  parser.add_argument("--pipeline-root", help="where the run's outputs go (default: the "
+                      "compiled --pipeline-root); sent as the run's own, which the "
+                      "backend prefers to its namespace's default")
   exit_handler.add_flag(parser)
 
 
@@ -231,6 +215,9 @@ def add_parsers(sub) -> None:
   ru.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
   ru.add_argument("--experiment", help="default: the pipeline's name")
   ru.add_argument("--limit", type=int, default=10, help="how many, newest first (default 10)")
+  ru.add_argument("--pipeline-root", help="where runs that named no root wrote (default: "
+                  "the namespace's kfp-launcher ConfigMap, read with your kubeconfig, "
+                  "as the backend reads it)")
   ru.set_defaults(func=_runs)
   ls = sub.add_parser("schedules", help="list, pause, resume or delete schedules")
   ls.add_argument("action", choices=("list", "pause", "resume", "delete"))

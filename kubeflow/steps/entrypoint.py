@@ -23,6 +23,9 @@ after the things TFX 1.16's own entrypoint does not do:
    status, not tensorflow-io's abort at shutdown (storage/).
 4. Artifacts of the types the run page draws (components/ui_artifacts.py)
    are given their class: TFX would import `system.Metrics` as a module path.
+   The launcher's own output (`executor-logs`, kubeflow/steps/backend.py)
+   is taken out of what TFX sees: its type is no class, its file the
+   launcher's. A run under a `minio://` root stops here, in one line.
 5. It records what the step did in the run's folder (kubeflow/steps/records.py):
    RUNNING with the URIs it reads and writes, then COMPLETE with its
    outputs' metadata, or FAILED with the error's last line, for the exit
@@ -55,6 +58,7 @@ from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as 
 
 import storage
 from components import ui_artifacts
+from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
 from pipeline import cache_epoch
 from startup import console
@@ -122,9 +126,15 @@ def name_run_page_types(executor_input: pipeline_spec_pb2.ExecutorInput) -> None
         artifact.type.schema_title = path
 
 
+def drop_launcher_outputs(executor_input: pipeline_spec_pb2.ExecutorInput) -> None:
+  """Takes the launcher's own outputs out of what TFX sees, in place."""
+  for key in backend.launcher_outputs(executor_input.outputs.artifacts):
+    del executor_input.outputs.artifacts[key]
+
+
 def prepare(args) -> None:
   """Rewrites the parsed `--json_serialized_invocation_args`: typed inputs,
-  and the run page's types as classes."""
+  the run page's types as classes, no launcher's outputs."""
   executor_input = pipeline_spec_pb2.ExecutorInput()
   json_format.Parse(args.json_serialized_invocation_args, executor_input,
                     ignore_unknown_fields=True)
@@ -133,6 +143,7 @@ def prepare(args) -> None:
     json_format.Parse(args.json_serialized_inputs_spec_args, inputs_spec,
                       ignore_unknown_fields=True)
     type_inputs(executor_input, inputs_spec)
+  drop_launcher_outputs(executor_input)
   name_run_page_types(executor_input)
   if cache_epoch.PARAMETER in executor_input.inputs.parameter_values:
     del executor_input.inputs.parameter_values[cache_epoch.PARAMETER]
@@ -176,7 +187,9 @@ class Recorder:
         reported = json.load(f)
     except (OSError, TypeError, ValueError):
       reported = {}
-    declared = self.invocation.get("outputs", {}).get("artifacts", {})
+    declared = dict(self.invocation.get("outputs", {}).get("artifacts", {}))
+    for key in backend.launcher_outputs(declared):
+      del declared[key]
     artifacts = {key: (reported.get("artifacts", {}).get(key) or listed)["artifacts"][0]
                  for key, listed in declared.items()}
     return {"outputs": {k: {"uri": a.get("uri"), "metadata": a.get("metadata", {})}
@@ -207,6 +220,7 @@ def run(parsed) -> int:
   args, beam_args = parsed[0], beam_args_of(parsed, sys.argv[0])
   record = Recorder(args.json_serialized_invocation_args)
   try:
+    backend.check_root(record.uris.get("wrote", []))  # before any record is written
     storage.check([args.json_serialized_invocation_args], "this step's ")
     record(step_records.RUNNING)
     prepare(args)

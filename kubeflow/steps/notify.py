@@ -23,6 +23,7 @@ from typing import List, Optional, Tuple
 
 import startup
 import storage
+from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
 
 TASK = "notify"
@@ -74,6 +75,10 @@ def post(url: str, message: dict, timeout: float = 20) -> Optional[str]:
 
 def main(argv: List[str]) -> int:
   executor_input = json.loads(argv[1])
+  refused = backend.refusal(executor_input)
+  if refused:
+    print(refused, file=sys.stderr)
+    return 1
   params = executor_input["inputs"]["parameterValues"]
   url, pipeline = params.get(URL_PARAM, ""), params["pipeline_name"]
   outputs = executor_input["outputs"]["artifacts"]

@@ -22,6 +22,7 @@ from typing import Dict, List
 
 import startup
 import storage
+from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
 
 TASK = "RunReport"
@@ -65,6 +66,10 @@ def run_record(executor_input: dict, records: Dict[str, dict], run_id: str):
 
 def main(argv: List[str]) -> int:
   executor_input = json.loads(argv[1])
+  refused = backend.refusal(executor_input)
+  if refused:
+    print(refused, file=sys.stderr)
+    return 1
   pipeline = executor_input["inputs"]["parameterValues"]["pipeline_name"]
   uri = executor_input["outputs"]["artifacts"][OUTPUT]["artifacts"][0]["uri"]
   folder = step_records.run_folder([uri], pipeline, TASK)

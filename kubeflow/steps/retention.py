@@ -17,7 +17,7 @@ from typing import List, Set
 
 import startup
 import storage
-from kubeflow.steps import notify, records, report
+from kubeflow.steps import backend, notify, records, report
 from pipeline import cache_epoch
 
 TASK = "Retention"
@@ -61,6 +61,10 @@ def apply(folder: str, keep: int, serving_dir: str, never: Set[str], delete: boo
 
 def main(argv: List[str]) -> int:
   executor_input = json.loads(argv[1])
+  refused = backend.refusal(executor_input)
+  if refused:
+    print(refused, file=sys.stderr)
+    return 1
   params = executor_input["inputs"]["parameterValues"]
   uri = executor_input["outputs"]["artifacts"][OUTPUT]["artifacts"][0]["uri"]
   folder = cache_epoch.pipeline_folder(uri, TASK)

@@ -22,7 +22,11 @@ Transform with analyzers and its cache) do not take.
   variable-length float sequence (z-scored).
 
 Stand-ins as in tests/e2e/test_kubeflow_steps.py: tests/fakes/kfp_backend.py (every
-step as uid 65534 without capabilities) and moto's S3 server. Tiny data, a
+step as uid 65534 without capabilities) and moto's S3 server. Each cell is
+fed as another backend version feeds it (the digits run on 2.17 with the
+log output): names-plain as 2.5 does, with the `executor-logs` output;
+raw-regression-spans as 2.17 does with logs not published (PUBLISH_LOGS
+"false"): named outputs, the executor output file under the task's folder. Tiny data, a
 few training steps: what is judged is that every step runs and the model is
 pushed and answers in the label's shape, not its accuracy.
 """
@@ -106,6 +110,8 @@ def names_plain(root) -> dict:
 
 
 CELLS = {"raw-regression-spans": raw_regression_spans, "names-plain": names_plain}
+# (backend version, logs published) each cell is fed as.
+FEEDING = {"names-plain": ((2, 5), True), "raw-regression-spans": ((2, 17), False)}
 # Each cell trains on two workers on the stand-in cluster
 # (tests/fakes/standin_cluster.py), one engine each: the compiled Trainer
 # step launches them.
@@ -133,11 +139,13 @@ def cell(request, tmp_path_factory):
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
         "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY",
         *WORKERS.get(request.param, [])]) == 0
+    version, logs = FEEDING[request.param]
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
-                      cluster=cluster)
-    try:
+                      cluster=cluster, version=version, publish_logs=logs)
+    try:  # the root the UI fills in from the spec
       run = backend.run(str(root / "compiled" / "pipeline.yaml"), {},
-                        log_dir=str(root / "logs"), run_id="cell-1")
+                        log_dir=str(root / "logs"), run_id="cell-1",
+                        pipeline_root="s3://pipelines/root")
     finally:
       backend.close()
     serving = download(client, "s3://serving/cell", root / "serving")
@@ -162,6 +170,9 @@ def test_every_step_runs_and_the_model_is_pushed(cell):
   assert set(steps(cell["run"]).values()) == {"EXECUTED"}, cell["run"].states
   versions = [v for v in os.listdir(cell["serving"]) if v.isdigit()]
   assert len(versions) == 1, os.listdir(cell["serving"])
+  logs = sorted(task for task, key in cell["run"].outputs if key == "executor-logs")
+  published = FEEDING[cell["name"]][1]
+  assert logs == (sorted(steps(cell["run"])) if published else []), logs
 
 
 def test_spans_are_windowed_and_compared_and_plain_data_is_split_by_hash(cell):

@@ -100,14 +100,15 @@ def submit(spec: str, url: str, endpoint: str, state, *extra) -> dict:
   assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
   (new,) = set(state.runs) - before
   return {"out": proc.stdout, "id": new,
-          "params": state.runs[new]["runtime_config"]["parameters"]}
+          "params": state.runs[new]["runtime_config"]["parameters"],
+          "root": state.runs[new]["runtime_config"].get("pipeline_root")}
 
 
 def execute(backend, spec, submitted, state, log_dir):
   """The backend runs a submitted run; the API then reports its state."""
   try:
     result = backend.run(spec, submitted["params"], log_dir=log_dir,
-                         run_id=submitted["id"])
+                         run_id=submitted["id"], pipeline_root=submitted["root"])
   except StepFailed as e:
     state.runs[submitted["id"]]["state"] = "FAILED"
     return e.run
@@ -235,7 +236,8 @@ def ran(request, tmp_path_factory):
     for key in _objects(client, "data", "digits/span-2/"):
       client.delete_object(Bucket="data", Key=f"digits/span-2/{key}")
     again = backend.run(first_steps(spec, root / "first_steps.yaml"), first["params"],
-                        log_dir=str(root / "logs4"), run_id="again")
+                        log_dir=str(root / "logs4"), run_id="again",
+                        pipeline_root=first["root"])
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
@@ -488,6 +490,13 @@ def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):
                         r"\S+ left", log)
   assert progress and any(int(step) < 400 for step in progress), log[-3000:]
   assert "checkpoints of the finished training deleted" in log, log[-3000:]
+  # Backend 2.17 publishes each attempt's log apart; the killed pod's
+  # launcher died with it, so the recorded log is the retry's, whole.
+  logs = ran["folders"][0]
+  trainer_logs = sorted(k.rsplit("/", 1)[-1] for k in logs
+                        if k.startswith("Trainer/") and "/executor-logs" in k)
+  assert trainer_logs == ["executor-logs-1"], trainer_logs
+  assert ran["run1"].outputs[("Trainer", "executor-logs")]["uri"].endswith("/executor-logs-1")
 
 
 def first_steps(spec: str, path) -> str:

@@ -14,12 +14,35 @@ and nothing kinder. Each behaviour, and where it comes from:
   type is `{instanceSchema: ""}` ("TODO(Bobgy): figure out how to get
   schema"). The `typed` flavour gives the consumer's declared type instead,
   as Vertex AI does; the compiled-steps test runs the open-source one.
-- Outputs (`driver/driver.go` provisionOutputs, 2.5): URI
+- The run's pipeline root (`driver/root_dag.go`@2.17.0 lines 97-113,
+  `driver/driver.go`@2.5.0 lines 152-171): the run's own
+  (`runtime_config.pipeline_root`), else the `defaultPipelineRoot` of the
+  namespace's `kfp-launcher` ConfigMap (`config/env.go` FromConfigMap,
+  DefaultPipelineRoot), else `minio://mlpipeline/v2/artifacts`. Never the
+  spec's `defaultPipelineRoot`: only the UI copies that into a run.
+- Outputs (`driver/driver.go` provisionOutputs): URI
   `<pipeline root>/<pipeline name>/<run id>/<task>/<salt>/<key>`
   (GenerateOutputURI under the run context's `pipeline_root`,
-  `metadata/client.go`), the type and
-  metadata from the component's outputDefinitions, no name; the executor
-  output file at the pod's `/tmp/kfp_outputs/output_metadata.json`.
+  `metadata/client.go` GetPipeline), the type and metadata from the
+  component's outputDefinitions; output parameters' files at
+  `/tmp/kfp/outputs/<key>`. By version:
+  - from 2.5, with logs published (the driver's `--publish_logs` defaults
+    to "true", `cmd/driver/main.go`@2.5.0 line 85, and the API server's
+    manifests set PUBLISH_LOGS "true"): one more output, `executor-logs`,
+    of type `{schemaTitle: system.Artifact}` (`driver.go`@2.5.0 line 2031,
+    @2.17.0 line 761), into which the launcher tees the container's output
+    (`launcher_v2.go` getLogWriter) and which it uploads as one object;
+  - before 2.17: no name; the executor output file at the pod's
+    `/tmp/kfp_outputs/output_metadata.json`; a failed container uploads
+    and records nothing (`launcher_v2.go`@2.5.0 executeV2 returns first);
+  - 2.17: each output named by its key (`driver.go`@2.17.0 line 783); the
+    executor output file under the task root's local path,
+    `/s3/<...>/<task>/<salt>/output_metadata.json` (lines 801-806; TFX
+    takes its task root, `.temp` and unique id from that folder); the
+    launcher appends the retry index to the log's URI, `executor-logs-0`
+    (`launcher_v2.go`@2.17.0 qualifyExecutorLogsURI, lines 531-597), keeps
+    the log's URI whatever the executor output says of it (line 804), and
+    on a failure uploads and records the log only (line 789).
 - The launcher (`component/launcher_v2.go`): LocalPathForURI maps gs://,
   minio:// and s3:// to `/gcs/`, `/minio/`, `/s3/` in the pod and fails on
   anything else, so a local pipeline root fails here as on a cluster;
@@ -104,6 +127,10 @@ from ml_metadata.proto import metadata_store_pb2 as mlmd
 from tests.fakes import standin_cluster
 
 LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
+# config/env.go@2.17.0 line 38 (line 37 at 2.5.0): the root of a run that
+# names none, in a namespace whose kfp-launcher ConfigMap sets none.
+DEFAULT_ROOT = "minio://mlpipeline/v2/artifacts"
+LOGS = "executor-logs"  # driver.go provisionOutputs
 
 
 class StepFailed(RuntimeError):
@@ -187,23 +214,32 @@ class Backend:
                secrets: Optional[Dict[str, Dict[str, str]]] = None,
                version=(2, 17), user: Optional[int] = None,
                kills: Optional[Dict[str, Callable[[Dict], bool]]] = None,
-               cluster=None):
+               cluster=None, publish_logs: bool = True,
+               launcher_config: Optional[Dict[str, str]] = None):
     """
     Args:
       home: where its ML Metadata store goes.
       s3: a boto3 S3 client (the launcher's blob store), or None.
       flavour: `oss` (untyped inputs) or `typed` (Vertex AI's feeding).
       secrets: Kubernetes secrets by name: key -> value.
-      version: the backend's (major, minor): sub-DAG tasks retry from 2.14.
+      version: the backend's (major, minor), 2.4 to 2.17: the log output
+        from 2.5, sub-DAG tasks retry from 2.14, named outputs, the output
+        file under the task root and the log's retry suffix at 2.17.
       user: run every step as this uid (and gid), without capabilities; it
         needs this process to be root (else steps run as this user).
       kills: task -> a predicate of its executor input; the first attempt
         is killed when it holds.
       cluster: a StandInCluster the steps' pods belong to, or None.
+      publish_logs: the API server's PUBLISH_LOGS (from 2.5; "true" in
+        its manifests).
+      launcher_config: the data of the namespace's `kfp-launcher` ConfigMap
+        (with `cluster`, the ConfigMap in its API wins).
     """
     self.home, self.s3, self.flavour = home, s3, flavour
     self.secrets = secrets or {}
     self.version, self.kills = tuple(version), dict(kills or {})
+    self.publish_logs = publish_logs and self.version >= (2, 5)
+    self.launcher_config = dict(launcher_config or {})
     self.user = user if user is not None and os.geteuid() == 0 else None
     os.makedirs(home, exist_ok=True)
     # The pods' folders, reachable by `user` (a test's tmp_path is not).
@@ -226,8 +262,18 @@ class Backend:
     tmp_path is kept, this folder is not."""
     shutil.rmtree(self.pods, ignore_errors=True)
 
+  def root_of(self, pipeline_root: Optional[str]) -> str:
+    """The run's pipeline root as the root DAG's driver resolves it."""
+    config = self.launcher_config
+    if self.cluster is not None:
+      found = self.cluster.store.get(
+          ("v1", standin_cluster.NAMESPACE, "configmaps", "kfp-launcher"))
+      config = (found or {}).get("data", config)
+    return pipeline_root or config.get("defaultPipelineRoot") or DEFAULT_ROOT
+
   def run(self, spec_path: str, params: Dict, image: str = "local/image:test",
-          log_dir: Optional[str] = None, run_id: Optional[str] = None) -> Run:
+          log_dir: Optional[str] = None, run_id: Optional[str] = None,
+          pipeline_root: Optional[str] = None) -> Run:
     """Runs the compiled spec's tasks once, in dependency order, a sub-DAG's
     (the exit handler's) inside it; a task whose trigger strategy is
     ALL_UPSTREAM_TASKS_COMPLETED runs after its upstream failed too
@@ -241,9 +287,9 @@ class Backend:
     root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
     scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
     scope.update(params)
-    # The run context's pipeline_root (metadata/client.go): every output
-    # URI lies under <pipeline root>/<pipeline name>/<run id>.
-    run_root = "/".join([spec["defaultPipelineRoot"].rstrip("/"),
+    # The run context's pipeline_root (metadata/client.go GetPipeline): every
+    # output URI lies under <pipeline root>/<pipeline name>/<run id>.
+    run_root = "/".join([self.root_of(pipeline_root).rstrip("/"),
                          spec["pipelineInfo"]["name"], run_id or uuid.uuid4().hex])
     executors = platform.get("platforms", {}).get("kubernetes", {}).get(
         "deploymentSpec", {}).get("executors", {})
@@ -316,17 +362,20 @@ class Backend:
     else:
       for attempt in range(retries + 1):
         result.attempts[name] = attempt + 1
+        launched = self._attempt_input(executor_input, attempt)
         try:
-          reported, values = self._execute(name, executor_input, container, pod, log_dir,
+          reported, values = self._execute(name, launched, container, pod, log_dir,
                                            kill=self.kills.pop(name, None) if attempt == 0 else None)
           break
         except StepFailed:
           if attempt == retries:
             raise
       outputs = {}
-      for key, listed in executor_input["outputs"]["artifacts"].items():
+      for key, listed in launched["outputs"]["artifacts"].items():
         artifact = listed["artifacts"][0]
         merged = reported.get(key, {}).get("artifacts", [{}])[0]
+        if key == LOGS and self.version >= (2, 17):
+          merged = {}  # launcher_v2.go@2.17.0 line 804: the launcher's own
         artifact["uri"] = merged.get("uri") or artifact["uri"]
         artifact["metadata"] = {**artifact.get("metadata", {}),
                                 **merged.get("metadata", {})}
@@ -363,18 +412,36 @@ class Backend:
       kind = ({"instanceSchema": ""} if self.flavour == "oss"
               else declared[key]["artifactType"])
       artifacts[key] = {"artifacts": [_runtime_artifact(art, kind)]}
-    salt = uuid.uuid4().hex[:12]
+    # driver.go provisionOutputs: every output under one task root.
+    task_root = f"{run_root}/{name}/{uuid.uuid4()}"
+    declared_outputs = dict(component.get("outputDefinitions", {}).get("artifacts", {}))
+    if self.publish_logs:
+      declared_outputs[LOGS] = {"artifactType": {"schemaTitle": "system.Artifact"}}
+    named = self.version >= (2, 17)
     outputs = {
         key: {"artifacts": [{
-            "uri": f"{run_root}/{name}/{salt}/{key}",
+            **({"name": key} if named else {}), "uri": f"{task_root}/{key}",
             "type": d["artifactType"], "metadata": d.get("metadata", {})}]}
-        for key, d in component.get("outputDefinitions", {}).get("artifacts", {}).items()}
+        for key, d in declared_outputs.items()}
+    output_file = "/tmp/kfp_outputs/output_metadata.json"  # OutputMetadataFilepath
+    if named and any(task_root.startswith(p) for p in LOCAL_PREFIX):
+      output_file = _local_path(task_root, "/") + "/output_metadata.json"
     declared_params = component.get("outputDefinitions", {}).get("parameters", {})
     return {"inputs": {"parameterValues": params, "artifacts": artifacts},
             "outputs": {"artifacts": outputs,
-                        "parameters": {key: {"outputFile": f"/tmp/kfp_outputs/{key}"}
+                        "parameters": {key: {"outputFile": f"/tmp/kfp/outputs/{key}"}
                                        for key in declared_params},
-                        "outputFile": "/tmp/kfp_outputs/output_metadata.json"}}
+                        "outputFile": output_file}}
+
+  def _attempt_input(self, executor_input: Dict, attempt: int) -> Dict:
+    """The executor input one attempt's launcher runs with: at 2.17 the
+    log's URI carries the retry index (qualifyExecutorLogsURI; the index is
+    Argo's, 0 for the first attempt)."""
+    mine = json.loads(json.dumps(executor_input))
+    logs = mine["outputs"]["artifacts"].get(LOGS)
+    if logs and self.version >= (2, 17):
+      logs["artifacts"][0]["uri"] += f"-{attempt}"
+    return mine
 
   @staticmethod
   def _fingerprint(executor_input, container) -> str:
@@ -398,18 +465,24 @@ class Backend:
     pod_dir = os.path.join(self.pods, f"{name}-{uuid.uuid4().hex[:6]}")
     work = os.path.join(pod_dir, "work")
     os.makedirs(work)
-    os.makedirs(os.path.join(pod_dir, "tmp", "kfp_outputs"))
-    # The pod's /tmp, where the executor output file goes.
+    os.makedirs(os.path.join(pod_dir, "tmp", "kfp", "outputs"))
+
+    def in_pod(path: str) -> str:  # a path of the pod's file system, here
+      return os.path.join(pod_dir, path.lstrip("/"))
     local_input = json.loads(json.dumps(executor_input))
-    output_file = os.path.join(pod_dir, "tmp", "kfp_outputs", "output_metadata.json")
+    output_file = in_pod(executor_input["outputs"]["outputFile"])
     local_input["outputs"]["outputFile"] = output_file
-    for key, spec in local_input["outputs"].get("parameters", {}).items():
-      spec["outputFile"] = os.path.join(pod_dir, "tmp", "kfp_outputs", key)
+    for spec in local_input["outputs"].get("parameters", {}).values():
+      spec["outputFile"] = in_pod(spec["outputFile"])
     for key, listed in executor_input["inputs"]["artifacts"].items():
       self._download(listed["artifacts"][0]["uri"], pod_dir, key)
     for listed in executor_input["outputs"]["artifacts"].values():
       os.makedirs(os.path.dirname(_local_path(listed["artifacts"][0]["uri"], pod_dir)),
                   exist_ok=True)
+    logs = executor_input["outputs"]["artifacts"].get(LOGS)
+    log_uri = logs["artifacts"][0]["uri"] if logs else None
+    if log_uri:  # getLogWriter: os.Create before the container starts
+      open(_local_path(log_uri, pod_dir), "w").close()
     args = [json.dumps(local_input) if a == "{{$}}" else a for a in container["args"]]
     command = list(container["command"])
     env = {"PATH": os.environ["PATH"], "HOME": work, "TMPDIR": os.path.join(pod_dir, "tmp")}
@@ -436,6 +509,9 @@ class Backend:
       proc = subprocess.Popen(command + args, stdout=f, stderr=subprocess.STDOUT,
                               env=env, cwd=work, start_new_session=True)
       code = _wait(proc, (lambda: kill(executor_input)) if kill else None)
+    # A killed pod's launcher dies with it, and publishes nothing.
+    if log_uri and (not code or (self.version >= (2, 17) and code != -signal.SIGKILL)):
+      self._publish_log(log, log_uri, pod_dir)
     if code:
       with open(log) as f:
         raise StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
@@ -449,6 +525,23 @@ class Backend:
       raise StepFailed(f"step {name}: output parameters {sorted(missing)} not in its "
                        f"executor output (launcher_v2.go collectOutputParameters)")
     return reported.get("artifacts", {}), values
+
+  def _publish_log(self, log: str, uri: str, pod_dir: str) -> None:
+    """What the launcher's tee wrote into the log output's local path, then
+    uploadOutputArtifacts: the file uploaded as the URI's one object. A path
+    the step replaced by a folder is uploaded as a folder (UploadBlob)."""
+    local = _local_path(uri, pod_dir)
+    if os.path.isfile(local):
+      with open(log, "rb") as src, open(local, "ab") as dst:
+        shutil.copyfileobj(src, dst)
+    if not (uri.startswith("s3://") and self.s3 is not None and os.path.exists(local)):
+      return
+    bucket, _, key = uri[len("s3://"):].partition("/")
+    files = ([(local, key)] if os.path.isfile(local) else
+             [(os.path.join(d, f), f"{key}/{os.path.relpath(os.path.join(d, f), local)}")
+              for d, _, names in os.walk(local) for f in names])
+    for path, name in files:
+      self.s3.upload_file(path, bucket, name)
 
   def _download(self, uri: str, pod_dir: str, key: str) -> None:
     """downloadArtifacts: every object under the URI, into the pod."""

@@ -39,7 +39,8 @@ class StandInCluster:
 
   def __init__(self, folder: str):
     self.folder = folder
-    self.store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "tfjobs", "workflows"})
+    self.store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "tfjobs", "workflows",
+                                         "configmaps"})
     # The pods' environment: this process's, without what a pod would not have.
     self.env = {k: v for k, v in os.environ.items()
                 if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "KUBECONFIG")}

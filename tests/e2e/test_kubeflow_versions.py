@@ -1,0 +1,133 @@
+"""The compiled steps on each backend version's feeding, and the run's root
+as the backend resolves it.
+
+tests/fakes/kfp_backend.py feeds a step as a given backend version does:
+from 2.5 an output `executor-logs` of type `system.Artifact` that the
+launcher writes the step's log into (on by default); at 2.17 outputs named
+by their key, the executor output file under the task's own folder and the
+log's URI suffixed with the retry index. The run's root is the run's own,
+else the namespace's `kfp-launcher` ConfigMap's, else the in-cluster
+default `minio://mlpipeline/v2/artifacts`: never the spec's.
+
+The digits spec on s3://, cut to its first steps (SpanWindow, our own
+component, and ImportExampleGen, TFX's, both through the entrypoint), runs
+on each feeding. The whole pipeline runs on 2.17 with logs in
+tests/e2e/test_kubeflow_steps.py and on 2.5, and 2.17 without logs, in
+tests/e2e/test_kubeflow_matrix.py.
+"""
+
+import json
+
+import pytest
+import yaml
+
+from convert.digits import write_digits
+from kubeflow.cli import main as kubeflow
+from tests.conftest import DIGITS_SCHEMA, digits_raw, span_data
+from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps
+from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, StepFailed
+from tests.fakes.s3_server import env, s3_server, upload_folder
+
+pytestmark = pytest.mark.e2e
+
+# (version, logs published, where the run's root comes from)
+FEEDINGS = {"2.4": ((2, 4), False, "run"), "2.5": ((2, 5), True, "run"),
+            "2.17": ((2, 17), True, "run"),
+            "2.17-no-logs-configmap-root": ((2, 17), False, "configmap")}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+  root = tmp_path_factory.mktemp("kfp_versions")
+  with s3_server(buckets=("pipelines", "data", "admin")) as (endpoint, client):
+    write_digits(str(root / "local" / "span-1"))
+    upload_folder(client, str(root / "local"), "s3://data/digits")
+    raw = digits_raw()
+    raw["data"] = span_data("s3://data/digits", 1)
+    raw["schema"] = DIGITS_SCHEMA
+    (root / "digits.yaml").write_text(yaml.safe_dump(raw))
+    assert kubeflow([
+        "compile", "--dataset", str(root / "digits.yaml"),
+        "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
+        "--data-root", "s3://data/digits", "--skip-data-check",
+        "--output-dir", str(root / "compiled"),
+        *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
+          for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
+        "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
+        "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY"]) == 0
+    spec = first_steps(str(root / "compiled" / "pipeline.yaml"), root / "first.yaml")
+    found = {}
+    for name, (version, logs, source) in FEEDINGS.items():
+      backend = Backend(str(root / f"backend-{name}"), client, secrets=SECRETS, user=NOBODY,
+                        version=version, publish_logs=logs,
+                        launcher_config={"defaultPipelineRoot": "s3://admin/kfp"})
+      try:
+        found[name] = backend.run(spec, {}, log_dir=str(root / f"logs-{name}"),
+                                  run_id=f"run-{name}", pipeline_root=(
+                                      "s3://pipelines/root" if source == "run" else None))
+      except StepFailed as e:
+        found[name] = e
+      finally:
+        backend.close()
+    # A run that names no root, in a namespace without the ConfigMap.
+    backend = Backend(str(root / "backend-minio"), client, secrets=SECRETS)
+    try:
+      backend.run(spec, {}, log_dir=str(root / "logs-minio"), run_id="run-minio")
+      found["minio"] = None
+    except StepFailed as e:
+      found["minio"] = e
+    finally:
+      backend.close()
+    objects = {f"{bucket}/{o['Key']}" for bucket in ("pipelines", "admin")
+               for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+               for o in page.get("Contents", [])}
+    logs = {path: client.get_object(Bucket=path.split("/", 1)[0], Key=path.split("/", 1)[1])
+            ["Body"].read().decode() for path in objects if "executor-logs" in path}
+    yield {"runs": found, "objects": objects, "logs": logs, "root": root}
+
+
+@pytest.mark.parametrize("feeding", sorted(FEEDINGS))
+def test_the_first_steps_run_on_each_feeding(runs, feeding):
+  run = runs["runs"][feeding]
+  assert not isinstance(run, StepFailed), f"{feeding}: {run}"
+  assert run.states == {"SpanWindow": "EXECUTED", "ImportExampleGen": "EXECUTED"}, run.states
+  examples = run.outputs[("ImportExampleGen", "examples")]
+  assert sorted(json.loads(examples["metadata"]["split_names"])) == [
+      "eval_span1", "train_span1"], examples["metadata"]
+  root = "admin/kfp" if FEEDINGS[feeding][2] == "configmap" else "pipelines/root"
+  assert examples["uri"].startswith(f"s3://{root}/digits/run-{feeding}/ImportExampleGen/")
+
+
+@pytest.mark.parametrize("feeding", sorted(FEEDINGS))
+def test_the_step_log_is_published_where_the_version_puts_it(runs, feeding):
+  version, published, _ = FEEDINGS[feeding]
+  mine = {k: v for k, v in runs["logs"].items() if f"/run-{feeding}/" in k}
+  if not published:
+    assert mine == {}, sorted(mine)
+    return
+  suffix = "executor-logs-0" if version >= (2, 17) else "executor-logs"
+  by_task = {k.split("/")[4]: (k, v) for k, v in mine.items()}
+  assert sorted(by_task) == ["ImportExampleGen", "SpanWindow"], sorted(mine)
+  for task, (key, text) in by_task.items():
+    assert key.endswith("/" + suffix), key
+    # The launcher's copy of the container's output, whole.
+    log = (runs["root"] / f"logs-{feeding}" / f"{task}.log").read_text()
+    assert text == log and "step finished" in text, (key, text[-1500:])
+
+
+def test_the_records_go_where_the_run_wrote(runs):
+  for feeding, (_, _, source) in FEEDINGS.items():
+    root = "admin/kfp" if source == "configmap" else "pipelines/root"
+    assert f"{root}/digits/run-{feeding}/status/ImportExampleGen.json" in runs["objects"], \
+        sorted(k for k in runs["objects"] if "status" in k)
+
+
+def test_a_run_in_the_in_cluster_default_root_stops_at_its_first_step_naming_the_fix(runs):
+  failed = runs["runs"]["minio"]
+  assert isinstance(failed, StepFailed), "a minio:// root should have stopped the run"
+  text = str(failed)
+  assert text.startswith("step SpanWindow exited 1"), text[:300]
+  (line,) = [x for x in text.splitlines() if x.startswith("error: ")]
+  assert DEFAULT_ROOT in line and "kfp-launcher" in line and "defaultPipelineRoot" in line \
+      and "python -m kubeflow submit" in line, line
+  assert "Traceback" not in text, text[-3000:]
