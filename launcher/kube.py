@@ -81,6 +81,8 @@ def explain(what: str, namespace: str, status: int, reason: str, body) -> str:
   except ValueError:
     message = str(body)
   said = message or reason
+  if said.startswith("admission webhook "):  # a rule of the cluster's, not a right
+    return f"{what}: refused by the cluster ({said})"
   if status == 403:
     return (f"{what}: forbidden in namespace {namespace} ({said}); grant the step's service "
             f"account what it needs: kubectl apply -n {namespace} -f {RBAC}")

@@ -28,6 +28,11 @@ group, version, plural, kind = "trainer.kubeflow.org", "v1alpha1", "trainjobs", 
 RUNTIME = "tfrecord-pipeline-tensorflow"  # kubeflow/manifests/trainingruntime.yaml
 RUNTIME_MANIFEST = "kubeflow/manifests/trainingruntime.yaml"
 INDEX = "batch.kubernetes.io/job-completion-index"
+# Who wrote a runtime patch: the TrainJob webhook refuses anything but a
+# domain-prefixed path (validation.IsDomainPrefixedPath, kubeflow/trainer
+# v2.2.0 pkg/runtime/framework/plugins/jobset/jobset.go line 129, line 176
+# at v2.3.0), as Kueue writes `kueue.x-k8s.io/manager`.
+MANAGER = "tfrecord-pipeline.github.io/launcher"
 
 
 def check(cluster: kube.Cluster) -> None:
@@ -58,7 +63,7 @@ def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
   if pod.get("imagePullSecrets"):
     placed["imagePullSecrets"] = [{"name": n} for n in pod["imagePullSecrets"]]
   if placed:  # Trainer 2.2 and later
-    spec["runtimePatches"] = [{"manager": "tfrecord-pipeline", "trainingRuntimeSpec": {
+    spec["runtimePatches"] = [{"manager": MANAGER, "trainingRuntimeSpec": {
         "template": {"spec": {"replicatedJobs": [{"name": "node", "template": {
             "spec": {"template": {"spec": placed}}}}]}}}}]
   metadata = {"name": job.name, "namespace": namespace,

@@ -4,7 +4,8 @@
 workers; Vertex sets TF_CONFIG (`chief`, `worker`) and CLUSTER_SPEC itself,
 so the workers need nothing from the launcher but the command. The job is
 labelled with its name: a retried step finds it by that label and
-reattaches instead of starting a second. Vertex restarts a worker whose VM
+reattaches instead of starting a second, unless it ended badly (failed,
+cancelled, expired): then a new one starts, named for its attempt. Vertex restarts a worker whose VM
 was preempted (`restart_job_on_worker_restart` restarts them all, which
 MultiWorkerMirroredStrategy needs); they resume from the checkpoints under
 the Trainer's output, which must then be gs://.
@@ -25,7 +26,7 @@ import logging
 import os
 import re
 import time
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from launcher.job import ClusterError, Job, JobFailed
 
@@ -36,6 +37,8 @@ ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
 POLL_SECONDS = 10  # 6 reads a minute: far inside Vertex's quota; a step ends soon after
 DONE = {"JOB_STATE_SUCCEEDED": "succeeded", "JOB_STATE_FAILED": "failed",
         "JOB_STATE_CANCELLED": "failed", "JOB_STATE_EXPIRED": "failed"}
+ENDED_BADLY = ("JOB_STATE_FAILED", "JOB_STATE_CANCELLING", "JOB_STATE_CANCELLED",
+               "JOB_STATE_EXPIRED")
 
 
 def body(job: Job) -> Dict:
@@ -80,11 +83,20 @@ def _parent(env=os.environ) -> str:
   return f"projects/{project}/locations/{region}"
 
 
-def _existing(client, parent: str, name: str) -> Optional[object]:
+def _jobs(client, parent: str, name: str) -> List:
+  """Every CustomJob this step created, in any state."""
   # `filter` exists only on the request, not as a keyword of the method.
-  found = list(client.list_custom_jobs(request={"parent": parent,
-                                                "filter": f'labels.{LABEL}="{name}"'}))
-  return found[0] if found else None
+  return list(client.list_custom_jobs(request={"parent": parent,
+                                               "filter": f'labels.{LABEL}="{name}"'}))
+
+
+def _existing(jobs: List) -> Optional[object]:
+  """The job a retried step reattaches to: one still queued, pending,
+  running or already succeeded. A job that ended badly (failed, cancelled,
+  expired) leaves room for a new one, or a retried step could never train
+  again. ListCustomJobs has no order, so the state decides, not the place."""
+  live = [j for j in jobs if j.state.name not in ENDED_BADLY]
+  return live[0] if live else None
 
 
 def run(job: Job) -> None:
@@ -93,11 +105,15 @@ def run(job: Job) -> None:
   parent = _parent()
   client = _client(parent.split("/")[3])
   try:
-    found = _existing(client, parent, job.name)
+    earlier = _jobs(client, parent, job.name)
+    found = _existing(earlier)
     if found is None:
-      found = client.create_custom_job(parent=parent,
-                                       custom_job=aiplatform_v1.CustomJob(body(job)))
-      log.info("training job %s: CustomJob %s created", job.name, found.name)
+      custom = body(job)
+      if earlier:  # an earlier attempt's ended badly: this one's name says so
+        custom["display_name"] = f"{job.name}-attempt-{len(earlier) + 1}"
+      found = client.create_custom_job(parent=parent, custom_job=aiplatform_v1.CustomJob(custom))
+      log.info("training job %s: CustomJob %s created%s", job.name, found.name,
+               f" (the earlier one ended {earlier[-1].state.name})" if earlier else "")
     else:
       log.info("training job %s: reattached to CustomJob %s (a retried step)", job.name,
                found.name)

@@ -14,9 +14,13 @@ from kubeflow.steps import records
 
 EXIT_DAG = "exit-handler-1"  # where the steps move when an exit handler is added
 DEFAULT_RETRIES = 2  # one preemption, and a second on the retry's node
-# Between attempts: 30 s, then twice as long each time, at most 10 minutes
-# (a preempted node's replacement takes a minute or two to join).
-BACKOFF = {"backoffDuration": "30s", "backoffFactor": 2.0, "backoffMaxDuration": "600s"}
+# Between attempts: 30 s, then twice as long each time (a preempted node's
+# replacement takes a minute or two to join). The max duration is no cap on
+# a wait: Argo retries no failure later than that after the first attempt
+# started (argo-workflows operator.go@v4.0.5 lines 1026-1041), and Vertex
+# none after it either. An hour is the most the kfp SDK writes (structures.py
+# caps `backoff_max_duration` at 3600 s, as Vertex takes it).
+BACKOFF = {"backoffDuration": "30s", "backoffFactor": 2.0, "backoffMaxDuration": "3600s"}
 
 
 def retry_policy(retries: int) -> Optional[Dict]:

@@ -9,13 +9,13 @@ the report, retention).
   to "true", `cmd/driver/main.go`@2.5.0 line 85). The launcher creates the
   file at its local path before the container starts, tees the container's
   output into it and uploads it itself (`component/launcher_v2.go`
-  getLogWriter, uploadOutputArtifacts); at 2.17 its URI carries the retry
-  index (`executor-logs-0`, qualifyExecutorLogsURI). It is no output of the
+  getLogWriter, uploadOutputArtifacts); from 2.16.1 its URI carries the
+  retry index (`executor-logs-0`, qualifyExecutorLogsURI). It is no output of the
   step's: a step must neither write nor report it, and TFX, which imports
   an output's type title as a class path, cannot even parse it.
 - The run's root. The backend takes it from the run, else from the
   namespace's `kfp-launcher` ConfigMap, else `minio://mlpipeline/v2/artifacts`
-  (`driver/root_dag.go`@2.17.0 lines 97-113; `config/env.go` line 38),
+  (`driver/root_dag.go`@2.17.0 lines 97-113; `config/env.go`@2.17.0 line 38),
   never from the compiled spec. TensorFlow opens no `minio://`, so a step
   whose outputs lie there stops before it starts, naming the fix.
 """

@@ -3,9 +3,9 @@ as the backend resolves it.
 
 tests/fakes/kfp_backend.py feeds a step as a given backend version does:
 from 2.5 an output `executor-logs` of type `system.Artifact` that the
-launcher writes the step's log into (on by default); at 2.17 outputs named
-by their key, the executor output file under the task's own folder and the
-log's URI suffixed with the retry index. The run's root is the run's own,
+launcher writes the step's log into (on by default); from 2.15 outputs
+named by their key and the executor output file under the task's own
+folder; from 2.16.1 the log's URI suffixed with the retry index. The run's root is the run's own,
 else the namespace's `kfp-launcher` ConfigMap's, else the in-cluster
 default `minio://mlpipeline/v2/artifacts`: never the spec's.
 
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.e2e
 
 # (version, logs published, where the run's root comes from)
 FEEDINGS = {"2.4": ((2, 4), False, "run"), "2.5": ((2, 5), True, "run"),
-            "2.17": ((2, 17), True, "run"),
+            "2.15": ((2, 15), True, "run"), "2.17": ((2, 17), True, "run"),
             "2.17-no-logs-configmap-root": ((2, 17), False, "configmap")}
 
 
@@ -76,6 +76,7 @@ def runs(tmp_path_factory):
       found["minio"] = None
     except StepFailed as e:
       found["minio"] = e
+      found["minio-attempts"] = e.run.attempts
     finally:
       backend.close()
     objects = {f"{bucket}/{o['Key']}" for bucket in ("pipelines", "admin")
@@ -105,7 +106,7 @@ def test_the_step_log_is_published_where_the_version_puts_it(runs, feeding):
   if not published:
     assert mine == {}, sorted(mine)
     return
-  suffix = "executor-logs-0" if version >= (2, 17) else "executor-logs"
+  suffix = "executor-logs-0" if version >= (2, 16, 1) else "executor-logs"
   by_task = {k.split("/")[4]: (k, v) for k, v in mine.items()}
   assert sorted(by_task) == ["ImportExampleGen", "SpanWindow"], sorted(mine)
   for task, (key, text) in by_task.items():
@@ -131,3 +132,6 @@ def test_a_run_in_the_in_cluster_default_root_stops_at_its_first_step_naming_the
   assert DEFAULT_ROOT in line and "kfp-launcher" in line and "defaultPipelineRoot" in line \
       and "python -m kubeflow submit" in line, line
   assert "Traceback" not in text, text[-3000:]
+  # 2.17's manifests retry Errors only (Argo's OnError): a step that exits 1
+  # is Failed, and not started again.
+  assert runs["runs"]["minio-attempts"] == {"SpanWindow": 1}, runs["runs"]["minio-attempts"]

@@ -32,17 +32,22 @@ and nothing kinder. Each behaviour, and where it comes from:
     of type `{schemaTitle: system.Artifact}` (`driver.go`@2.5.0 line 2031,
     @2.17.0 line 761), into which the launcher tees the container's output
     (`launcher_v2.go` getLogWriter) and which it uploads as one object;
-  - before 2.17: no name; the executor output file at the pod's
-    `/tmp/kfp_outputs/output_metadata.json`; a failed container uploads
-    and records nothing (`launcher_v2.go`@2.5.0 executeV2 returns first);
-  - 2.17: each output named by its key (`driver.go`@2.17.0 line 783); the
-    executor output file under the task root's local path,
-    `/s3/<...>/<task>/<salt>/output_metadata.json` (lines 801-806; TFX
-    takes its task root, `.temp` and unique id from that folder); the
-    launcher appends the retry index to the log's URI, `executor-logs-0`
-    (`launcher_v2.go`@2.17.0 qualifyExecutorLogsURI, lines 531-597), keeps
-    the log's URI whatever the executor output says of it (line 804), and
-    on a failure uploads and records the log only (line 789).
+  - before 2.15: no name; the executor output file at the pod's
+    `/tmp/kfp_outputs/output_metadata.json`; before 2.16 a failed
+    container uploads and records nothing (`launcher_v2.go`@2.5.0
+    executeV2 returns first);
+  - 2.15: each output named by its key (`driver.go`@2.15.0, #12256; line
+    783 at 2.17.0); the executor output file under the task root's local
+    path, `/s3/<...>/<task>/<uuid>/output_metadata.json` (lines 802-807 at
+    2.17.0; TFX takes its task root, `.temp` and unique id from that
+    folder);
+  - 2.16: a failed container's log is uploaded (and recorded, which this
+    does not model: it records no failed execution), nothing else
+    (`launcher_v2.go`@2.16.0 executeV2, #12877; line 789 at 2.17.0);
+  - 2.16.1: the launcher appends the retry index to the log's URI,
+    `executor-logs-0` (qualifyExecutorLogsURI, `launcher_v2.go`@2.17.0
+    lines 531-554), and keeps the log's URI whatever the executor output
+    says of it (line 804).
 - The launcher (`component/launcher_v2.go`): LocalPathForURI maps gs://,
   minio:// and s3:// to `/gcs/`, `/minio/`, `/s3/` in the pod and fails on
   anything else, so a local pipeline root fails here as on a cluster;
@@ -79,13 +84,33 @@ and nothing kinder. Each behaviour, and where it comes from:
   Kubernetes platform config's secrets (`driver.go` extendPodSpecPatch),
   nothing inherited but PATH. The image is this venv's interpreter.
 
-- Retries (`argocompiler`: a task's `retryPolicy` becomes its template's
-  Argo `retryStrategy`): a failed executor pod is started again, up to
-  `maxRetryCount` times, with the same executor input, so the same output
-  URIs, and whatever the failed attempt left in the bucket. From 2.14 this
-  holds inside the exit handler's sub-DAG too; before, only root-DAG tasks
-  retry (kubeflow/pipelines#11908): `version` chooses. The backoff between
-  attempts is not waited here.
+- Retries (`argocompiler/container.go`@2.17.0 lines 582-588 and 667-685,
+  @2.5.0 lines 520-552): a task's `retryPolicy` becomes its template's Argo
+  `retryStrategy`, `limit` and `backoff` only, no `retryPolicy`. A failed
+  executor pod is started again, up to `maxRetryCount` times, with the same
+  executor input, so the same output URIs, and whatever the failed attempt
+  left in the bucket, when Argo's rules allow (argo-workflows
+  `workflow/controller/operator.go`@v4.0.5, the version 2.17.0 pins;
+  @v3.5.14 for 2.5.0):
+  - the policy: OnFailure when none is set (`workflow_types.go`
+    RetryPolicyActual, v4.0.5 lines 2295-2304), retrying a Failed node, not
+    an Error; but 2.17.0's manifests give every template
+    `retryPolicy: OnError` (`manifests/kustomize/third-party/argo/base/
+    workflow-controller-configmap-patch.yaml`@2.17.0 lines 50-59,
+    templateDefaults), retrying an Error, not a Failed node. `retry_policy`
+    chooses; the default follows the version;
+  - what a pod's end is (operator.go@v4.0.5): a container that exits
+    non-zero, or is killed in place, or a node that shuts down gracefully
+    for a preemption ("Pod was terminated in response to imminent node
+    shutdown"), is Failed; a pod deleted before Argo saw it end (a node
+    gone, a drain) is Error "pod deleted" (line 1289). `kills` chooses;
+  - the deadline: `backoff.maxDuration` counts from the first attempt's
+    start (lines 1026-1041): an attempt failing later is not retried. At
+    2.17.0 a task compiled without a max duration gets "0" (container.go
+    line 410), so none of its failures is retried.
+  From 2.14 this holds inside the exit handler's sub-DAG too; before, only
+  root-DAG tasks retry (kubeflow/pipelines#11908): `version` chooses. The
+  backoff between attempts is not waited here.
 - Hardened pods (2.16 drops every capability; an admin may force a user
   id, `argocompiler/security_context.go`): with `user`, each step runs as
   that uid and gid with no capabilities at all (`setpriv`), in a working
@@ -99,8 +124,9 @@ service account would, through a KUBECONFIG here (KFP_POD_NAME is its
 pod's name, HOSTNAME that name cut to 63 characters). The Trainer's launcher (launcher/) needs both.
 
 To test retries, `kills` names tasks whose first attempt is killed (SIGKILL
-to its process group, as a node's preemption does) once a predicate of
-the executor input holds, polled every 50 ms.
+to its process group) once a predicate of the executor input holds, polled
+every 50 ms: as a pod deleted with its node (Error), or, given as
+(predicate, "shutdown"), as a node's graceful shutdown (Failed).
 
 Like the backend, it runs no resolver or importer, and no
 `lifecycle.preCacheCheck` hook.
@@ -135,6 +161,7 @@ LOGS = "executor-logs"  # driver.go provisionOutputs
 
 class StepFailed(RuntimeError):
   run = None  # the Run so far, once the exit task has run
+  phase = "Failed"  # Argo's node phase: Failed, or Error for a pod deleted
 
 
 def task_order(tasks: Dict) -> List[str]:
@@ -215,7 +242,8 @@ class Backend:
                version=(2, 17), user: Optional[int] = None,
                kills: Optional[Dict[str, Callable[[Dict], bool]]] = None,
                cluster=None, publish_logs: bool = True,
-               launcher_config: Optional[Dict[str, str]] = None):
+               launcher_config: Optional[Dict[str, str]] = None,
+               retry_policy: Optional[str] = None):
     """
     Args:
       home: where its ML Metadata store goes.
@@ -234,11 +262,14 @@ class Backend:
         its manifests).
       launcher_config: the data of the namespace's `kfp-launcher` ConfigMap
         (with `cluster`, the ConfigMap in its API wins).
+      retry_policy: Argo's, as the install's workflow-controller ConfigMap
+        sets it: OnFailure, OnError or Always (default: the version's).
     """
     self.home, self.s3, self.flavour = home, s3, flavour
     self.secrets = secrets or {}
     self.version, self.kills = tuple(version), dict(kills or {})
     self.publish_logs = publish_logs and self.version >= (2, 5)
+    self.retry_policy = retry_policy or ("OnError" if self.version >= (2, 17) else "OnFailure")
     self.launcher_config = dict(launcher_config or {})
     self.user = user if user is not None and os.geteuid() == 0 else None
     os.makedirs(home, exist_ok=True)
@@ -360,21 +391,24 @@ class Backend:
                                self._parameters_of(cached))
       result.states[name] = "CACHED"
     else:
+      first = time.time()
+      deadline = first + _seconds(task.get("retryPolicy", {}).get(
+          "backoffMaxDuration", "0s" if self.version >= (2, 17) else ""))
       for attempt in range(retries + 1):
         result.attempts[name] = attempt + 1
         launched = self._attempt_input(executor_input, attempt)
+        kill = self.kills.pop(name, None) if attempt == 0 else None
         try:
-          reported, values = self._execute(name, launched, container, pod, log_dir,
-                                           kill=self.kills.pop(name, None) if attempt == 0 else None)
+          reported, values = self._execute(name, launched, container, pod, log_dir, kill=kill)
           break
-        except StepFailed:
-          if attempt == retries:
+        except StepFailed as e:
+          if attempt == retries or not self._retried(e.phase) or time.time() > deadline:
             raise
       outputs = {}
       for key, listed in launched["outputs"]["artifacts"].items():
         artifact = listed["artifacts"][0]
         merged = reported.get(key, {}).get("artifacts", [{}])[0]
-        if key == LOGS and self.version >= (2, 17):
+        if key == LOGS and self.version >= (2, 16, 1):
           merged = {}  # launcher_v2.go@2.17.0 line 804: the launcher's own
         artifact["uri"] = merged.get("uri") or artifact["uri"]
         artifact["metadata"] = {**artifact.get("metadata", {}),
@@ -417,7 +451,7 @@ class Backend:
     declared_outputs = dict(component.get("outputDefinitions", {}).get("artifacts", {}))
     if self.publish_logs:
       declared_outputs[LOGS] = {"artifactType": {"schemaTitle": "system.Artifact"}}
-    named = self.version >= (2, 17)
+    named = self.version >= (2, 15)
     outputs = {
         key: {"artifacts": [{
             **({"name": key} if named else {}), "uri": f"{task_root}/{key}",
@@ -433,13 +467,19 @@ class Backend:
                                        for key in declared_params},
                         "outputFile": output_file}}
 
+  def _retried(self, phase: str) -> bool:
+    """Whether Argo's retry policy retries a node in this phase
+    (operator.go@v4.0.5 lines 1114-1124)."""
+    return self.retry_policy == "Always" or (self.retry_policy, phase) in (
+        ("OnFailure", "Failed"), ("OnError", "Error"))
+
   def _attempt_input(self, executor_input: Dict, attempt: int) -> Dict:
-    """The executor input one attempt's launcher runs with: at 2.17 the
+    """The executor input one attempt's launcher runs with: from 2.16.1 the
     log's URI carries the retry index (qualifyExecutorLogsURI; the index is
     Argo's, 0 for the first attempt)."""
     mine = json.loads(json.dumps(executor_input))
     logs = mine["outputs"]["artifacts"].get(LOGS)
-    if logs and self.version >= (2, 17):
+    if logs and self.version >= (2, 16, 1):
       logs["artifacts"][0]["uri"] += f"-{attempt}"
     return mine
 
@@ -508,22 +548,31 @@ class Backend:
     with open(log, "w") as f:
       proc = subprocess.Popen(command + args, stdout=f, stderr=subprocess.STDOUT,
                               env=env, cwd=work, start_new_session=True)
-      code = _wait(proc, (lambda: kill(executor_input)) if kill else None)
+      predicate, how = kill if isinstance(kill, tuple) else (kill, "deleted")
+      code = _wait(proc, (lambda: predicate(executor_input)) if predicate else None)
+    killed = bool(predicate) and code == -signal.SIGKILL
     # A killed pod's launcher dies with it, and publishes nothing.
-    if log_uri and (not code or (self.version >= (2, 17) and code != -signal.SIGKILL)):
+    if log_uri and (not code or (self.version >= (2, 16) and not killed)):
       self._publish_log(log, log_uri, pod_dir)
     if code:
       with open(log) as f:
-        raise StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
-    if not os.path.exists(output_file):
-      return {}, {}
-    with open(output_file) as f:
-      reported = json.load(f)
+        failed = StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
+      failed.phase = "Error" if killed and how == "deleted" else "Failed"
+      raise failed
+    reported = {}
+    if os.path.exists(output_file):  # getExecutorOutputFile: none is no output
+      with open(output_file) as f:
+        reported = json.load(f)
     values = reported.get("parameterValues", {})
-    missing = set(executor_input["outputs"].get("parameters", {})) - set(values)
-    if missing:
-      raise StepFailed(f"step {name}: output parameters {sorted(missing)} not in its "
-                       f"executor output (launcher_v2.go collectOutputParameters)")
+    for key, spec in local_input["outputs"].get("parameters", {}).items():
+      if key not in values:  # collectOutputParameters: else the parameter's file
+        try:
+          with open(spec["outputFile"]) as f:
+            values[key] = f.read()
+        except OSError as e:
+          raise StepFailed(f"step {name}: failed to read output parameter name={key!r} "
+                           f"path={executor_input['outputs']['parameters'][key]['outputFile']!r}"
+                           f": {e.strerror} (launcher_v2.go collectOutputParameters)") from None
     return reported.get("artifacts", {}), values
 
   def _publish_log(self, log: str, uri: str, pod_dir: str) -> None:
@@ -654,6 +703,12 @@ def pod_image(folder: str) -> Dict:
                  check=True)
   return {"python": os.path.join(venv, "bin", "python"),
           "env": {"PYTHONPATH": code, "LD_LIBRARY_PATH": os.path.join(image, "base", "lib")}}
+
+
+def _seconds(duration: str) -> float:
+  """A retry policy's duration ("600s"; the argocompiler passes whole
+  seconds) as seconds; no duration is no deadline."""
+  return float(duration.rstrip("s")) if duration else float("inf")
 
 
 def _wait(proc: subprocess.Popen, kill: Optional[Callable[[], bool]],

@@ -22,8 +22,12 @@ As the real API server does:
 - deleting an object deletes what names it in an ownerReference (garbage
   collection, background propagation).
 
-Not modelled: authentication, admission webhooks, RBAC rules beyond a list
-of forbidden (verb, resource) pairs, server-side apply, pagination.
+- a TrainJob the Trainer's validating webhook refuses answers 403 with
+  its message (`admission_problems`: the rules modelled, and not).
+
+Not modelled: authentication, the other admission webhooks, RBAC rules
+beyond a list of forbidden (verb, resource) pairs, server-side apply,
+pagination.
 """
 
 import datetime
@@ -161,6 +165,34 @@ def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
   return found
 
 
+DOMAIN_PREFIXED = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+                             r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$")
+
+
+def admission_problems(store: Store, plural: str, body: dict) -> List[str]:
+  """What the engines' validating webhooks refuse, in their words.
+
+  - TrainJob (Kubeflow Trainer 2.2 and later, `validator.trainjob.trainer.
+    kubeflow.org`): each runtime patch's `manager` must be a domain-prefixed
+    path (kubeflow/trainer v2.2.0 pkg/runtime/framework/plugins/jobset/
+    jobset.go line 129; line 176 at v2.3.0: apimachinery's
+    validation.IsDomainPrefixedPath, whose message this is).
+  Not modelled: the webhook's other rules (the runtime's replicated jobs
+  and containers, initializers, immutability on update).
+  """
+  if plural != "trainjobs" or store.trainer_version < "2.2":
+    return []
+  found = []
+  for patch in body.get("spec", {}).get("runtimePatches", []):
+    manager = patch.get("manager", "")
+    if not manager:
+      found.append("spec.runtimePatches.manager: Required value")
+    elif not DOMAIN_PREFIXED.match(manager):
+      found.append(f'spec.runtimePatches.manager: Invalid value: "{manager}": must be a '
+                   f'domain-prefixed path (such as "acme.io/foo")')
+  return found
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
   store: Store  # set by `serve`
 
@@ -239,6 +271,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
       if problems:
         return self._send(400, status(400, "BadRequest", "strict decoding error: "
                                                          + ", ".join(problems)))
+    refused = admission_problems(self.store, key[2], body)
+    if refused:  # controller-runtime's Denied: 403, the errors aggregated
+      text = refused[0] if len(refused) == 1 else f"[{', '.join(refused)}]"
+      return self._send(403, status(403, "Forbidden", (
+          f'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the '
+          f'request: {text}')))
     if self.store.get(key) is not None:
       return self._send(409, status(409, "AlreadyExists",
                                     f'{key[2]} "{name}" already exists'))

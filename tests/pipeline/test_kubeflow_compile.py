@@ -523,7 +523,7 @@ def test_every_step_retries_with_backoff_unless_told_not_to(tmp_path):
   policies = {name: task.get("retryPolicy") for name, task in tasks(spec).items()}
   assert set(policies) >= {"Trainer", "Pusher", "Transform"}, policies
   assert all(p == {"maxRetryCount": 2, "backoffDuration": "30s", "backoffFactor": 2.0,
-                   "backoffMaxDuration": "600s"} for p in policies.values()), policies
+                   "backoffMaxDuration": "3600s"} for p in policies.values()), policies
   # The webhook step is not retried: a retry would post the outcome twice.
   assert "retryPolicy" not in spec["root"]["dag"]["tasks"]["notify"]
   assert tasks(job["pipelineSpec"])["Trainer"]["retryPolicy"]["maxRetryCount"] == 2

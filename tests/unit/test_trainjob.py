@@ -83,3 +83,48 @@ def test_trainjob_conditions(conditions, state):
 ])
 def test_tfjob_conditions(conditions, state):
   assert tfjob.verdict({"status": {"conditions": conditions}})[0] == state
+
+
+PLACED = {**POD, "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+          "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present",
+                           "effect": "NoSchedule"}]}
+
+
+@pytest.fixture
+def trainer_api(tmp_path, monkeypatch):
+  """The stand-in API server with Trainer 2.2's TrainJob webhook rule, and
+  a kubeconfig for the launcher's own client."""
+  store = kubernetes_api.Store({"trainjobs"}, trainer_version="2.2")
+  server = kubernetes_api.serve(store)
+  (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, "kubeflow"))
+  monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+  yield store
+  server.shutdown()
+
+
+def test_a_placed_trainjob_passes_the_trainer_webhook(trainer_api):
+  """Issue 53: `manager: tfrecord-pipeline` was refused by Trainer 2.2's
+  webhook, so every TrainJob with a node selector or toleration failed."""
+  from launcher import kube
+  body = trainjob.body(Job("train-abc", COMMAND, 2, PLACED), "kubeflow", None)
+  created = kube.create(kube.Cluster(), trainjob.group, trainjob.version, trainjob.plural, body)
+  assert created["spec"]["runtimePatches"][0]["manager"] == trainjob.MANAGER
+  assert trainer_api.created["trainjobs"] == ["train-abc"]
+
+
+@pytest.mark.parametrize("manager,message", [
+    ("tfrecord-pipeline", 'spec.runtimePatches.manager: Invalid value: "tfrecord-pipeline": '
+                          'must be a domain-prefixed path (such as "acme.io/foo")'),
+    ("", "spec.runtimePatches.manager: Required value")])
+def test_a_runtime_patch_without_a_domain_prefixed_manager_is_refused_in_one_line(
+    trainer_api, manager, message):
+  from launcher import kube
+  from launcher.job import ClusterError
+  body = trainjob.body(Job("train-abc", COMMAND, 2, PLACED), "kubeflow", None)
+  body["spec"]["runtimePatches"][0]["manager"] = manager
+  with pytest.raises(ClusterError) as refused:
+    kube.create(kube.Cluster(), trainjob.group, trainjob.version, trainjob.plural, body)
+  assert str(refused.value) == (
+      f"create trainjobs.trainer.kubeflow.org train-abc: refused by the cluster (admission "
+      f'webhook "validator.trainjob.trainer.kubeflow.org" denied the request: {message})')
+  assert "trainjobs" not in trainer_api.created

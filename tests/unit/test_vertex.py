@@ -58,3 +58,28 @@ def test_a_step_without_google_credentials_is_one_line(monkeypatch, tmp_path):
                                          r"on Vertex AI Pipelines or GKE with a service "
                                          r"account, or set GOOGLE_APPLICATION_CREDENTIALS$"):
     vertex._parent()
+
+
+STATES = ["JOB_STATE_QUEUED", "JOB_STATE_PENDING", "JOB_STATE_RUNNING", "JOB_STATE_SUCCEEDED",
+          "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED"]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_a_retried_step_reattaches_only_to_a_job_that_has_not_ended_badly(state):
+  """Issue 53: a step retried after its CustomJob failed reattached to the
+  failed job and failed at once, on every retry. The step's jobs as
+  ListCustomJobs returns them (in no order): an earlier attempt's, in each
+  state Vertex may leave a job in, listed before and after a failed one."""
+  parent = "projects/p/locations/us-central1"
+
+  def job(number, job_state):
+    found = aiplatform_v1.CustomJob(vertex.body(Job("train-abc", COMMAND, 2, {"image": "i"})))
+    found.name, found.state = f"{parent}/customJobs/{number}", job_state
+    return found
+  for listed in ([job(1, state)], [job(0, "JOB_STATE_FAILED"), job(1, state)],
+                 [job(1, state), job(0, "JOB_STATE_FAILED")]):
+    found = vertex._existing(listed)
+    if state in vertex.ENDED_BADLY:
+      assert found is None, f"a retried step must not reattach to a job {state}"
+    else:
+      assert found is not None and found.name == f"{parent}/customJobs/1", (state, found)
