@@ -21,6 +21,7 @@ from launcher.job import ClusterError
 log = logging.getLogger("absl")
 NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 RBAC = "kubeflow/manifests/trainer-rbac.yaml"
+RBAC_PROFILES = "kubeflow/manifests/trainer-rbac-kubeflow-edit.yaml"  # aggregated to kubeflow-edit
 
 
 class Cluster:
@@ -85,7 +86,8 @@ def explain(what: str, namespace: str, status: int, reason: str, body) -> str:
     return f"{what}: refused by the cluster ({said})"
   if status == 403:
     return (f"{what}: forbidden in namespace {namespace} ({said}); grant the step's service "
-            f"account what it needs: kubectl apply -n {namespace} -f {RBAC}")
+            f"account what it needs: kubectl apply -n {namespace} -f {RBAC} (on a "
+            f"multi-user install, every profile at once: kubectl apply -f {RBAC_PROFILES})")
   if status == 404 and "could not find the requested resource" in said:
     return (f"{what}: this cluster does not serve that API ({said}); install the "
             f"engine (docs/kubeflow.md, \"Training on several machines\")")

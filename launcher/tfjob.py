@@ -7,9 +7,18 @@ chief when there is no Chief replica (trainer/distribute.py `is_chief`).
 
 A failed worker's container is restarted in its pod (`restartPolicy:
 OnFailure`); its peers fail on the broken collective and restart too, and
-all of them resume from the checkpoints under the Trainer's output. Past
-`runPolicy.backoffLimit` restarts the TFJob fails. KFP's `pipeline-runner`
-role already covers `kubeflow.org`.
+all of them resume from the checkpoints under the Trainer's output. The
+operator fails the TFJob once the restart counts of its Running pods sum to
+`runPolicy.backoffLimit` (release-1.9 `pkg/core/job.go` PastBackoffLimit,
+checked at every reconcile). One incident costs up to N restarts with N
+workers: a crash, the worker and its N-1 peers; a preemption, the N-1 peers
+(the worker's pod is made again, counting from 0). So the limit grows with
+the workers, to survive INCIDENTS incidents whatever N is. Worker pods
+carry `sidecar.istio.io/inject: "false"`: in a multi-user install's
+profile namespace an Istio sidecar would outlive the worker and keep its
+pod from completing (kubeflow/trainer v2.3.0 docs/legacy-v1/user-guides/
+tensorflow.md line 19). KFP's `pipeline-runner` role already covers
+`kubeflow.org`.
 """
 
 import sys
@@ -19,7 +28,14 @@ from launcher import kube, roles, watch
 from launcher.job import Job
 
 group, version, plural, kind = "kubeflow.org", "v1", "tfjobs", "TFJob"
-BACKOFF_LIMIT = 3  # container restarts, all workers counted, before the TFJob fails
+INCIDENTS = 3  # crashes or preemptions a TFJob survives, whatever its workers
+NO_SIDECAR = {"sidecar.istio.io/inject": "false"}
+
+
+def backoff_limit(workers: int) -> int:
+  """The restart budget: each incident costs up to `workers` restarts, and
+  the operator fails the job when the sum reaches the limit."""
+  return INCIDENTS * workers + 1
 
 
 def check(cluster: kube.Cluster) -> None:
@@ -42,10 +58,12 @@ def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
   if owner:
     metadata["ownerReferences"] = [owner]
   return {"apiVersion": f"{group}/{version}", "kind": kind, "metadata": metadata,
-          "spec": {"runPolicy": {"backoffLimit": BACKOFF_LIMIT, "cleanPodPolicy": "None"},
+          "spec": {"runPolicy": {"backoffLimit": backoff_limit(job.workers),
+                                 "cleanPodPolicy": "None"},
                    "tfReplicaSpecs": {"Worker": {
                        "replicas": job.workers, "restartPolicy": "OnFailure",
-                       "template": {"spec": spec}}}}}
+                       "template": {"metadata": {"annotations": dict(NO_SIDECAR)},
+                                    "spec": spec}}}}}
 
 
 def verdict(obj: Dict):

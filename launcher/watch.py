@@ -57,10 +57,44 @@ def _create_or_attach(engine, cluster: kube.Cluster, job: Job, body: dict) -> di
   return created
 
 
+def suspended(obj: dict) -> Optional[str]:
+  """Why the job is held, when it is: a queue (Kueue) creates TrainJobs and
+  TFJobs suspended and resumes them once it admits them; both engines then
+  show a `Suspended` condition. None when it is not held."""
+  for cond in obj.get("status", {}).get("conditions", []):
+    if cond.get("type") == "Suspended" and cond.get("status") == "True":
+      return ": ".join(filter(None, (cond.get("reason"), cond.get("message")))) or "suspended"
+  if obj.get("spec", {}).get("suspend") or obj.get("spec", {}).get("runPolicy", {}).get(
+      "suspend"):
+    return "spec.suspend is true"
+  return None
+
+
+class Held:
+  """Says in the step's log when the job is held and when it is let go,
+  once each time: the step keeps waiting meanwhile."""
+
+  def __init__(self, name: str):
+    self.name, self.why = name, None
+
+  def see(self, obj: dict) -> None:
+    why = suspended(obj)
+    if why == self.why:
+      return
+    if why:
+      log.info("training job %s: Suspended (%s); waiting for it to be admitted",
+               self.name, why)
+    else:
+      log.info("training job %s: resumed", self.name)
+    self.why = why
+
+
 def _wait(engine, cluster: kube.Cluster, job: Job, obj: dict) -> None:
   from kubernetes import watch
   deadline = time.monotonic() + job.timeout if job.timeout else None
+  held = Held(job.name)
   while True:
+    held.see(obj)
     state, message = engine.verdict(obj)
     if state == "succeeded":
       return

@@ -220,7 +220,7 @@ def run(parsed) -> int:
   args, beam_args = parsed[0], beam_args_of(parsed, sys.argv[0])
   record = Recorder(args.json_serialized_invocation_args)
   try:
-    backend.check_root(record.uris.get("wrote", []))  # before any record is written
+    backend.check_root(backend.output_uris(record.invocation))  # before any record
     storage.check([args.json_serialized_invocation_args], "this step's ")
     record(step_records.RUNNING)
     prepare(args)

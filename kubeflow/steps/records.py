@@ -33,6 +33,7 @@ import re
 from typing import Dict, Iterable, Optional
 
 import storage
+from kubeflow.steps import backend
 
 FOLDER = "status"
 PIPELINE_ENV = "PIPELINE_NAME"
@@ -57,10 +58,15 @@ def run_folder(uris: Iterable[str], pipeline: str, task: str) -> Optional[str]:
 
 def artifact_uris(executor_input: dict) -> Dict[str, list]:
   """{"read": input artifacts' URIs, "wrote": output artifacts' URIs} of an
-  executor input, for the step's record (retention reads them)."""
+  executor input, for the step's record (retention reads them).
+
+  The launcher's log output is neither: a run the cache serves links the
+  log of the run that executed the step, so retention must not delete it
+  with that older run's outputs (nor raise a cache epoch for it)."""
   def uris(side):
-    listed = executor_input.get(side, {}).get("artifacts", {}).values()
-    return sorted({a["uri"] for entry in listed for a in entry.get("artifacts", [])
+    found = executor_input.get(side, {}).get("artifacts", {})
+    own = [entry for key, entry in found.items() if key not in backend.launcher_outputs(found)]
+    return sorted({a["uri"] for entry in own for a in entry.get("artifacts", [])
                    if a.get("uri")})
   return {"read": uris("inputs"), "wrote": uris("outputs")}
 

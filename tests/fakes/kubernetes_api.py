@@ -16,7 +16,9 @@ As the real API server does:
   404 NotFound; a resource type that is not installed 404 with "the server
   could not find the requested resource";
 - a verb the caller's role does not grant answers 403 Forbidden, naming the
-  verb, the resource and its API group (`forbid`);
+  verb, the resource and its API group: a listed (verb, resource) pair
+  (`forbid`), or, with `rbac` on, what the Roles and bindings in the store
+  do not grant the token's service account (rbac.py);
 - `fieldValidation=Strict` answers 400 naming an unknown field, against the
   fields of the Trainer version installed (`TRAINJOB_SPEC_FIELDS`);
 - deleting an object deletes what names it in an ownerReference (garbage
@@ -25,9 +27,8 @@ As the real API server does:
 - a TrainJob the Trainer's validating webhook refuses answers 403 with
   its message (`admission_problems`: the rules modelled, and not).
 
-Not modelled: authentication, the other admission webhooks, RBAC rules
-beyond a list of forbidden (verb, resource) pairs, server-side apply,
-pagination.
+Not modelled: authentication (a token names its account), the other
+admission webhooks, server-side apply, pagination.
 """
 
 import datetime
@@ -39,6 +40,8 @@ import threading
 import urllib.parse
 import uuid
 from typing import Callable, Dict, List, Optional, Set, Tuple
+
+from tests.fakes import rbac
 
 # TrainJob.spec and .spec.trainer fields by Kubeflow Trainer version, from
 # pkg/apis/trainer/v1alpha1/trainjob_types.go at each tag.
@@ -77,6 +80,7 @@ class Store:
     self.objects: Dict[Key, dict] = {}
     self.events: List[Tuple[int, str, Key, dict]] = []
     self.forbidden: Set[Tuple[str, str]] = set()  # (verb, plural)
+    self.rbac = False  # on: each request as its token's service account (rbac.py)
     self.secrets: Dict[str, Dict[str, str]] = {}  # name -> key -> value, for pods' env
     self.created: Dict[str, List[str]] = {}  # plural -> names, every create
     self.logs: Dict[Tuple[str, str], Callable[[], Tuple[str, bool]]] = {}
@@ -224,11 +228,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
       verb = "watch"
     elif verb == "get" and not name:
       verb = "list"
-    if (verb, plural) in self.store.forbidden:
+    account = rbac.account_of((self.headers.get("Authorization") or "")[len("Bearer "):])
+    refused = (verb, plural) in self.store.forbidden or (self.store.rbac and not (
+        account and rbac.allowed(self.store, account, verb, group,
+                                 plural + ("/log" if sub == "log" else ""), ns, name or "")))
+    if refused:
+      user = f"{account[0]}:{account[1]}" if account else f"{ns}:pipeline-runner"
       resource = f"{plural}.{group}" if group else plural
+      kind = f'resource "{plural}"' + (f' with subresource "{sub}"' if sub == "log" else "")
       return self._send(403, status(403, "Forbidden", (
           f'{resource}{" " + repr(name) if name else ""} is forbidden: User '
-          f'"system:serviceaccount:{ns}:pipeline-runner" cannot {verb} resource "{plural}" '
+          f'"system:serviceaccount:{user}" cannot {verb} {kind} '
           f'in API group "{group}" in the namespace "{ns}"')))
     key = (prefix, ns, plural, name or "")
     if sub == "log":
@@ -355,12 +365,14 @@ def serve(store: Store) -> http.server.ThreadingHTTPServer:
   return server
 
 
-def kubeconfig(server: http.server.ThreadingHTTPServer, namespace: str) -> str:
-  """A kubeconfig (YAML as JSON) naming this server, a token and the namespace."""
+def kubeconfig(server: http.server.ThreadingHTTPServer, namespace: str,
+               account: str = "pipeline-runner") -> str:
+  """A kubeconfig (YAML as JSON) naming this server, the token of the
+  namespace's service account `account` and the namespace."""
   host = f"http://127.0.0.1:{server.server_address[1]}"
   return json.dumps({
       "apiVersion": "v1", "kind": "Config", "current-context": "stand-in",
       "clusters": [{"name": "stand-in", "cluster": {"server": host}}],
-      "users": [{"name": "pipeline-runner", "user": {"token": "stand-in"}}],
+      "users": [{"name": "pipeline-runner", "user": rbac.tokens((namespace, account))}],
       "contexts": [{"name": "stand-in", "context": {
           "cluster": "stand-in", "user": "pipeline-runner", "namespace": namespace}}]})

@@ -20,14 +20,20 @@ says:
   set only in the container named `tensorflow` and only with more than one
   replica, addresses `<job>-worker-<i>.<namespace>.svc:<port>`. A failed
   container restarts in its pod under `OnFailure` after the kubelet's
-  back-off (10 s, doubling); past `runPolicy.backoffLimit` restarts the
-  TFJob fails. Worker 0 succeeding succeeds the TFJob (no Chief replica).
+  back-off (10 s, doubling), its pod staying Running; a pod deleted with
+  its node (`preempt`) is made again, its restart count from 0. At every
+  reconcile the restart counts of the Running pods are summed against
+  `runPolicy.backoffLimit` (release-1.9 `pkg/core/job.go` PastBackoffLimit,
+  `>=`): "Job <name> has failed because it has reached the specified
+  backoff limit". Worker 0 succeeding succeeds the TFJob (no Chief replica).
 
 The one thing that differs from a cluster: names do not resolve here, so
 each worker's host name is mapped to a port on 127.0.0.1 in the
 TRAIN_HOST_ALIASES variable (launcher/roles.py applies it). Not modelled:
 scheduling, gang scheduling, DNS, images (the command runs in this venv),
-resources, RBAC beyond the API's forbidden list, node failures.
+resources, RBAC beyond the API's forbidden list; for a TrainJob, a pod
+deleted with its node (a crash is modelled); the TFJob's second failure
+check, new Failed pods against the work queue's requeues (job.go line 191).
 """
 
 import json
@@ -105,6 +111,17 @@ class Pod:
     term = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                            "finishedAt": now(), "startedAt": now()}}
     self._status("Succeeded" if code == 0 else "Failed", term)
+
+  def crash_looping(self) -> None:
+    """A container ended non-zero under OnFailure: the kubelet restarts it in
+    its pod, so the pod stays Running, the container waiting in back-off."""
+    code = self.ended()
+    self._status("Running", {"waiting": {"reason": "CrashLoopBackOff"}},
+                 {"terminated": {"exitCode": code, "reason": "Error", "finishedAt": now()}})
+
+  def phase(self) -> str:
+    obj = self.store.get(self.key)
+    return obj["status"]["phase"] if obj else ""
 
   def restart_in_place(self) -> None:
     """The kubelet's restart of a failed container under OnFailure."""
@@ -255,11 +272,19 @@ class Controllers(threading.Thread):
     marks = {"jobset.sigs.k8s.io/jobset-name": key[3],
              "jobset.sigs.k8s.io/restart-attempt": str(state["restarts"]),
              "batch.kubernetes.io/job-completion-index": str(index)}
-    return Pod(self.store, key[1], name, marks, marks, command, env, self.log_dir,
+    template = self._node_job(state["runtime"])["spec"]["template"]
+    annotations = {**template.get("metadata", {}).get("annotations", {}), **marks}
+    return Pod(self.store, key[1], name, marks, annotations, command, env, self.log_dir,
                {"apiVersion": "batch/v1", "kind": "Job", "name": f"{key[3]}-node-0",
                 "uid": obj["metadata"]["uid"]})
 
   # -- TFJob ---------------------------------------------------------------
+  def preempt(self, pod: Pod) -> None:
+    """A node's preemption: the pod and its process go, as a node's
+    deletion takes them (its controller makes a new one)."""
+    pod.kill()
+    self.store.delete(pod.key)
+
   def _tfjob(self, key: Key, obj: dict) -> None:
     state = self.jobs.get(key)
     spec = obj["spec"]["tfReplicaSpecs"]["Worker"]
@@ -270,15 +295,25 @@ class Controllers(threading.Thread):
       replicas = spec.get("replicas", 1)
       port = next((p["containerPort"] for c in spec["template"]["spec"]["containers"]
                    for p in c.get("ports", []) if p.get("name") == "tfjob-port"), 2222)
-      hosts = [f"{key[3]}-worker-{i}.{key[1]}.svc:{port}" for i in range(replicas)]
-      aliases = {h.rsplit(":", 1)[0]: f"127.0.0.1:{free_port()}" for h in hosts}
+      state["hosts"] = [f"{key[3]}-worker-{i}.{key[1]}.svc:{port}" for i in range(replicas)]
+      state["aliases"] = {h.rsplit(":", 1)[0]: f"127.0.0.1:{free_port()}"
+                          for h in state["hosts"]}
       for i in range(replicas):
-        state["pods"].append(self._tfjob_pod(key, obj, i, hosts, aliases))
+        state["pods"].append(self._tfjob_pod(key, obj, i, state["hosts"], state["aliases"]))
       self._condition(key, "Running", "TFJobRunning", f"TFJob {key[3]} is running.")
       return
     if state["done"]:
       return
     pods = state["pods"]
+    # A pod that is gone (deleted with its node) is made again, its
+    # container's restart count starting at 0 (training-operator release-1.9
+    # pkg/controller.v1/common/pod.go ReconcilePods: a missing index is
+    # created; lines 350-366: a Failed pod is deleted to be made again).
+    for i, pod in enumerate(pods):
+      if self.store.get(pod.key) is None and key in self.jobs:
+        pod.kill()
+        state["retry_at"].pop(i, None)
+        pods[i] = self._tfjob_pod(key, obj, i, state["hosts"], state["aliases"])
     if pods[0].ended() == 0:  # worker 0 is the chief without a Chief replica
       for pod in pods:
         if pod.ended() is not None:
@@ -286,24 +321,27 @@ class Controllers(threading.Thread):
       state["done"] = True
       return self._condition(key, "Succeeded", "TFJobSucceeded",
                              f"TFJob {key[1]}/{key[3]} successfully completed.")
+    policy = spec.get("restartPolicy", "Never")
     limit = obj["spec"].get("runPolicy", {}).get("backoffLimit")
+    # At every reconcile (pkg/controller.v1/common/job.go lines 185-200),
+    # PastBackoffLimit (pkg/core/job.go lines 95-133): the restart counts of
+    # the containers of the pods that are Running, summed over all workers,
+    # against the limit (`>=`; any restart for a limit of 0).
+    if limit is not None and policy in ("OnFailure", "Always", "ExitCode"):
+      restarts = sum(p.restarts for p in pods if p.phase() == "Running")
+      if (restarts > 0) if limit == 0 else (restarts >= limit):
+        return self._fail(key, state, f"Job {key[3]} has failed because it has reached "
+                                      f"the specified backoff limit")
     for i, pod in enumerate(pods):
       code = pod.ended()
       if code in (None, 0) or i in state["retry_at"]:
         continue
-      policy = spec.get("restartPolicy", "Never")
-      retryable = policy == "OnFailure" or (policy == "ExitCode" and code > 127)
-      restarts = sum(p.restarts for p in pods)
-      if not retryable or (limit is not None and restarts >= limit):
-        for other in pods:
-          other.kill()
+      retryable = policy in ("OnFailure", "Always") or (policy == "ExitCode" and code > 127)
+      if not retryable:
         pod.record_end()
-        state["done"] = True
-        return self._condition(key, "Failed", "TFJobFailed", (
-            f"TFJob {key[3]} has failed because it has reached the specified backoff limit"
-            if retryable else f"TFJob {key[3]} has failed because {1} Worker replica(s) "
-                              "failed."))
-      pod.record_end()
+        return self._fail(key, state, f"job {key[3]!r} is failing because \"worker\" "
+                                      f"replica(s) failed.")
+      pod.crash_looping()
       state["retry_at"][i] = time.monotonic() + min(10 * 2 ** pod.restarts, 300)
       self._condition(key, "Restarting", "TFJobRestarting",
                       f"TFJob {key[3]} is restarting because 1 Worker replica(s) failed.")
@@ -311,6 +349,15 @@ class Controllers(threading.Thread):
       if time.monotonic() >= at:
         del state["retry_at"][i]
         pods[i].restart_in_place()
+
+  def _fail(self, key: Key, state: dict, message: str) -> None:
+    """The TFJob failed: its workers stop (a cluster would keep them under
+    `cleanPodPolicy: None` until the job is deleted, as the launcher then
+    does)."""
+    for pod in state["pods"]:
+      pod.kill()
+    state["done"] = True
+    self._condition(key, "Failed", "TFJobFailed", message)
 
   def _tfjob_pod(self, key: Key, obj: dict, index: int, hosts: List[str],
                  aliases: Dict[str, str]) -> Pod:
@@ -326,7 +373,8 @@ class Controllers(threading.Thread):
     labels = {"training.kubeflow.org/job-name": key[3],
               "training.kubeflow.org/replica-type": "worker",
               "training.kubeflow.org/replica-index": str(index)}
-    return Pod(self.store, key[1], name, labels, {}, container["command"],
+    annotations = spec["template"].get("metadata", {}).get("annotations", {})
+    return Pod(self.store, key[1], name, labels, dict(annotations), container["command"],
                self._env(container, extra), self.log_dir,
                {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": key[3],
                 "uid": obj["metadata"]["uid"]}, container["name"])

@@ -153,9 +153,15 @@ class StandInVertex:
     address = f"127.0.0.1:{self.server.server_address[1]}"
     gcloud = os.path.join(self.folder, "gcloud")  # no user's credentials found first
     os.makedirs(gcloud, exist_ok=True)
+    # google-auth gives the metadata server 3 s to answer its first ping
+    # (compute_engine/_metadata.py line 107) and then decides it is not on
+    # Google Cloud: "no Google credentials here". A VM's metadata server is
+    # on the host; this one is a thread of a test process on a machine
+    # that may be busy (test_a_vertex_call_not_granted_is_one_line failed
+    # so once, and does so with a 4 s answer), so it is given a minute.
     self.env = {"VERTEX_API_ENDPOINT": f"http://{address}", "CLOUD_ML_REGION": REGION,
                 "GCE_METADATA_HOST": address, "GCE_METADATA_IP": address,
-                "CLOUDSDK_CONFIG": gcloud}
+                "GCE_METADATA_TIMEOUT": "60", "CLOUDSDK_CONFIG": gcloud}
     return self
 
   def __exit__(self, *exc) -> None:

@@ -59,7 +59,8 @@ def test_a_tfjob_runs_the_workers_in_a_container_named_tensorflow():
   assert container["name"] == "tensorflow"  # the only container the operator gives TF_CONFIG
   assert container["command"] == COMMAND
   assert workers["template"]["spec"]["nodeSelector"] == {"pool": "gpu"}
-  assert body["spec"]["runPolicy"]["backoffLimit"] == tfjob.BACKOFF_LIMIT
+  assert body["spec"]["runPolicy"]["backoffLimit"] == tfjob.backoff_limit(3) == 10
+  assert workers["template"]["metadata"]["annotations"] == {"sidecar.istio.io/inject": "false"}
 
 
 @pytest.mark.parametrize("conditions,state", [
@@ -128,3 +129,100 @@ def test_a_runtime_patch_without_a_domain_prefixed_manager_is_refused_in_one_lin
       f"create trainjobs.trainer.kubeflow.org train-abc: refused by the cluster (admission "
       f'webhook "validator.trainjob.trainer.kubeflow.org" denied the request: {message})')
   assert "trainjobs" not in trainer_api.created
+
+
+def test_the_shipped_runtime_keeps_istio_sidecars_off_the_workers():
+  """On a multi-user install the step's namespace injects Istio sidecars; a
+  worker pod whose sidecar never exits never completes."""
+  import os
+
+  import yaml
+  path = os.path.join(os.path.dirname(__file__), "..", "..", trainjob.RUNTIME_MANIFEST)
+  with open(path) as f:
+    runtime = yaml.safe_load(f)
+  (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+  pod = node["template"]["spec"]["template"]
+  assert pod["metadata"]["annotations"] == {"sidecar.istio.io/inject": "false"}
+
+
+def test_a_suspended_job_is_said_once_with_its_reason(caplog):
+  """A TrainJob or TFJob that Kueue holds shows Suspended; the step says so
+  once per change (launcher/watch.py _wait keeps waiting meanwhile)."""
+  import logging
+
+  from launcher import watch
+  held = {"spec": {"suspend": True}}
+  queued = {"spec": {"suspend": True}, "status": {"conditions": [
+      {"type": "Suspended", "status": "True", "reason": "Suspended",
+       "message": "TrainJob is suspended by the queue"}]}}
+  admitted = {"spec": {}, "status": {"conditions": [
+      {"type": "Suspended", "status": "False", "reason": "Resumed"}]}}
+  seen = watch.Held("train-held")
+  with caplog.at_level(logging.INFO, logger="absl"):
+    for obj in (held, held, queued, queued, queued, admitted, admitted):
+      seen.see(obj)
+  said = [r.getMessage() for r in caplog.records if "train-held" in r.getMessage()]
+  assert said == ["training job train-held: Suspended (spec.suspend is true); waiting for "
+                  "it to be admitted",
+                  "training job train-held: Suspended (Suspended: TrainJob is suspended by "
+                  "the queue); waiting for it to be admitted",
+                  "training job train-held: resumed"], said
+  assert watch.suspended({"spec": {"runPolicy": {"suspend": True}}}) == "spec.suspend is true"
+
+
+def _manifests(name: str):
+  import os
+
+  import yaml
+  with open(os.path.join(os.path.dirname(__file__), "..", "..", "kubeflow", "manifests",
+                         name)) as f:
+    return [d for d in yaml.safe_load_all(f) if d]
+
+
+@pytest.mark.parametrize("install", ["none", "trainer-rbac.yaml",
+                                     "trainer-rbac-kubeflow-edit.yaml"])
+def test_a_step_as_a_profiles_default_editor_creates_its_job_with_the_shipped_manifests(
+    tmp_path, monkeypatch, install):
+  """Issue 53: on a multi-user install steps run as `default-editor` in the
+  user's profile namespace, which the shipped RoleBinding did not name.
+  The stand-in API authorizes as Kubernetes' RBAC does (tests/fakes/rbac.py),
+  over the profile's own binding to `kubeflow-edit`."""
+  from launcher import kube
+  from launcher.job import ClusterError
+  from tests.fakes import rbac
+  store = kubernetes_api.Store({"trainjobs", "trainingruntimes"}, trainer_version="2.2")
+  store.rbac = True
+  rbac.profile(store, "team-a")
+  if install != "none":
+    rbac.apply(store, _manifests(install), "team-a")
+  server = kubernetes_api.serve(store)
+  try:
+    (tmp_path / "kubeconfig").write_text(
+        kubernetes_api.kubeconfig(server, "team-a", account="default-editor"))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+    body = trainjob.body(Job("train-abc", COMMAND, 2, PLACED), "team-a", None)
+    cluster = kube.Cluster()
+    if install == "none":
+      with pytest.raises(ClusterError) as refused:
+        kube.create(cluster, trainjob.group, trainjob.version, trainjob.plural, body)
+      assert str(refused.value) == (
+          'create trainjobs.trainer.kubeflow.org train-abc: forbidden in namespace team-a '
+          '(trainjobs.trainer.kubeflow.org is forbidden: User "system:serviceaccount:team-a:'
+          'default-editor" cannot create resource "trainjobs" in API group '
+          '"trainer.kubeflow.org" in the namespace "team-a"); grant the step\'s service '
+          'account what it needs: kubectl apply -n team-a -f kubeflow/manifests/'
+          'trainer-rbac.yaml (on a multi-user install, every profile at once: kubectl apply '
+          '-f kubeflow/manifests/trainer-rbac-kubeflow-edit.yaml)'), str(refused.value)
+      return
+    kube.create(cluster, trainjob.group, trainjob.version, trainjob.plural, body)
+    assert store.created["trainjobs"] == ["train-abc"]
+    # What the step does next: watch its job, read its workers' pods and logs.
+    for verb, resource in (("watch", "trainjobs"), ("delete", "trainjobs"), ("list", "pods"),
+                           ("get", "pods/log")):
+      group = "trainer.kubeflow.org" if resource == "trainjobs" else ""
+      assert rbac.allowed(store, ("team-a", "default-editor"), verb, group, resource,
+                          "team-a"), (verb, resource)
+    assert not rbac.allowed(store, ("team-b", "default-editor"), "create",
+                            "trainer.kubeflow.org", "trainjobs", "team-b")
+  finally:
+    server.shutdown()

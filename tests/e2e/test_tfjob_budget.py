@@ -1,0 +1,119 @@
+"""A TFJob's restart budget (launcher/tfjob.py) against the Training
+Operator's own accounting, as the stand-in controller does it
+(tests/fakes/training_engines.py, from release-1.9 `pkg/core/job.go`
+PastBackoffLimit): the restart counts of the Running pods, summed over the
+workers, at every reconcile.
+
+The workers here are processes that wait for a file, not TensorFlow: what
+is judged is the counting. A crash is a worker killed in its pod (the
+kubelet restarts it, after its back-off); a preemption deletes the pod with
+its node (the operator makes it again, its count from 0). Either way the
+other workers fail on the broken collective and restart in their pods, as
+MultiWorkerMirroredStrategy's do; here the test kills them so.
+The same with real TensorFlow workers that resume from their checkpoint:
+tests/e2e/test_train_workers.py.
+"""
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from launcher import tfjob
+from launcher.job import Job
+from tests.fakes import kubernetes_api, training_engines
+
+pytestmark = pytest.mark.e2e
+
+NAMESPACE = "team-a"
+
+
+def wait_for(what: str, ready, seconds: float = 300):
+  deadline = time.monotonic() + seconds
+  while time.monotonic() < deadline:
+    if ready():
+      return
+    time.sleep(0.2)
+  raise AssertionError(f"expected {what} within {seconds:.0f} s; it did not happen")
+
+
+@pytest.fixture
+def engine(tmp_path):
+  store = kubernetes_api.Store({"tfjobs"})
+  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ))
+  controllers.start()
+  yield store, controllers, tmp_path
+  controllers.stop()
+
+
+def start(store, controllers, tmp_path, workers: int):
+  """A TFJob as the launcher writes it, of workers that end (0) once
+  `done` exists; its key, and the job's state in the controller."""
+  done = tmp_path / "done"
+  command = [sys.executable, "-c", "import os, time\nwhile not os.path.exists(%r): "
+             "time.sleep(0.2)" % str(done)]
+  body = tfjob.body(Job("train-budget", command, workers, {"image": "i"}), NAMESPACE, None)
+  key = ("kubeflow.org/v1", NAMESPACE, "tfjobs", "train-budget")
+  store.create(key, body)
+  wait_for("the workers", lambda: key in controllers.jobs
+           and len(controllers.jobs[key]["pods"]) == workers)
+  return key, controllers.jobs[key], done
+
+
+def all_running(state) -> bool:
+  return not state["retry_at"] and all(
+      p.ended() is None and p.phase() == "Running" for p in state["pods"])
+
+
+def incident(controllers, state, index: int, kind: str) -> None:
+  """Worker `index` crashes or is preempted; its peers fail and restart."""
+  pods = state["pods"]
+  if kind == "preemption":
+    controllers.preempt(pods[index])
+  for i, pod in enumerate(pods):
+    if kind == "crash" or i != index:
+      os.killpg(pod.proc.pid, signal.SIGKILL)
+  wait_for("every worker running again", lambda: all_running(state), 600)
+
+
+def conditions(store, key):
+  return [(c["type"], c["message"]) for c in store.get(key)["status"]["conditions"]]
+
+
+def test_four_workers_survive_two_preemptions_and_a_crash_and_fail_past_their_budget(engine):
+  """Issue 53: with a budget of 3 restarts, 4 workers failed at their first
+  preemption (3 restarts). Now the budget scales with the workers."""
+  store, controllers, tmp_path = engine
+  key, state, done = start(store, controllers, tmp_path, 4)
+  assert store.get(key)["spec"]["runPolicy"]["backoffLimit"] == tfjob.backoff_limit(4) == 13
+  incident(controllers, state, 2, "preemption")
+  incident(controllers, state, 1, "preemption")
+  incident(controllers, state, 3, "crash")
+  # 3 + 3 + 4 restarts, less worker 1's first, which its pod took with it
+  # when it was preempted: 9 among the Running pods, under 13.
+  assert [p.restarts for p in state["pods"]] == [3, 1, 2, 3], [p.restarts for p in
+                                                                state["pods"]]
+  assert not state["done"], conditions(store, key)
+  assert "Failed" not in [kind for kind, _ in conditions(store, key)]
+  # A fourth incident spends the budget: the operator fails the job once the
+  # restarted workers run again (its check at every reconcile), naming it.
+  pods = state["pods"]
+  for pod in pods:
+    os.killpg(pod.proc.pid, signal.SIGKILL)
+  wait_for("the job to fail", lambda: state["done"], 600)
+  assert conditions(store, key)[-1] == (
+      "Failed", "Job train-budget has failed because it has reached the specified "
+                "backoff limit"), conditions(store, key)
+
+
+def test_a_job_within_its_budget_succeeds_when_worker_0_does(engine):
+  store, controllers, tmp_path = engine
+  key, state, done = start(store, controllers, tmp_path, 3)
+  incident(controllers, state, 1, "preemption")
+  done.write_text("")
+  wait_for("the job to succeed", lambda: state["done"], 120)
+  assert conditions(store, key)[-1][0] == "Succeeded", conditions(store, key)
+  annotations = [store.get(p.key)["metadata"]["annotations"] for p in state["pods"]]
+  assert annotations == [{"sidecar.istio.io/inject": "false"}] * 3, annotations
