@@ -94,15 +94,16 @@ def cluster(tmp_path):
     yield standin
 
 
-def step_inputs(two_workers, cluster, engine: str, steps: int = 60, **training) -> str:
+def step_inputs(two_workers, cluster, engine: str, steps: int = 60, workers: int = 2,
+                **training) -> str:
   """The local run's Trainer inputs, given to a cluster job: its own
-  outputs and checkpoints, `engine`, and `steps` train steps."""
+  outputs and checkpoints, `engine`, `workers` and `steps` train steps."""
   (local,) = (two_workers["root"] / "out").rglob("job/inputs.json")
   fn_args = json.loads(local.read_text())
   out = tmp(cluster) / engine
   fn_args.update(model_run_dir=str(out / "model_run"),
                  serving_model_dir=str(out / "model" / "Format-Serving"), train_steps=steps)
-  fn_args["custom_config"].update(workers={"count": 2, "engine": engine},
+  fn_args["custom_config"].update(workers={"count": workers, "engine": engine},
                                   checkpoints=str(out / "checkpoints"))
   fn_args["custom_config"]["training"].update(train_steps=steps, **training)
   path = tmp(cluster) / f"{engine}-inputs.json"
@@ -152,6 +153,36 @@ def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_re
   assert [p.parent.name for p in exports] == ["Format-Serving"], exports
   kept = list((tmp(cluster) / "trainjob" / "checkpoints").rglob("*"))
   assert not kept, f"the finished job's checkpoints were kept: {kept}"
+
+
+def test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash(
+    two_workers, cluster):
+  """Issue 53: the Training Operator sums the Running pods' restarts against
+  the budget (tests/e2e/test_tfjob_budget.py counts it); here four real
+  workers lose a node twice and crash once, at different times, and resume
+  from their checkpoint each time, within the budget."""
+  inputs = step_inputs(two_workers, cluster, "tfjob", steps=400, workers=4,
+                       checkpoint_every=20)
+  step = cluster.start_step(inputs)
+  checkpoints = tmp(cluster) / "tfjob" / "checkpoints"
+
+  def newer_checkpoint(after: float):
+    return lambda: any(p.stat().st_mtime > after for p in checkpoints.rglob("checkpoint"))
+  for index, kind in ((2, "preemption"), (1, "preemption"), (3, "crash")):
+    wait_for(f"a checkpoint before the {kind} of worker {index}",
+             newer_checkpoint(time.time()), 900)
+    job = next(iter(cluster.controllers.jobs.values()))
+    if kind == "preemption":
+      cluster.controllers.preempt(job["pods"][index])
+    else:
+      os.killpg(job["pods"][index].proc.pid, signal.SIGKILL)
+  out, _ = step.communicate(timeout=1800)
+  assert step.returncode == 0, out[-3000:]
+  (name,) = cluster.store.created["tfjobs"]
+  assert f"training job {name}: 4 workers on tfjob" in out, out[-3000:]
+  assert len(re.findall(r"resumed from step \d+ of 400", out)) >= 3, out[-3000:]
+  exports = list((tmp(cluster) / "tfjob").rglob("saved_model.pb"))
+  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
 
 
 def test_a_job_that_fails_for_good_fails_the_step_naming_the_worker(two_workers, cluster):

@@ -19,13 +19,16 @@ As the real API server does:
   verb, the resource and its API group: a listed (verb, resource) pair
   (`forbid`), or, with `rbac` on, what the Roles and bindings in the store
   do not grant the token's service account (rbac.py);
-- `fieldValidation=Strict` answers 400 naming an unknown field, against the
-  fields of the Trainer version installed (`TRAINJOB_SPEC_FIELDS`);
+- `fieldValidation=Strict` answers 400 naming an unknown field, and a
+  TrainJob or TFJob its release's CRD refuses answers 422 in the API
+  server's words (crd_schemas.py: the CRD files of Trainer 2.2 and 2.3 and
+  the Training Operator's release-1.9; for Trainer 2.0 and 2.1 the field
+  names of their API types, `TRAINJOB_SPEC_FIELDS`);
 - deleting an object deletes what names it in an ownerReference (garbage
   collection, background propagation).
 
 - a TrainJob the Trainer's validating webhook refuses answers 403 with
-  its message (`admission_problems`: the rules modelled, and not).
+  its message (admission.py: the rules modelled, and not).
 
 Not modelled: authentication (a token names its account), the other
 admission webhooks, server-side apply, pagination.
@@ -41,7 +44,7 @@ import urllib.parse
 import uuid
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from tests.fakes import rbac
+from tests.fakes import admission, crd_schemas, rbac
 
 # TrainJob.spec and .spec.trainer fields by Kubeflow Trainer version, from
 # pkg/apis/trainer/v1alpha1/trainjob_types.go at each tag.
@@ -158,7 +161,17 @@ def selected(obj: dict, labels: str, fields: str) -> bool:
   return True
 
 
+RELEASE = {"trainjobs": lambda store: store.trainer_version, "tfjobs": lambda store: "1.9"}
+KINDS = {"trainjobs": "TrainJob.trainer.kubeflow.org", "tfjobs": "TFJob.kubeflow.org"}
+
+
 def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
+  """Strict decoding's unknown fields: from the release's CRD where one is
+  kept (crd_schemas.py), else from the Trainer's API types' field names."""
+  if plural not in RELEASE:
+    return []
+  if crd_schemas.crd(plural, RELEASE[plural](store)) is not None:
+    return crd_schemas.problems(plural, RELEASE[plural](store), body)["unknown"]
   if plural != "trainjobs":
     return []
   spec = body.get("spec", {})
@@ -166,34 +179,6 @@ def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
   found = [f'unknown field "spec.{k}"' for k in spec if k not in allowed]
   found += [f'unknown field "spec.trainer.{k}"' for k in spec.get("trainer", {})
             if k not in TRAINER_FIELDS]
-  return found
-
-
-DOMAIN_PREFIXED = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-                             r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$")
-
-
-def admission_problems(store: Store, plural: str, body: dict) -> List[str]:
-  """What the engines' validating webhooks refuse, in their words.
-
-  - TrainJob (Kubeflow Trainer 2.2 and later, `validator.trainjob.trainer.
-    kubeflow.org`): each runtime patch's `manager` must be a domain-prefixed
-    path (kubeflow/trainer v2.2.0 pkg/runtime/framework/plugins/jobset/
-    jobset.go line 129; line 176 at v2.3.0: apimachinery's
-    validation.IsDomainPrefixedPath, whose message this is).
-  Not modelled: the webhook's other rules (the runtime's replicated jobs
-  and containers, initializers, immutability on update).
-  """
-  if plural != "trainjobs" or store.trainer_version < "2.2":
-    return []
-  found = []
-  for patch in body.get("spec", {}).get("runtimePatches", []):
-    manager = patch.get("manager", "")
-    if not manager:
-      found.append("spec.runtimePatches.manager: Required value")
-    elif not DOMAIN_PREFIXED.match(manager):
-      found.append(f'spec.runtimePatches.manager: Invalid value: "{manager}": must be a '
-                   f'domain-prefixed path (such as "acme.io/foo")')
   return found
 
 
@@ -281,12 +266,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
       if problems:
         return self._send(400, status(400, "BadRequest", "strict decoding error: "
                                                          + ", ".join(problems)))
-    refused = admission_problems(self.store, key[2], body)
+    if key[2] in RELEASE:  # the CRD's schema and CEL rules, then the webhooks
+      wrong = crd_schemas.problems(key[2], RELEASE[key[2]](self.store), body)["invalid"]
+      if wrong:
+        text = wrong[0] if len(wrong) == 1 else f"[{', '.join(wrong)}]"
+        return self._send(422, status(422, "Invalid",
+                                      f'{KINDS[key[2]]} "{name}" is invalid: {text}'))
+    refused = admission.problems(self.store.trainer_version, key[2], body)
     if refused:  # controller-runtime's Denied: 403, the errors aggregated
       text = refused[0] if len(refused) == 1 else f"[{', '.join(refused)}]"
       return self._send(403, status(403, "Forbidden", (
-          f'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the '
-          f'request: {text}')))
+          f'admission webhook "{admission.WEBHOOKS[key[2]]}" denied the request: {text}')))
     if self.store.get(key) is not None:
       return self._send(409, status(409, "AlreadyExists",
                                     f'{key[2]} "{name}" already exists'))

@@ -226,3 +226,102 @@ def test_a_step_as_a_profiles_default_editor_creates_its_job_with_the_shipped_ma
                             "trainer.kubeflow.org", "trainjobs", "team-b")
   finally:
     server.shutdown()
+
+
+def _trainjob(mutate):
+  body = trainjob.body(Job("train-abc", COMMAND, 2, PLACED), "kubeflow", None)
+  mutate(body)
+  return trainjob, body
+
+
+def _tfjob(mutate):
+  body = tfjob.body(Job("train-abc", COMMAND, 3, PLACED), "kubeflow", None)
+  mutate(body)
+  return tfjob, body
+
+
+def _worker(body):
+  return body["spec"]["tfReplicaSpecs"]["Worker"]
+
+
+TJ = 'TrainJob.trainer.kubeflow.org "{}" is invalid: '
+TF_HOOK = 'admission webhook "validator.tfjob.training-operator.kubeflow.org" denied the request: '
+RULES = {
+    # The TrainJob CRD of Kubeflow Trainer v2.2.0 (tests/fakes/crds/) and its CEL rules.
+    "trainjob unknown field": (lambda: _trainjob(lambda b: b["spec"]["trainer"].update(gpus=1)),
+                               'strict decoding error: unknown field "spec.trainer.gpus"'),
+    "trainjob type": (lambda: _trainjob(lambda b: b["spec"]["trainer"].update(numNodes="2")),
+                      TJ.format("train-abc") + 'spec.trainer.numNodes: Invalid value: "str": '
+                      'spec.trainer.numNodes in body must be of type integer: "str"'),
+    "trainjob required": (lambda: _trainjob(lambda b: b["spec"].pop("runtimeRef")),
+                          TJ.format("train-abc") + "spec.runtimeRef: Required value"),
+    "trainjob name RFC 1035": (
+        lambda: _trainjob(lambda b: b["metadata"].update(name="7-train")),
+        TJ.format("7-train") + '<nil>: Invalid value: "object": metadata.name must match '
+        'RFC 1035 DNS label format'),
+    "trainjob name length": (
+        lambda: _trainjob(lambda b: b["metadata"].update(name="t" * 64)),
+        TJ.format("t" * 64) + '<nil>: Invalid value: "object": metadata.name must be no '
+        'more than 63 characters'),
+    # The TFJob CRD of release-1.9, and its webhook.
+    "tfjob unknown field": (lambda: _tfjob(lambda b: _worker(b).update(restarts=1)),
+                            'strict decoding error: unknown field '
+                            '"spec.tfReplicaSpecs.Worker.restarts"'),
+    "tfjob type": (lambda: _tfjob(lambda b: _worker(b).update(replicas="3")),
+                   'TFJob.kubeflow.org "train-abc" is invalid: spec.tfReplicaSpecs.Worker.'
+                   'replicas: Invalid value: "str": spec.tfReplicaSpecs.Worker.replicas in body '
+                   'must be of type integer: "str"'),
+    "tfjob container name": (
+        lambda: _tfjob(lambda b: _worker(b)["template"]["spec"]["containers"][0].update(
+            name="main")),
+        TF_HOOK + "spec.tfReplicaSpecs[Worker].template.spec.containers: Required value: "
+        "must have at least one container with name tensorflow"),
+    "tfjob image": (
+        lambda: _tfjob(lambda b: _worker(b)["template"]["spec"]["containers"][0].update(
+            image="")),
+        TF_HOOK + "spec.tfReplicaSpecs[Worker].template.spec.containers[0].image: Required "
+        "value: must be required"),
+    "tfjob two chiefs": (
+        lambda: _tfjob(lambda b: b["spec"]["tfReplicaSpecs"].update(
+            Chief=_worker(b), Master=_worker(b))),
+        TF_HOOK + "spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master "
+        "role"),
+    "tfjob name": (
+        lambda: _tfjob(lambda b: b["metadata"].update(name="train.abc")),
+        TF_HOOK + 'metadata.name: Invalid value: "train.abc": should match: a DNS-1035 label '
+        "must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+        "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', "
+        "regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"),
+}
+
+
+@pytest.fixture
+def engines_api(tmp_path, monkeypatch):
+  store = kubernetes_api.Store({"trainjobs", "tfjobs"}, trainer_version="2.2")
+  server = kubernetes_api.serve(store)
+  (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, "kubeflow"))
+  monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+  yield store
+  server.shutdown()
+
+
+@pytest.mark.parametrize("rule", sorted(RULES))
+def test_the_stand_in_refuses_what_upstream_refuses_in_its_words(engines_api, rule):
+  from launcher import kube
+  from launcher.job import ClusterError
+  make, message = RULES[rule]
+  engine, body = make()
+  with pytest.raises(ClusterError) as refused:
+    kube.create(kube.Cluster(), engine.group, engine.version, engine.plural, body)
+  assert message in str(refused.value), str(refused.value)
+  assert not engines_api.created, "a refused object was stored"
+
+
+@pytest.mark.parametrize("version", ["2.2", "2.3"])
+def test_the_launchers_objects_pass_each_releases_crd_and_webhooks(engines_api, version):
+  from launcher import kube
+  engines_api.trainer_version = version
+  cluster = kube.Cluster()
+  for engine, body in (_trainjob(lambda b: None), _tfjob(lambda b: None)):
+    kube.create(cluster, engine.group, engine.version, engine.plural, body)
+  assert engines_api.created == {"trainjobs": ["train-abc"], "tfjobs": ["train-abc"]}

@@ -1,0 +1,86 @@
+"""The validating webhooks of the engines the launcher creates jobs on, as
+STAND-INS: what each refuses, in its own words (kubernetes_api.py answers
+a refusal with 403, `admission webhook "<name>" denied the request: ...`,
+as the API server relays controller-runtime's Denied)."""
+
+import re
+from typing import List
+
+DOMAIN_PREFIXED = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+                             r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$")
+
+
+def problems(trainer_version: str, plural: str, body: dict) -> List[str]:
+  """What the engines' validating webhooks refuse, in their words.
+
+  - TrainJob (Kubeflow Trainer 2.2 and later, `validator.trainjob.trainer.
+    kubeflow.org`): each runtime patch's `manager` must be a domain-prefixed
+    path (kubeflow/trainer v2.2.0 pkg/runtime/framework/plugins/jobset/
+    jobset.go line 129; line 176 at v2.3.0: apimachinery's
+    validation.IsDomainPrefixedPath, whose message this is).
+  - TFJob (training-operator release-1.9, `validator.tfjob.training-operator.
+    kubeflow.org`, pkg/webhooks/tensorflow/tfjob_webhook.go lines 73-127):
+    the name a DNS-1035 label; replica specs present, each with containers,
+    each container an image, one container named `tensorflow`; at most one
+    Chief or Master; `runPolicy.managedBy` one of the supported controllers
+    (pkg/common/util/webhooks.go lines 15-25).
+  Not modelled: the TrainJob webhook's other rules (the runtime's
+  replicated jobs and containers, initializers, immutability on update).
+  """
+  if plural == "tfjobs":
+    return tfjob_problems(body)
+  if plural != "trainjobs" or trainer_version < "2.2":
+    return []
+  found = []
+  for patch in body.get("spec", {}).get("runtimePatches", []):
+    manager = patch.get("manager", "")
+    if not manager:
+      found.append("spec.runtimePatches.manager: Required value")
+    elif not DOMAIN_PREFIXED.match(manager):
+      found.append(f'spec.runtimePatches.manager: Invalid value: "{manager}": must be a '
+                   f'domain-prefixed path (such as "acme.io/foo")')
+  return found
+
+
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+WEBHOOKS = {"trainjobs": "validator.trainjob.trainer.kubeflow.org",
+            "tfjobs": "validator.tfjob.training-operator.kubeflow.org"}
+
+
+def tfjob_problems(body: dict) -> List[str]:
+  """The Training Operator's TFJob webhook, in its words (field.ErrorList)."""
+  found, name = [], body.get("metadata", {}).get("name", "")
+  why = []
+  if len(name) > 63:
+    why.append("must be no more than 63 characters")
+  if not DNS1035.match(name):
+    why.append("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+               "start with an alphabetic character, and end with an alphanumeric character "
+               "(e.g. 'my-name',  or 'abc-123', regex used for validation is "
+               "'[a-z]([-a-z0-9]*[a-z0-9])?')")
+  if why:
+    found.append(f'metadata.name: Invalid value: "{name}": should match: {",".join(why)}')
+  manager = body.get("spec", {}).get("runPolicy", {}).get("managedBy")
+  if manager is not None and manager not in ("kubeflow.org/training-operator",
+                                             "kueue.x-k8s.io/multikueue"):
+    found.append(f'spec.runPolicy.managedBy: Unsupported value: "{manager}": supported '
+                 f'values: "kubeflow.org/training-operator", "kueue.x-k8s.io/multikueue"')
+  specs = body.get("spec", {}).get("tfReplicaSpecs")
+  if specs is None:
+    found.append("spec.tfReplicaSpecs: Required value: must be required")
+  for role, spec in (specs or {}).items():
+    path = f"spec.tfReplicaSpecs[{role}].template.spec.containers"
+    containers = ((spec or {}).get("template", {}).get("spec", {}) or {}).get(
+        "containers") or []
+    if not containers:
+      found.append(f"{path}: Required value: must be specified")
+    for i, container in enumerate(containers):
+      if not container.get("image"):
+        found.append(f"{path}[{i}].image: Required value: must be required")
+    if not any(c.get("name") == "tensorflow" for c in containers):
+      found.append(f"{path}: Required value: must have at least one container with name "
+                   f"tensorflow")
+  if sum(role in ("Chief", "Master") for role in specs or {}) > 1:
+    found.append("spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master "
+                 "role")
+  return found
