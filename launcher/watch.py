@@ -6,7 +6,8 @@ and what their conditions mean; this is what they share:
 1. create the job under its name; if it exists (a retried step: Argo starts
    a new pod with the same executor input), reattach to it instead;
 2. relay the chief's pod log into the step's log, following it to the new
-   pod when the engine restarts the job;
+   pod when the engine restarts the job, or to its new container when the
+   engine restarts it in its pod;
 3. watch the job's conditions until it succeeds, fails for good or runs
    past the timeout; a failure names the worker, how it ended and its last
    lines, from the pods;
@@ -16,7 +17,7 @@ and what their conditions mean; this is what they share:
 import logging
 import threading
 import time
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from launcher import kube
 from launcher.job import ClusterError, Job, JobFailed
@@ -153,11 +154,16 @@ def pods(engine, cluster: kube.Cluster, name: str) -> List:
                 if p.metadata.creation_timestamp else 0.0)
 
 
-def chief_pod(engine, cluster: kube.Cluster, name: str) -> Optional[str]:
-  """The newest pod of worker 0 that has started, by name."""
+def chief_pod(engine, cluster: kube.Cluster, name: str) -> Optional[Tuple[str, int]]:
+  """The newest pod of worker 0 that has started, by name, with its
+  container's restarts: a TFJob restarts a container in its pod, and each
+  restart is a new log to follow."""
   started = [p for p in pods(engine, cluster, name)
              if engine.index_of(p) == 0 and p.status.phase != "Pending"]
-  return started[-1].metadata.name if started else None
+  if not started:
+    return None
+  restarts = sum(s.restart_count or 0 for s in started[-1].status.container_statuses or [])
+  return started[-1].metadata.name, restarts
 
 
 def failed_worker(engine, cluster: kube.Cluster, name: str) -> str:
@@ -209,6 +215,7 @@ class Relay(threading.Thread):
         self._stopped.wait(2)
         continue
       followed.add(pod)
+      pod = pod[0]
       try:
         stream = self.cluster.core.read_namespaced_pod_log(
             pod, self.cluster.namespace, follow=True, _preload_content=False)

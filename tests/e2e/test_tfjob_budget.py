@@ -117,3 +117,43 @@ def test_a_job_within_its_budget_succeeds_when_worker_0_does(engine):
   assert conditions(store, key)[-1][0] == "Succeeded", conditions(store, key)
   annotations = [store.get(p.key)["metadata"]["annotations"] for p in state["pods"]]
   assert annotations == [{"sidecar.istio.io/inject": "false"}] * 3, annotations
+
+
+def test_a_trainjob_whose_jobset_names_are_too_long_never_starts_and_says_so_in_an_event(
+    tmp_path):
+  """JobSet's webhook refuses the JobSet the Trainer builds when its pods'
+  names would pass 63 characters: a TrainJob named with 49 characters and 4
+  workers. The TrainJob itself is accepted (its own rule is 63); the Trainer
+  records an Event and starts nothing. The launcher's names (launcher/job.py,
+  `train-` and 12 hex digits) are far inside."""
+  import yaml
+
+  from launcher import trainjob
+  from launcher.job import name_for as job_name
+  from tests.fakes.standin_cluster import REPO
+  store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "events"})
+  with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
+    store.create(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
+                  trainjob.RUNTIME), yaml.safe_load(f))
+  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ))
+  controllers.start()
+  try:
+    for name in ("t" * 49, job_name("s3://b/root/Trainer/model_run/7")):
+      body = trainjob.body(Job(name, [sys.executable, "-c", "pass"], 4, {"image": "i"}),
+                           NAMESPACE, None)
+      store.create(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainjobs", name), body)
+    keys = [("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainjobs", n)
+            for n in ("t" * 49, job_name("s3://b/root/Trainer/model_run/7"))]
+    wait_for("both jobs reconciled", lambda: all(k in controllers.jobs for k in keys)
+             and len(controllers.jobs[keys[1]]["pods"]) == 4)
+    long_one, ours = (controllers.jobs[k] for k in keys)
+    assert long_one["pods"] == [] and len(ours["pods"]) == 4
+    (event,) = store.list("v1", NAMESPACE, "events")
+    assert event["reason"] == "TrainJobResourcesCreationFailed"
+    assert event["message"] == (
+        'TrainJob resources reconciliation failed: admission webhook "vjobset.kb.io" denied '
+        f'the request: spec.replicatedJobs[0].name: Invalid value: "{"t" * 49}-node-0": '
+        'JobSet name is too long, pod names generated for this JobSet will exceed 63 '
+        'characters'), event["message"]
+  finally:
+    controllers.stop()

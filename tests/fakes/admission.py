@@ -29,6 +29,8 @@ def problems(trainer_version: str, plural: str, body: dict) -> List[str]:
   """
   if plural == "tfjobs":
     return tfjob_problems(body)
+  if plural == "trainingruntimes":
+    return runtime_problems(body)
   if plural != "trainjobs" or trainer_version < "2.2":
     return []
   found = []
@@ -44,6 +46,7 @@ def problems(trainer_version: str, plural: str, body: dict) -> List[str]:
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 WEBHOOKS = {"trainjobs": "validator.trainjob.trainer.kubeflow.org",
+            "trainingruntimes": "validator.trainingruntime.trainer.kubeflow.org",
             "tfjobs": "validator.tfjob.training-operator.kubeflow.org"}
 
 
@@ -83,4 +86,34 @@ def tfjob_problems(body: dict) -> List[str]:
   if sum(role in ("Chief", "Master") for role in specs or {}) > 1:
     found.append("spec.tfReplicaSpecs: Forbidden: must not have more than 1 Chief or Master "
                  "role")
+  return found
+
+
+ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+ANCESTOR_CONTAINERS = {"trainer": "node", "model-initializer": "model-initializer",
+                       "dataset-initializer": "dataset-initializer"}
+
+
+def runtime_problems(body: dict) -> List[str]:
+  """Kubeflow Trainer's TrainingRuntime webhook (v2.2.0
+  pkg/webhooks/trainingruntime_webhook.go lines 66-104): a replicated job
+  labelled with an ancestor step has one replica (JobSet's default) and
+  that ancestor's container. Go prints the refused container list whole;
+  here it is cut to its names."""
+  found = []
+  jobs = body.get("spec", {}).get("template", {}).get("spec", {}).get("replicatedJobs", [])
+  for i, job in enumerate(jobs):
+    ancestor = (job.get("template", {}).get("metadata", {}).get("labels") or {}).get(ANCESTOR)
+    if ancestor not in ANCESTOR_CONTAINERS:
+      continue
+    path = f"spec.template.spec.replicatedJobs[{i}]"
+    if job.get("replicas", 1) != 1:
+      found.append(f"{path}.replicas: Invalid value: {job['replicas']}: always must be 1")
+    containers = (job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+                  .get("containers") or [])
+    if not any(c.get("name") == ANCESTOR_CONTAINERS[ancestor] for c in containers):
+      names = ", ".join(c.get("name", "") for c in containers)
+      found.append(f"{path}.template.spec.template.spec.containers: Invalid value: "
+                   f"[]v1.Container{{{names}}}: must contain the required container for the "
+                   f"ancestor: {ancestor}")
   return found

@@ -18,8 +18,10 @@ kubeflow/training-operator `manifests/base/crds/`). From each version's
   TrainJob's `self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')`
   and `size(self.metadata.name) <= 63`, kubeflow/trainer v2.2.0
   `pkg/apis/trainer/v1alpha1/trainjob_types.go` lines 36-37), in their
-  words; and Kubernetes' own rule for any object's name, a DNS-1123
-  subdomain (`apimachinery/pkg/util/validation` IsDNS1123Subdomain).
+  words; and Kubernetes' own rules for any object's name, a DNS-1123
+  subdomain, and its labels: a value of at most 63 characters, alphanumeric
+  at both ends with `-_.` between (`apimachinery/pkg/util/validation`
+  IsDNS1123Subdomain, IsValidLabelValue; `metav1validation.ValidateLabels`).
 Not modelled: other CEL rules (in these files: immutability on update,
 which a create never meets, and TrainJob's `managedBy` values, which the
 launcher does not set), defaulting, pruning without strict validation,
@@ -138,13 +140,32 @@ def name_problems(schema: Optional[dict], name: str) -> List[str]:
   return found
 
 
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def label_problems(labels: Dict[str, str]) -> List[str]:
+  found = []
+  for value in (labels or {}).values():
+    if len(value) > 63:
+      found.append(f'metadata.labels: Invalid value: "{value}": must be no more than 63 '
+                   f'characters')
+    elif not LABEL_VALUE.match(value):
+      found.append(f'metadata.labels: Invalid value: "{value}": a valid label must be an '
+                   f"empty string or consist of alphanumeric characters, '-', '_' or '.', "
+                   f"and must start and end with an alphanumeric character (e.g. 'MyValue',  "
+                   f"or 'my_value',  or '12345', regex used for validation is "
+                   f"'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
+  return found
+
+
 def problems(plural: str, release: str, body: Dict) -> Dict[str, List[str]]:
   """{"unknown": strict decoding's refusals, "invalid": the schema's}, or
   empty lists when no CRD file of this release is kept."""
   version = body.get("apiVersion", "").rsplit("/", 1)[-1]
   schema = schema_of(plural, release, version)
   name = body.get("metadata", {}).get("name", "")
+  own = label_problems(body.get("metadata", {}).get("labels"))
   if schema is None:
-    return {"unknown": [], "invalid": name_problems(None, name)}
+    return {"unknown": [], "invalid": name_problems(None, name) + own}
   return {"unknown": unknown_fields(schema, body),
-          "invalid": invalid(schema, body) + name_problems(schema, name)}
+          "invalid": invalid(schema, body) + name_problems(schema, name) + own}

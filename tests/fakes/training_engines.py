@@ -59,6 +59,23 @@ def free_port() -> int:
     return s.getsockname()[1]
 
 
+def jobset_refusal(name: str, workers: int) -> str:
+  """What JobSet's webhook (v0.11.1, the version Kubeflow Trainer v2.2.0
+  pins; pkg/webhooks/jobset_webhook.go lines 246-267) answers the JobSet the
+  Trainer builds for a TrainJob of this name: its Job's and its pods' names
+  (`<jobset>-node-0`, `<jobset>-node-0-<i>-<5 letters>`, placement.go) must
+  be DNS-1035 labels of at most 63 characters. "" when it is accepted. The
+  Trainer only records the refusal as an Event and retries (kubeflow/trainer
+  v2.2.0 pkg/controller/trainjob_controller.go lines 122-134)."""
+  job, pod = f"{name}-node-0", f"{name}-node-0-{workers - 1}-abcde"
+  for candidate, what in ((job, "job"), (pod, "pod")):
+    if len(candidate) > 63:
+      return (f'admission webhook "vjobset.kb.io" denied the request: '
+              f'spec.replicatedJobs[0].name: Invalid value: "{job}": JobSet name is too '
+              f'long, {what} names generated for this JobSet will exceed 63 characters')
+  return ""
+
+
 class Pod:
   """One pod: a process, its log file and its object in the store."""
 
@@ -78,11 +95,16 @@ class Pod:
     self.start()
 
   def log(self):
-    with open(self.log_path, errors="replace") as f:
-      return f.read(), self.proc is not None and self.proc.poll() is not None
+    """The current container's log, as the API's pods/log gives it (a
+    container restarted in its pod starts a new one), and whether it ended."""
+    with open(self.log_path, "rb") as f:
+      f.seek(self.log_from)
+      text = f.read().decode(errors="replace")
+    return text, self.proc is not None and self.proc.poll() is not None
 
   def start(self) -> None:
     out = open(self.log_path, "a")
+    self.log_from, self.started_at = out.tell(), time.time()
     # The image's python is this venv's (images are not modelled).
     command = [sys.executable if self.command[0] == "python" else self.command[0],
                *self.command[1:]]
@@ -199,6 +221,14 @@ class Controllers(threading.Thread):
         return  # the Trainer's reconcile fails on the lookup; no condition
       state = self.jobs[key] = {"restarts": 0, "runtime": runtime, "pods": [],
                                 "failures": 0, "done": False}
+      refused = jobset_refusal(key[3], self._workers(obj, state))
+      if refused:  # no JobSet, no pods, no condition: an Event, and the job waits
+        state["done"] = True
+        self.store.create(("v1", key[1], "events", f"{key[3]}.{uuid.uuid4().hex[:8]}"), {
+            "involvedObject": {"kind": "TrainJob", "name": key[3]}, "type": "Warning",
+            "reason": "TrainJobResourcesCreationFailed",
+            "message": f"TrainJob resources reconciliation failed: {refused}"})
+        return
       self._jobset_start(key, obj, state)
       return
     if state["done"]:
@@ -250,9 +280,13 @@ class Controllers(threading.Thread):
               if j["name"] == "node"]
     return job["template"]
 
-  def _jobset_start(self, key: Key, obj: dict, state: dict) -> None:
-    workers = obj["spec"]["trainer"].get("numNodes") or \
+  @staticmethod
+  def _workers(obj: dict, state: dict) -> int:
+    return obj["spec"]["trainer"].get("numNodes") or \
         state["runtime"]["spec"].get("mlPolicy", {}).get("numNodes", 1)
+
+  def _jobset_start(self, key: Key, obj: dict, state: dict) -> None:
+    workers = self._workers(obj, state)
     state["failures"] = 0
     state["ports"] = {f"{key[3]}-node-0-{i}.{key[3]}": f"127.0.0.1:{free_port()}"
                       for i in range(workers)}

@@ -20,13 +20,16 @@ As Vertex AI does, by its API reference and its training docs:
   `workerpoolN-R:2222`;
 - every replica exiting 0 succeeds the job; the first that exits otherwise
   fails it, the others stopped, with "The replica workerpoolN-R exited with
-  a non-zero status of C."
+  a non-zero status of C.";
+- a replica's VM preempted (`preempt`): Vertex restarts the replica, and
+  with `scheduling.restart_job_on_worker_restart` (which the launcher sets)
+  every replica; the job goes on.
 
 The one thing that differs: host names do not resolve here, so each is
 mapped to a port on 127.0.0.1 in TRAIN_HOST_ALIASES (launcher/roles.py).
 Not modelled: machines, accelerators, images (the command runs in this
-venv), quotas, the job's timeout, preemption and
-`restart_job_on_worker_restart`, Cloud Logging. google-auth's regional
+venv), quotas, the job's timeout, how often Vertex restarts a preempted
+replica before it fails the job, Cloud Logging. google-auth's regional
 access boundary lookup (iamcredentials.googleapis.com, in a background
 thread) finds no network here; google-auth goes on without it.
 """
@@ -89,9 +92,9 @@ class CustomJobRun(threading.Thread):
     cluster = {job: hosts[p] for p, job in enumerate(("chief", "worker", "ps"))
                if p < len(hosts) and hosts[p]}
     aliases = {h.split(":")[0]: f"127.0.0.1:{free_port()}" for pool in hosts for h in pool}
+    self.specs = {}  # replica -> (command, env)
     for p, pool in enumerate(pools):
       for r in range(pool.replica_count):
-        name = f"workerpool{p}-{r}"
         env = {**self.base_env, **{e.name: e.value for e in pool.container_spec.env},
                "TF_CONFIG": json.dumps({
                    "cluster": cluster, "environment": "cloud",
@@ -103,12 +106,13 @@ class CustomJobRun(threading.Thread):
         command = list(pool.container_spec.command) + list(pool.container_spec.args)
         if command[0] == "python":  # the image's python is this venv's
           command[0] = sys.executable
-        with open(os.path.join(self.log_dir, f"{name}.log"), "w") as log:
-          self.procs[name] = subprocess.Popen(command, env=env, stdout=log,
-                                              stderr=subprocess.STDOUT, start_new_session=True)
+        self.specs[f"workerpool{p}-{r}"] = (command, env)
+    for name in self.specs:
+      self._start(name)
     self._set(State.JOB_STATE_RUNNING)
     while not self._stop.wait(0.2):
-      codes = {name: proc.poll() for name, proc in self.procs.items()}
+      with self.lock:  # not while a preemption restarts replicas
+        codes = {name: proc.poll() for name, proc in self.procs.items()}
       failed = [(name, code) for name, code in codes.items() if code not in (None, 0)]
       if failed:
         name, code = failed[0]
@@ -119,6 +123,29 @@ class CustomJobRun(threading.Thread):
             "please check the logs: https://console.cloud.google.com/logs/viewer"))
       if all(code == 0 for code in codes.values()):
         return self._set(State.JOB_STATE_SUCCEEDED)
+
+  def _start(self, name: str) -> None:
+    command, env = self.specs[name]
+    with open(os.path.join(self.log_dir, f"{name}.log"), "a") as log:
+      self.procs[name] = subprocess.Popen(command, env=env, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+
+  def preempt(self, name: str) -> List[str]:
+    """A replica's VM is preempted, and Vertex restarts the replica on a new
+    one; with `scheduling.restart_job_on_worker_restart` every replica of the
+    job restarts with it (CustomJob's Scheduling, aiplatform v1 API
+    reference). A restart is no failure of the job. Returns the replicas
+    restarted."""
+    restarted = (list(self.specs) if self.job.job_spec.scheduling.restart_job_on_worker_restart
+                 else [name])
+    with self.lock:
+      for replica in restarted:
+        proc = self.procs[replica]
+        if proc.poll() is None:
+          os.killpg(proc.pid, signal.SIGKILL)
+          proc.wait()
+        self._start(replica)
+    return restarted
 
   def kill(self) -> None:
     for proc in self.procs.values():

@@ -263,6 +263,10 @@ RULES = {
         lambda: _trainjob(lambda b: b["metadata"].update(name="t" * 64)),
         TJ.format("t" * 64) + '<nil>: Invalid value: "object": metadata.name must be no '
         'more than 63 characters'),
+    "label value": (lambda: _trainjob(lambda b: b["metadata"]["labels"].update(
+        run="digits-" + "x" * 60)),
+        TJ.format("train-abc") + 'metadata.labels: Invalid value: "digits-' + "x" * 60 +
+        '": must be no more than 63 characters'),
     # The TFJob CRD of release-1.9, and its webhook.
     "tfjob unknown field": (lambda: _tfjob(lambda b: _worker(b).update(restarts=1)),
                             'strict decoding error: unknown field '
@@ -325,3 +329,28 @@ def test_the_launchers_objects_pass_each_releases_crd_and_webhooks(engines_api, 
   for engine, body in (_trainjob(lambda b: None), _tfjob(lambda b: None)):
     kube.create(cluster, engine.group, engine.version, engine.plural, body)
   assert engines_api.created == {"trainjobs": ["train-abc"], "tfjobs": ["train-abc"]}
+
+
+def test_the_shipped_runtime_passes_the_trainingruntime_webhook_and_a_broken_one_is_refused(
+    engines_api):
+  """kubectl apply of kubeflow/manifests/trainingruntime.yaml meets the
+  Trainer's TrainingRuntime webhook (tests/fakes/admission.py)."""
+  from launcher import kube
+  from launcher.job import ClusterError
+  engines_api.installed.add("trainingruntimes")
+  (runtime,) = _manifests("trainingruntime.yaml")
+  cluster = kube.Cluster()
+  kube.create(cluster, trainjob.group, trainjob.version, "trainingruntimes", runtime)
+  runtime["metadata"]["name"] = "broken"
+  node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]
+  node["template"]["spec"]["template"]["spec"]["containers"][0]["name"] = "trainer"
+  node["replicas"] = 2
+  with pytest.raises(ClusterError) as refused:
+    kube.create(cluster, trainjob.group, trainjob.version, "trainingruntimes", runtime)
+  said = str(refused.value)
+  assert ('admission webhook "validator.trainingruntime.trainer.kubeflow.org" denied the '
+          'request: [spec.template.spec.replicatedJobs[0].replicas: Invalid value: 2: always '
+          'must be 1, spec.template.spec.replicatedJobs[0].template.spec.template.spec.'
+          'containers: Invalid value: []v1.Container{trainer}: must contain the required '
+          'container for the ancestor: trainer]') in said, said
+  assert engines_api.created["trainingruntimes"] == ["tfrecord-pipeline-tensorflow"]
