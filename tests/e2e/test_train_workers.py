@@ -13,26 +13,14 @@ from typing import Dict
 
 import pytest
 
-from launcher import tfjob
-from metadata import outcome
-from tests.fakes.standin_cluster import NAMESPACE, RUNTIME_KEY, WORKFLOW, StandInCluster
-from tests.fakes.vertex_api import StandInVertex
-from tests.runs import run_local, start_local
+from tests.fakes.standin_cluster import NAMESPACE, RUNTIME_KEY, WORKFLOW
+from tests.runs import start_local
 
 pytestmark = pytest.mark.e2e
 
 ROLE = re.compile(r"^\[worker (\d)\] training job worker: worker (\d) of 2 \(pid (\d+)\)$", re.M)
 SHARD = re.compile(r"^\[worker (\d)\] input shard (\d) of 2: (.*)$", re.M)
 
-
-@pytest.fixture(scope="module")
-def two_workers(tmp_path_factory):
-  root = tmp_path_factory.mktemp("workers")
-  args = ["--output-dir", str(root / "out"), "--data-root", str(root / "data")]
-  code, out, err = run_local(*args, "--train-workers", "2", "--train-steps", "200")
-  metadata = str(root / "out" / "digits" / "metadata.sqlite")
-  return {"code": code, "stdout": out, "stderr": err, "args": args, "root": root,
-          "outcome": outcome.read_outcome(metadata, "digits") if code == 0 else None}
 
 
 def test_two_worker_processes_train_one_model_that_is_judged_and_pushed(two_workers):
@@ -87,13 +75,6 @@ def test_a_worker_killed_mid_training_fails_the_run_naming_it(two_workers):
 # -- On a cluster: the stand-in Kubernetes API and engines (tests/fakes/) ----
 
 
-@pytest.fixture
-def cluster(tmp_path):
-  """The stand-in cluster (tests/fakes/standin_cluster.py), the shipped
-  runtime installed, the run's Workflow owning the Trainer step's pod."""
-  with StandInCluster(str(tmp_path)) as standin:
-    yield standin
-
 
 def step_inputs(two_workers, cluster, engine: str, steps: int = 60, workers: int = 2,
                 **training) -> str:
@@ -139,6 +120,8 @@ def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_re
   inputs = step_inputs(two_workers, cluster, "trainjob", steps=200, checkpoint_every=25)
   first = cluster.start_step(inputs)
   wait_for("a checkpoint", lambda: list((tmp(cluster) / "trainjob").rglob("checkpoint")))
+  annotations = [cluster.store.get(p.key)["metadata"]["annotations"]
+                 for p in (cluster.worker(0), cluster.worker(1))]
   os.killpg(cluster.worker(1).proc.pid, signal.SIGKILL)
   first.kill()
   first.wait()
@@ -149,8 +132,6 @@ def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_re
   assert f"training job {name}: reattached to the TrainJob created" in out, out[-3000:]
   assert len(cluster.controllers.started_pods) == 4, cluster.controllers.started_pods
   # No Istio sidecar may hold a worker's pod open (the shipped runtime's pods).
-  annotations = [p.store.get(p.key)["metadata"]["annotations"] for p in
-                 [cluster.worker(0), cluster.worker(1)]]
   assert all(a.get("sidecar.istio.io/inject") == "false" for a in annotations), annotations
   # The chief's lines reach the step's log, the restarted chief's included.
   assert re.search(r"resumed from step \d+ of 200", out), out[-3000:]
@@ -158,54 +139,6 @@ def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_re
   assert [p.parent.name for p in exports] == ["Format-Serving"], exports
   kept = list((tmp(cluster) / "trainjob" / "checkpoints").rglob("*"))
   assert not kept, f"the finished job's checkpoints were kept: {kept}"
-
-
-def test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash(
-    two_workers, cluster):
-  """Issue 53: the Training Operator sums the Running pods' restarts against
-  the budget (tests/e2e/test_tfjob_budget.py counts it); here four real
-  workers lose a node twice and crash once, at different times, and resume
-  from their checkpoint each time, within the budget."""
-  inputs = step_inputs(two_workers, cluster, "tfjob", steps=300, workers=4,
-                       checkpoint_every=20)
-  step = cluster.start_step(inputs)
-  checkpoints = tmp(cluster) / "tfjob" / "checkpoints"
-
-  def newer_checkpoint(after: float):
-    return lambda: any(p.stat().st_mtime > after for p in checkpoints.rglob("checkpoint"))
-
-  def chief_restarted_after(moment: float):
-    def ready():
-      job = next(iter(cluster.controllers.jobs.values()))
-      chief = job["pods"][0]
-      return chief.started_at > moment and chief.ended() is None
-    return ready
-  since = time.time()
-  for index, kind in ((2, "preemption"), (1, "preemption"), (3, "crash")):
-    wait_for(f"a checkpoint before the {kind} of worker {index}", newer_checkpoint(since), 900)
-    job = next(iter(cluster.controllers.jobs.values()))
-    moment = time.time()
-    if kind == "preemption":
-      cluster.controllers.preempt(job["pods"][index])
-    else:
-      os.killpg(job["pods"][index].proc.pid, signal.SIGKILL)
-    # Its peers fail on the broken collective, the chief among them, and
-    # restart in their pods after the kubelet's back-off.
-    wait_for(f"the chief to restart after the {kind} of worker {index}",
-             chief_restarted_after(moment), 900)
-    since = time.time()
-  out, _ = step.communicate(timeout=1800)
-  assert step.returncode == 0, out[-3000:]
-  (name,) = cluster.store.created["tfjobs"]
-  assert f"training job {name}: 4 workers on tfjob" in out, out[-3000:]
-  # The last attempt's note reaches the step's log: the relay follows the
-  # chief's pod into each container the operator restarts in it.
-  assert re.search(r"resumed from step \d+ of 300", out), out[-3000:]
-  job = next(iter(cluster.controllers.jobs.values()))
-  assert sum(p.restarts for p in job["pods"]) < tfjob.backoff_limit(4), \
-      [p.restarts for p in job["pods"]]
-  exports = list((tmp(cluster) / "tfjob").rglob("saved_model.pb"))
-  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
 
 
 def test_a_job_that_fails_for_good_fails_the_step_naming_the_worker(two_workers, cluster):
@@ -286,13 +219,6 @@ def test_what_the_cluster_lacks_is_one_line(two_workers, cluster, change, expect
 
 # -- On Vertex AI: the stand-in JobService and metadata server -------------
 
-
-@pytest.fixture
-def vertex(tmp_path):
-  """The stand-in Vertex AI (tests/fakes/vertex_api.py): the real aiplatform
-  client over REST, the step's project and token from a metadata server."""
-  with StandInVertex(str(tmp_path)) as standin:
-    yield standin
 
 
 def test_a_vertex_customjob_of_a_chief_and_a_worker_trains_and_a_retried_step_reattaches(
@@ -375,25 +301,3 @@ def test_a_preempted_vertex_replica_restarts_every_replica_and_the_job_goes_on(v
   done.write_text("")
   wait_for("the job to succeed", lambda: run.job.state ==
            aiplatform_v1.JobState.JOB_STATE_SUCCEEDED, 60)
-
-
-def test_a_vertex_step_retried_after_its_job_failed_trains_a_new_job(two_workers, vertex):
-  """Issue 53: a retried step reattached to its FAILED CustomJob and failed
-  at once, on every retry. Now the retry (same inputs, as Argo or Vertex
-  retries a step) leaves the failed job and trains a new one."""
-  inputs = step_inputs(two_workers, vertex, "vertex")
-  first = vertex.start_step(inputs)
-  run = wait_for("the worker replica", lambda: next(
-      (r for r in vertex.runs.values() if "workerpool1-0" in r.procs), None))
-  os.killpg(run.procs["workerpool1-0"].pid, signal.SIGKILL)  # before it trains a step
-  out, _ = first.communicate(timeout=600)
-  assert first.returncode == 1 and "CustomJob JOB_STATE_FAILED" in out, out[-3000:]
-  retried = vertex.start_step(inputs)
-  out, _ = retried.communicate(timeout=900)
-  assert retried.returncode == 0, out[-3000:]
-  failed, new = list(vertex.runs)
-  assert re.search(rf"CustomJob {new} created \(the earlier one ended JOB_STATE_FAILED\)",
-                   out), out[-3000:]
-  assert vertex.runs[new].job.display_name.endswith("-attempt-2"), vertex.runs[new].job
-  exports = list((tmp(vertex) / "vertex").rglob("saved_model.pb"))
-  assert [p.parent.name for p in exports] == ["Format-Serving"], exports
