@@ -36,8 +36,9 @@ MANAGER = "tfrecord-pipeline.github.io/launcher"
 
 
 def check(cluster: kube.Cluster) -> None:
-  """The runtime must exist: the Trainer would otherwise accept the TrainJob
-  and never start it (its reconcile fails on the lookup, with no condition)."""
+  """The runtime must exist: the Trainer's webhook would refuse the TrainJob
+  (`specified trainingRuntime must be created before the TrainJob is
+  created`); asked first, the step names the manifest to apply."""
   found = cluster.call(f"get trainingruntimes.{group} {RUNTIME}",
                        cluster.custom.get_namespaced_custom_object, group, version,
                        cluster.namespace, "trainingruntimes", RUNTIME, missing_ok=True)

@@ -37,8 +37,9 @@ ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
 POLL_SECONDS = 10  # 6 reads a minute: far inside Vertex's quota; a step ends soon after
 DONE = {"JOB_STATE_SUCCEEDED": "succeeded", "JOB_STATE_FAILED": "failed",
         "JOB_STATE_CANCELLED": "failed", "JOB_STATE_EXPIRED": "failed"}
-ENDED_BADLY = ("JOB_STATE_FAILED", "JOB_STATE_CANCELLING", "JOB_STATE_CANCELLED",
-               "JOB_STATE_EXPIRED")
+# A job still CANCELLING counts as live: its replicas may still write the
+# checkpoints a new job would read; the retried step waits for it to end.
+ENDED_BADLY = ("JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED")
 
 
 def body(job: Job) -> Dict:

@@ -117,3 +117,15 @@ def runtime_problems(body: dict) -> List[str]:
                    f"[]v1.Container{{{names}}}: must contain the required container for the "
                    f"ancestor: {ancestor}")
   return found
+
+
+def missing_runtime(ref: dict, plural: str) -> str:
+  """The TrainJob webhook's refusal of a TrainJob whose runtime does not
+  exist (kubeflow/trainer v2.2.0 pkg/runtime/core/trainingruntime.go lines
+  253-263; 304-314 at v2.3.0). Go prints the RuntimeRef struct; here its
+  name and kind."""
+  kind = "trainingRuntime" if plural == "trainingruntimes" else "clusterTrainingRuntime"
+  name = ref.get("name", "")
+  return (f'spec.runtimeRef: Invalid value: v1alpha1.RuntimeRef{{Name:"{name}", '
+          f'Kind:"{ref.get("kind", "")}"}}: {plural}.trainer.kubeflow.org "{name}" not found: '
+          f'specified {kind} must be created before the TrainJob is created')

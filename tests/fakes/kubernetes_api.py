@@ -218,12 +218,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         account and rbac.allowed(self.store, account, verb, group,
                                  plural + ("/log" if sub == "log" else ""), ns, name or "")))
     if refused:
+      # The authorizer's words (apiserver's forbidden message):
+      # `pods "x" is forbidden: User "..." cannot get resource "pods/log" ...`.
       user = f"{account[0]}:{account[1]}" if account else f"{ns}:pipeline-runner"
       resource = f"{plural}.{group}" if group else plural
-      kind = f'resource "{plural}"' + (f' with subresource "{sub}"' if sub == "log" else "")
+      kind = plural + ("/log" if sub == "log" else "")
       return self._send(403, status(403, "Forbidden", (
-          f'{resource}{" " + repr(name) if name else ""} is forbidden: User '
-          f'"system:serviceaccount:{user}" cannot {verb} {kind} '
+          f'{resource}{f" {chr(34)}{name}{chr(34)}" if name else ""} is forbidden: User '
+          f'"system:serviceaccount:{user}" cannot {verb} resource "{kind}" '
           f'in API group "{group}" in the namespace "{ns}"')))
     key = (prefix, ns, plural, name or "")
     if sub == "log":
@@ -263,9 +265,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     key = key[:3] + (name,)
     if query.get("fieldValidation") == "Strict":
       problems = strict_problems(self.store, key[2], body)
-      if problems:
-        return self._send(400, status(400, "BadRequest", "strict decoding error: "
-                                                         + ", ".join(problems)))
+      if problems:  # apiserver's transformDecodeError
+        kind, version = body.get("kind", ""), body.get("apiVersion", "").rsplit("/", 1)[-1]
+        return self._send(400, status(400, "BadRequest", (
+            f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
+            f'error: ' + ", ".join(problems))))
     if key[2] in RELEASE:  # the CRD's schema and CEL rules, then the webhooks
       wrong = crd_schemas.problems(key[2], RELEASE[key[2]](self.store), body)["invalid"]
       if wrong:
@@ -273,6 +277,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self._send(422, status(422, "Invalid",
                                       f'{KINDS[key[2]]} "{name}" is invalid: {text}'))
     refused = admission.problems(self.store.trainer_version, key[2], body)
+    if key[2] == "trainjobs" and self.store.trainer_version >= "2.2":
+      ref = body.get("spec", {}).get("runtimeRef", {})
+      plural = "clustertrainingruntimes" if ref.get("kind") == "ClusterTrainingRuntime" \
+          else "trainingruntimes"
+      if self.store.get(("trainer.kubeflow.org/v1alpha1", key[1] if plural ==
+                         "trainingruntimes" else "", plural, ref.get("name", ""))) is None:
+        refused = [admission.missing_runtime(ref, plural)]  # ValidateObjects stops there
     if refused:  # controller-runtime's Denied: 403, the errors aggregated
       text = refused[0] if len(refused) == 1 else f"[{', '.join(refused)}]"
       return self._send(403, status(403, "Forbidden", (

@@ -86,10 +86,12 @@ def allowed(store, account: Tuple[str, str], verb: str, group: str, resource: st
   """Whether the service account (namespace, name) may do `verb` on
   `resource` (a subresource as `pods/log`) of `group` in `namespace`."""
   bindings = [(b, namespace) for b in store.list(RBAC, namespace, "rolebindings")]
-  bindings += [(b, namespace) for b in store.list(RBAC, "", "clusterrolebindings")]
+  bindings += [(b, "") for b in store.list(RBAC, "", "clusterrolebindings")]
   for binding, ns in bindings:
+    # appliesToUser: a service account subject without a namespace is the
+    # RoleBinding's own namespace's; a ClusterRoleBinding's has none.
     if not any(s.get("kind") == "ServiceAccount" and s.get("name") == account[1]
-               and s.get("namespace", binding["metadata"].get("namespace", ns)) == account[0]
+               and (s.get("namespace") or ns) == account[0]
                for s in binding.get("subjects", [])):
       continue
     if any(_matches(rule, verb, group, resource, name)

@@ -14,8 +14,8 @@ says:
   (jobset pkg/controllers/failure_policy.go: "jobset failed due to reaching
   max number of restarts (first failed job: ...)"; without a failure policy
   "jobset failed due to one or more job failures (...)"). Every Job done:
-  Complete. A TrainJob whose runtime is missing is never started and gets no
-  condition (its reconcile fails on the lookup).
+  Complete. (A TrainJob whose runtime is missing is refused at create by
+  the Trainer's webhook: kubernetes_api.py.)
 - TFJob (training-operator release-1.9): pods `<job>-worker-<i>`, TF_CONFIG
   set only in the container named `tensorflow` and only with more than one
   replica, addresses `<job>-worker-<i>.<namespace>.svc:<port>`. A failed
@@ -334,7 +334,7 @@ class Controllers(threading.Thread):
                           for h in state["hosts"]}
       for i in range(replicas):
         state["pods"].append(self._tfjob_pod(key, obj, i, state["hosts"], state["aliases"]))
-      self._condition(key, "Running", "TFJobRunning", f"TFJob {key[3]} is running.")
+      self._condition(key, "Running", "TFJobRunning", f"TFJob {key[1]}/{key[3]} is running.")
       return
     if state["done"]:
       return
@@ -364,8 +364,11 @@ class Controllers(threading.Thread):
     if limit is not None and policy in ("OnFailure", "Always", "ExitCode"):
       restarts = sum(p.restarts for p in pods if p.phase() == "Running")
       if (restarts > 0) if limit == 0 else (restarts >= limit):
+        # job.go lines 206-247: DeletePodsAndServices comes before the
+        # Failed condition, whatever cleanPodPolicy says (its `None` only
+        # spares a job already finished).
         return self._fail(key, state, f"Job {key[3]} has failed because it has reached "
-                                      f"the specified backoff limit")
+                                      f"the specified backoff limit", delete_pods=True)
     for i, pod in enumerate(pods):
       code = pod.ended()
       if code in (None, 0) or i in state["retry_at"]:
@@ -373,23 +376,26 @@ class Controllers(threading.Thread):
       retryable = policy in ("OnFailure", "Always") or (policy == "ExitCode" and code > 127)
       if not retryable:
         pod.record_end()
-        return self._fail(key, state, f"job {key[3]!r} is failing because \"worker\" "
-                                      f"replica(s) failed.")
+        # pod.go lines 367-372: the pods stay (cleanPodPolicy None).
+        return self._fail(key, state, f'job "{key[3]}" is failing because "Worker" '
+                                      f'replica(s) failed.')
+      # Restarted in its pod by the kubelet: the operator sets no condition
+      # (its Restarting condition is for Failed pods, pod.go line 362).
       pod.crash_looping()
       state["retry_at"][i] = time.monotonic() + min(10 * 2 ** pod.restarts, 300)
-      self._condition(key, "Restarting", "TFJobRestarting",
-                      f"TFJob {key[3]} is restarting because 1 Worker replica(s) failed.")
     for i, at in list(state["retry_at"].items()):
       if time.monotonic() >= at:
         del state["retry_at"][i]
         pods[i].restart_in_place()
 
-  def _fail(self, key: Key, state: dict, message: str) -> None:
-    """The TFJob failed: its workers stop (a cluster would keep them under
-    `cleanPodPolicy: None` until the job is deleted, as the launcher then
-    does)."""
+  def _fail(self, key: Key, state: dict, message: str, delete_pods: bool = False) -> None:
+    """The TFJob failed: its workers stop, and past the backoff limit their
+    pods are deleted first (else kept, under `cleanPodPolicy: None`, until
+    the launcher deletes the job)."""
     for pod in state["pods"]:
       pod.kill()
+      if delete_pods and self.store.get(pod.key):
+        self.store.delete(pod.key)
     state["done"] = True
     self._condition(key, "Failed", "TFJobFailed", message)
 

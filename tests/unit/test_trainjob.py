@@ -96,11 +96,20 @@ def trainer_api(tmp_path, monkeypatch):
   """The stand-in API server with Trainer 2.2's TrainJob webhook rule, and
   a kubeconfig for the launcher's own client."""
   store = kubernetes_api.Store({"trainjobs"}, trainer_version="2.2")
+  install_runtime(store, "kubeflow")
   server = kubernetes_api.serve(store)
   (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, "kubeflow"))
   monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
   yield store
   server.shutdown()
+
+
+def install_runtime(store, namespace: str) -> None:
+  """The shipped TrainingRuntime, as `kubectl apply` leaves it: the
+  Trainer's webhook refuses a TrainJob whose runtime does not exist."""
+  (runtime,) = _manifests("trainingruntime.yaml")
+  store.create(("trainer.kubeflow.org/v1alpha1", namespace, "trainingruntimes",
+                runtime["metadata"]["name"]), runtime)
 
 
 def test_a_placed_trainjob_passes_the_trainer_webhook(trainer_api):
@@ -193,6 +202,7 @@ def test_a_step_as_a_profiles_default_editor_creates_its_job_with_the_shipped_ma
   store = kubernetes_api.Store({"trainjobs", "trainingruntimes"}, trainer_version="2.2")
   store.rbac = True
   rbac.profile(store, "team-a")
+  install_runtime(store, "team-a")
   if install != "none":
     rbac.apply(store, _manifests(install), "team-a")
   server = kubernetes_api.serve(store)
@@ -302,6 +312,7 @@ RULES = {
 @pytest.fixture
 def engines_api(tmp_path, monkeypatch):
   store = kubernetes_api.Store({"trainjobs", "tfjobs"}, trainer_version="2.2")
+  install_runtime(store, "kubeflow")
   server = kubernetes_api.serve(store)
   (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, "kubeflow"))
   monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
@@ -318,7 +329,7 @@ def test_the_stand_in_refuses_what_upstream_refuses_in_its_words(engines_api, ru
   with pytest.raises(ClusterError) as refused:
     kube.create(kube.Cluster(), engine.group, engine.version, engine.plural, body)
   assert message in str(refused.value), str(refused.value)
-  assert not engines_api.created, "a refused object was stored"
+  assert set(engines_api.created) == {"trainingruntimes"}, "a refused object was stored"
 
 
 @pytest.mark.parametrize("version", ["2.2", "2.3"])
@@ -328,7 +339,8 @@ def test_the_launchers_objects_pass_each_releases_crd_and_webhooks(engines_api, 
   cluster = kube.Cluster()
   for engine, body in (_trainjob(lambda b: None), _tfjob(lambda b: None)):
     kube.create(cluster, engine.group, engine.version, engine.plural, body)
-  assert engines_api.created == {"trainjobs": ["train-abc"], "tfjobs": ["train-abc"]}
+  assert {k: v for k, v in engines_api.created.items() if k != "trainingruntimes"} == {
+      "trainjobs": ["train-abc"], "tfjobs": ["train-abc"]}
 
 
 def test_the_shipped_runtime_passes_the_trainingruntime_webhook_and_a_broken_one_is_refused(
@@ -339,6 +351,8 @@ def test_the_shipped_runtime_passes_the_trainingruntime_webhook_and_a_broken_one
   from launcher.job import ClusterError
   engines_api.installed.add("trainingruntimes")
   (runtime,) = _manifests("trainingruntime.yaml")
+  engines_api.delete(("trainer.kubeflow.org/v1alpha1", "kubeflow", "trainingruntimes",
+                      runtime["metadata"]["name"]))  # kubectl apply's, through the API
   cluster = kube.Cluster()
   kube.create(cluster, trainjob.group, trainjob.version, "trainingruntimes", runtime)
   runtime["metadata"]["name"] = "broken"
@@ -353,4 +367,20 @@ def test_the_shipped_runtime_passes_the_trainingruntime_webhook_and_a_broken_one
           'must be 1, spec.template.spec.replicatedJobs[0].template.spec.template.spec.'
           'containers: Invalid value: []v1.Container{trainer}: must contain the required '
           'container for the ancestor: trainer]') in said, said
-  assert engines_api.created["trainingruntimes"] == ["tfrecord-pipeline-tensorflow"]
+  assert engines_api.created["trainingruntimes"] == ["tfrecord-pipeline-tensorflow"] * 2
+
+
+def test_a_trainjob_whose_runtime_is_missing_is_refused_by_the_trainers_webhook(trainer_api):
+  """Without the launcher's own check first (trainjob.check), the cluster
+  refuses the TrainJob at create, in the Trainer's words."""
+  from launcher import kube
+  from launcher.job import ClusterError
+  trainer_api.delete(("trainer.kubeflow.org/v1alpha1", "kubeflow", "trainingruntimes",
+                      trainjob.RUNTIME))
+  body = trainjob.body(Job("train-abc", COMMAND, 2, POD), "kubeflow", None)
+  with pytest.raises(ClusterError) as refused:
+    kube.create(kube.Cluster(), trainjob.group, trainjob.version, trainjob.plural, body)
+  assert ('denied the request: spec.runtimeRef: Invalid value: v1alpha1.RuntimeRef{Name:'
+          '"tfrecord-pipeline-tensorflow", Kind:"TrainingRuntime"}: trainingruntimes.trainer.'
+          'kubeflow.org "tfrecord-pipeline-tensorflow" not found: specified trainingRuntime '
+          'must be created before the TrainJob is created') in str(refused.value)
