@@ -1,5 +1,4 @@
-"""Fixtures of the training engines' end-to-end modules
-(test_train_workers.py, test_train_incidents.py)."""
+"""Fixtures of the training engines' end-to-end tests (test_train_workers.py)."""
 
 import pytest
 

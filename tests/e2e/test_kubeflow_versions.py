@@ -31,8 +31,7 @@ from tests.fakes.s3_server import env, s3_server, upload_folder
 pytestmark = pytest.mark.e2e
 
 # (version, logs published, where the run's root comes from)
-FEEDINGS = {"2.5": ((2, 5), True, "run"),
-            "2.15": ((2, 15), True, "run"), "2.17": ((2, 17), True, "run"),
+FEEDINGS = {"2.5": ((2, 5), True, "run"), "2.17": ((2, 17), True, "run"),
             "2.17-no-logs-configmap-root": ((2, 17), False, "configmap")}
 
 

@@ -75,6 +75,7 @@ def incident(controllers, state, index: int, kind: str) -> None:
   for i, pod in enumerate(pods):
     if kind == "crash" or i != index:
       os.killpg(pod.proc.pid, signal.SIGKILL)
+      pod.proc.wait()  # dead before anyone looks: a signal is not delivered at once
   wait_for("every worker running again", lambda: all_running(state), 600)
 
 
@@ -102,6 +103,7 @@ def test_four_workers_survive_two_preemptions_and_a_crash_and_fail_past_their_bu
   pods = state["pods"]
   for pod in pods:
     os.killpg(pod.proc.pid, signal.SIGKILL)
+    pod.proc.wait()
   wait_for("the job to fail", lambda: state["done"], 600)
   assert conditions(store, key)[-1] == (
       "Failed", "Job train-budget has failed because it has reached the specified "
