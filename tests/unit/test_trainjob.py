@@ -93,9 +93,10 @@ PLACED = {**POD, "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4
 
 @pytest.fixture
 def trainer_api(tmp_path, monkeypatch):
-  """The stand-in API server with Trainer 2.2's TrainJob webhook rule, and
-  a kubeconfig for the launcher's own client."""
-  store = kubernetes_api.Store({"trainjobs"}, trainer_version="2.2")
+  """The stand-in API server serving TrainJobs (Trainer 2.2, the shipped
+  runtime installed) and TFJobs, and a kubeconfig for the launcher's own
+  client."""
+  store = kubernetes_api.Store({"trainjobs", "tfjobs"}, trainer_version="2.2")
   install_runtime(store, "kubeflow")
   server = kubernetes_api.serve(store)
   (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, "kubeflow"))
@@ -309,19 +310,8 @@ RULES = {
 }
 
 
-@pytest.fixture
-def engines_api(tmp_path, monkeypatch):
-  store = kubernetes_api.Store({"trainjobs", "tfjobs"}, trainer_version="2.2")
-  install_runtime(store, "kubeflow")
-  server = kubernetes_api.serve(store)
-  (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, "kubeflow"))
-  monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
-  yield store
-  server.shutdown()
-
-
 @pytest.mark.parametrize("rule", sorted(RULES))
-def test_the_stand_in_refuses_what_upstream_refuses_in_its_words(engines_api, rule):
+def test_the_stand_in_refuses_what_upstream_refuses_in_its_words(trainer_api, rule):
   from launcher import kube
   from launcher.job import ClusterError
   make, message = RULES[rule]
@@ -329,29 +319,29 @@ def test_the_stand_in_refuses_what_upstream_refuses_in_its_words(engines_api, ru
   with pytest.raises(ClusterError) as refused:
     kube.create(kube.Cluster(), engine.group, engine.version, engine.plural, body)
   assert message in str(refused.value), str(refused.value)
-  assert set(engines_api.created) == {"trainingruntimes"}, "a refused object was stored"
+  assert set(trainer_api.created) == {"trainingruntimes"}, "a refused object was stored"
 
 
 @pytest.mark.parametrize("version", ["2.2", "2.3"])
-def test_the_launchers_objects_pass_each_releases_crd_and_webhooks(engines_api, version):
+def test_the_launchers_objects_pass_each_releases_crd_and_webhooks(trainer_api, version):
   from launcher import kube
-  engines_api.trainer_version = version
+  trainer_api.trainer_version = version
   cluster = kube.Cluster()
   for engine, body in (_trainjob(lambda b: None), _tfjob(lambda b: None)):
     kube.create(cluster, engine.group, engine.version, engine.plural, body)
-  assert {k: v for k, v in engines_api.created.items() if k != "trainingruntimes"} == {
+  assert {k: v for k, v in trainer_api.created.items() if k != "trainingruntimes"} == {
       "trainjobs": ["train-abc"], "tfjobs": ["train-abc"]}
 
 
 def test_the_shipped_runtime_passes_the_trainingruntime_webhook_and_a_broken_one_is_refused(
-    engines_api):
+    trainer_api):
   """kubectl apply of kubeflow/manifests/trainingruntime.yaml meets the
   Trainer's TrainingRuntime webhook (tests/fakes/admission.py)."""
   from launcher import kube
   from launcher.job import ClusterError
-  engines_api.installed.add("trainingruntimes")
+  trainer_api.installed.add("trainingruntimes")
   (runtime,) = _manifests("trainingruntime.yaml")
-  engines_api.delete(("trainer.kubeflow.org/v1alpha1", "kubeflow", "trainingruntimes",
+  trainer_api.delete(("trainer.kubeflow.org/v1alpha1", "kubeflow", "trainingruntimes",
                       runtime["metadata"]["name"]))  # kubectl apply's, through the API
   cluster = kube.Cluster()
   kube.create(cluster, trainjob.group, trainjob.version, "trainingruntimes", runtime)
@@ -367,7 +357,7 @@ def test_the_shipped_runtime_passes_the_trainingruntime_webhook_and_a_broken_one
           'must be 1, spec.template.spec.replicatedJobs[0].template.spec.template.spec.'
           'containers: Invalid value: []v1.Container{trainer}: must contain the required '
           'container for the ancestor: trainer]') in said, said
-  assert engines_api.created["trainingruntimes"] == ["tfrecord-pipeline-tensorflow"] * 2
+  assert trainer_api.created["trainingruntimes"] == ["tfrecord-pipeline-tensorflow"] * 2
 
 
 def test_a_trainjob_whose_runtime_is_missing_is_refused_by_the_trainers_webhook(trainer_api):
