@@ -42,7 +42,10 @@ def wait_for(what: str, ready, seconds: float = 300):
 @pytest.fixture
 def engine(tmp_path):
   store = kubernetes_api.Store({"tfjobs"})
-  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ))
+  # Restarts are counted here, not timed: a 1 s back-off (the kubelet's is
+  # 10 s), so the four incidents take seconds, not minutes.
+  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ),
+                                             backoff_period=1.0)
   controllers.start()
   yield store, controllers, tmp_path
   controllers.stop()
@@ -137,7 +140,10 @@ def test_a_trainjob_whose_jobset_names_are_too_long_never_starts_and_says_so_in_
   with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
     store.create(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
                   trainjob.RUNTIME), yaml.safe_load(f))
-  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ))
+  # Restarts are counted here, not timed: a 1 s back-off (the kubelet's is
+  # 10 s), so the four incidents take seconds, not minutes.
+  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ),
+                                             backoff_period=1.0)
   controllers.start()
   try:
     for name in ("t" * 49, job_name("s3://b/root/Trainer/model_run/7")):

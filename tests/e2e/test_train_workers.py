@@ -315,6 +315,9 @@ def test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash(
   from their checkpoint each time, within the budget."""
   inputs = step_inputs(two_workers, cluster, "tfjob", steps=150, workers=4,
                        checkpoint_every=10)
+  # Restarts are what is tested, not the kubelet's 10 s back-off: 2 s, still
+  # doubling, still after the peers have failed on the broken collective.
+  cluster.controllers.backoff_period = 2.0
   step = cluster.start_step(inputs)
   checkpoints = tmp(cluster) / "tfjob" / "checkpoints"
 

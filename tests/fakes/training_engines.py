@@ -162,9 +162,15 @@ class Pod:
 class Controllers(threading.Thread):
   """Reconciles TrainJobs and TFJobs every 0.2 s until stopped."""
 
-  def __init__(self, store: Store, log_dir: str, base_env: Dict[str, str]):
+  def __init__(self, store: Store, log_dir: str, base_env: Dict[str, str],
+               backoff_period: float = 10.0):
     super().__init__(daemon=True)
     self.store, self.log_dir, self.base_env = store, log_dir, base_env
+    # The kubelet's container restart back-off: `backOffPeriod` (10 s),
+    # doubling to `MaxContainerBackOff` (300 s), kubernetes
+    # pkg/kubelet/kubelet.go. A test that counts restarts, not seconds, may
+    # shorten the period; the doubling and the cap stay.
+    self.backoff_period = backoff_period
     self.jobs: Dict[Key, dict] = {}  # job key -> {"pods": [Pod], "restarts": n, ...}
     self.started_pods: List[str] = []  # every pod ever started, by name
     self._stop = threading.Event()
@@ -382,7 +388,8 @@ class Controllers(threading.Thread):
       # Restarted in its pod by the kubelet: the operator sets no condition
       # (its Restarting condition is for Failed pods, pod.go line 362).
       pod.crash_looping()
-      state["retry_at"][i] = time.monotonic() + min(10 * 2 ** pod.restarts, 300)
+      state["retry_at"][i] = time.monotonic() + min(
+          self.backoff_period * 2 ** pod.restarts, 30 * self.backoff_period)
     for i, at in list(state["retry_at"].items()):
       if time.monotonic() >= at:
         del state["retry_at"][i]
