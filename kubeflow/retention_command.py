@@ -6,6 +6,7 @@ pipeline's root and name; it dry-runs unless told `--delete`
 import argparse
 
 import storage
+from storage import run_layout
 from retention.cli import keep_count
 
 
@@ -17,8 +18,9 @@ def _command(args) -> int:
   spec = runs.load_spec(args.spec)[0]
   defaults = spec["root"].get("inputDefinitions", {}).get("parameters", {})
   serving_dir = args.serving_dir or defaults.get("serving_dir", {}).get("defaultValue", "")
-  folder = f"{spec['defaultPipelineRoot'].rstrip('/')}/{spec['pipelineInfo']['name']}"
-  storage.check([folder, serving_dir])
+  layout = run_layout.of_run(run_layout.KUBEFLOW, spec["defaultPipelineRoot"],
+                             spec["pipelineInfo"]["name"], "")
+  storage.check([layout.runs, serving_dir])
   steps = spec_edit.tasks(spec)
   unkeyed = retention_step.without_epoch(steps)
   if args.delete and unkeyed:
@@ -27,7 +29,7 @@ def _command(args) -> int:
         f"epoch, found {', '.join(unkeyed)} without it (compiled before it existed): "
         "compile again, or Kubeflow's cache may hand back what this deletes")
   never = set(retention_step.history(steps))
-  print("\n".join(retention.apply(folder, args.keep, serving_dir, never, args.delete)))
+  print("\n".join(retention.apply(layout, args.keep, serving_dir, never, args.delete)))
   return 0
 
 

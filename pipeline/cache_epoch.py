@@ -21,7 +21,8 @@ window runs its steps again instead of reading files that are gone. Other
 windows keep their cache; a run with no window on record raises `g`.
 
 The epochs live in `<pipeline root>/<pipeline>/_retention/epochs.json`,
-beside the runs' folders. Without spans, ImportExampleGen is never cached,
+beside the runs' folders on the open-source backend (on Vertex AI the runs
+lie under the project's number: storage/run_layout.py). Without spans, ImportExampleGen is never cached,
 so every run's artifacts are new and no fingerprint can come back.
 """
 
@@ -30,16 +31,20 @@ import json
 import re
 from typing import Dict, Optional, Set
 
-from storage import gfile
+from storage import gfile, run_layout
 
 FILE = "_retention/epochs.json"
 ALL = "*"
 PARAMETER = "cache_epoch"  # SpanWindow's output; kubeflow/steps/retention.py wires it
 
 
-def pipeline_folder(output_uri: str, task: str) -> Optional[str]:
-  """`<pipeline root>/<pipeline>` from an output URI of `task`, which the
-  backend puts under `<pipeline root>/<pipeline>/<run id>/<task>/`."""
+def pipeline_folder(output_uri: str, task: str, pipeline: str = "") -> Optional[str]:
+  """`<pipeline root>/<pipeline>` from an output URI of `task`, in either
+  backend's run layout (storage/run_layout.py); without the pipeline's
+  name, the folder above the one holding `<task>/` (a local run's root)."""
+  found = run_layout.locate([output_uri], pipeline, task) if pipeline else None
+  if found:
+    return found.home
   match = re.match(rf"^(.*)/[^/]+/{re.escape(task)}/", output_uri)
   return match.group(1) if match else None
 

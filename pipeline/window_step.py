@@ -25,6 +25,7 @@ pipelines over spans.
 """
 
 import json
+import os
 from typing import Dict, Tuple
 
 from absl import logging
@@ -39,6 +40,7 @@ from pipeline.cache_keys import to_json
 from pipeline.config import PipelineConfig
 from pipeline.inputs import RunInputs, resolve
 from pipeline.run_parameters import WindowParameters
+from storage import run_layout
 
 WINDOW_STEP = "SpanWindow"  # the step's id: the function's name below
 OUTPUTS = WindowParameters.names() + ("cache_epoch",)
@@ -92,7 +94,8 @@ def SpanWindow(data_root: Param, serving_dir: Param, train_steps: Param,
   """Lists the spans, applies the window, chooses the baseline; passes them
   on, with the cache epoch (pipeline/cache_epoch.py)."""
   inputs, values = resolve_window(window_spec, data_root, serving_dir, train_steps)
-  folder = cache_epoch_file.pipeline_folder(cache_epoch.uri, WINDOW_STEP)
+  folder = cache_epoch_file.pipeline_folder(cache_epoch.uri, WINDOW_STEP,
+                                            os.environ.get(run_layout.PIPELINE_ENV, ""))
   window = cache_epoch_file.window_digest(values["input_config"])
   values["cache_epoch"] = cache_epoch_file.value(folder, window) if folder else window
   logging.info(WINDOW_STEP + ": %s under %s; baseline: %s", inputs.window.describe(),

@@ -3,9 +3,10 @@ folders rather than from ML Metadata.
 
 A Kubeflow run's artifacts are recorded in the cluster's ML Metadata, whose
 address and access belong to the installation. What every step and every
-user of the bucket reaches is the pipeline root: each run's folder,
-`<pipeline root>/<pipeline>/<run id>/<task>/<salt>/<key>`, holds its
-outputs and its steps' records (kubeflow/steps/records.py). Each record lists
+user of the bucket reaches is the pipeline root: each run's folder
+(storage/run_layout.py: `<pipeline root>/<pipeline>/<run id>/` on the
+open-source backend, `<pipeline root>/<project number>/<job id>/` on Vertex
+AI) holds its outputs and its steps' records (kubeflow/steps/records.py). Each record lists
 the URIs its step read and wrote; RunReport's lists every artifact of the
 run, cached ones included. From them, as retention/plan.py does from ML
 Metadata:
@@ -44,6 +45,7 @@ import storage
 from dataset import spans
 from pipeline import cache_epoch
 from retention.plan import Doomed, Plan, cache_entries, size_of
+from storage.run_layout import RunFolder
 
 STALE_HOURS = 24
 RETRY_GRACE_HOURS = 1  # longer than a retry's backoff (kubeflow/compile/spec.py BACKOFF)
@@ -108,15 +110,20 @@ def _used(runs: Iterable[Run]) -> Set[str]:
 class _Index:
   """Finds the record of the step that wrote a URI."""
 
-  def __init__(self, folder: str, runs: List[Run]):
-    self.prefix = folder.rstrip("/") + "/"
+  def __init__(self, layout: RunFolder, runs: List[Run]):
+    self.layout = layout
     self.runs = {run.id: run for run in runs}
 
+  def holds(self, uri: str) -> bool:
+    """Whether `uri` lies in a run's folder (where retention deletes)."""
+    return self.layout.writer(uri) is not None
+
   def writer(self, uri: str) -> Optional[dict]:
-    if not uri.startswith(self.prefix):
+    found = self.layout.writer(uri)
+    if found is None:
       return None
-    run, _, rest = uri[len(self.prefix):].partition("/")
-    return self.runs.get(run, Run(run, "", {})).records.get(rest.split("/", 1)[0])
+    run, task = found
+    return self.runs.get(run, Run(run, "", {})).records.get(task)
 
 
 def _both(record: Optional[dict]) -> Set[str]:
@@ -153,15 +160,16 @@ def _kept_spans(index: _Index, used: Set[str]) -> Set[str]:
   return found
 
 
-def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
+def plan(layout: RunFolder, runs: List[Run], keep: int, serving_dir: str,
          never_cached: Set[str], current: str = "",
          now: Optional[datetime.datetime] = None,
          history: Set[str] = frozenset()) -> FolderPlan:
   """What deleting all but the newest `keep` runs' artifacts means.
 
   Args:
-    folder: `<pipeline root>/<pipeline>`, which holds the runs' folders.
-    runs: every run found there.
+    layout: where the pipeline's runs lie (storage/run_layout.py; its
+      run id is the current run's, or empty).
+    runs: every run of the pipeline found there.
     never_cached: tasks Kubeflow never serves from its cache: deleting
       their outputs needs no new cache epoch.
     current: the run this is a step of, never counted in flight.
@@ -172,7 +180,7 @@ def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
   ordered = sorted(runs, key=lambda r: r.started)
   kept, older = ordered[-keep:], ordered[:-keep]
   versions = serving.versions(serving_dir)
-  index = _Index(folder, runs)
+  index = _Index(layout, runs)
   used = _used(kept)
   keep_uris = used | lineage(index, runs, versions)
   result = FolderPlan([r.id for r in kept], [r.id for r in older],
@@ -185,20 +193,18 @@ def plan(folder: str, runs: List[Run], keep: int, serving_dir: str,
   for run in older:
     for task, record in sorted(run.records.items()):
       for uri in ([] if task in history else record.get("wrote", [])):
-        if uri in keep_uris or not uri.startswith(index.prefix) or not gfile.exists(uri):
+        if uri in keep_uris or not index.holds(uri) or not gfile.exists(uri):
           continue
         result.doomed.append(Doomed(f"{task} {uri.rstrip('/').rsplit('/', 1)[-1]}",
                                     uri, size_of(uri), run.id))
         if task not in never_cached and epochs_used:
           result.windows.add(windows[run.id])
-  root = folder.rstrip("/").rsplit("/", 1)[0]
-  pipeline = folder.rstrip("/").rsplit("/", 1)[-1]
-  result.doomed += cache_entries(f"{root}/analyzer_cache/{pipeline}",
+  result.doomed += cache_entries(f"{layout.root}/analyzer_cache/{layout.pipeline}",
                                   set(result.kept_spans))
   return result
 
 
-def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
+def carry_out(layout: RunFolder, found: FolderPlan, runs: Dict[str, Run],
               in_flight_now: Callable[[], List[str]]) -> Tuple[bool, List[str]]:
   """Deletes what `found` lists, unless a run is in flight; returns whether
   it deleted, and what happened, in lines."""
@@ -207,7 +213,7 @@ def carry_out(folder: str, found: FolderPlan, runs: Dict[str, Run],
                    "may read an older run's output"]
   lines = []
   if found.windows:
-    cache_epoch.bump(folder, found.windows)
+    cache_epoch.bump(layout.home, found.windows)
     named = sorted(w or "every window" for w in found.windows)
     lines.append(f"new cache epoch for {', '.join(named)}: a run over it runs its "
                  "steps again rather than take deleted outputs from Kubeflow's cache")

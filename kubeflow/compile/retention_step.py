@@ -62,6 +62,7 @@ def add(spec: Dict, steps: Dict, keep: int, retry_policy: Optional[Dict]) -> Non
   """Adds the step after RunReport (kubeflow/compile/report_step.py), in place."""
   serving = spec["root"]["inputDefinitions"]["parameters"].get("serving_dir")
   parameters = {
+      "pipeline_name": {"runtimeValue": {"constant": spec["pipelineInfo"]["name"]}},
       "keep": {"runtimeValue": {"constant": str(keep)}},
       "never_cached": {"runtimeValue": {"constant": json.dumps(history(steps))}},
       "serving_dir": ({"componentInputParameter": "serving_dir"} if serving

@@ -26,15 +26,14 @@ after the things TFX 1.16's own entrypoint does not do:
    The launcher's own output (`executor-logs`, kubeflow/steps/backend.py)
    is taken out of what TFX sees: its type is no class, its file the
    launcher's. A run under a `minio://` root stops here, in one line.
-5. It records what the step did in the run's folder (kubeflow/steps/records.py):
-   RUNNING with the URIs it reads and writes, then COMPLETE with its
-   outputs' metadata, or FAILED with the error's last line, for the exit
-   step, `python -m kubeflow runs` and retention.
+5. It records what the step did in the run's folder (kubeflow/steps/records.py,
+   on either backend's layout): RUNNING with the URIs it reads and writes,
+   then COMPLETE with its outputs' metadata, or FAILED with the error's
+   last line, for the exit step, `python -m kubeflow runs` and retention.
 6. It drops the cache epoch, a parameter only there to change the step's
    cache key (pipeline/cache_epoch.py), before TFX sees the parameters.
 
-This is our entrypoint, not an edit of TFX's installed files, so the image
-and the venv run the same code.
+Our entrypoint, not an edit of TFX's installed files: the image and the venv run the same code.
 """
 
 import startup
@@ -155,15 +154,16 @@ class Recorder:
   never the step's failure."""
 
   def __init__(self, invocation_json: str):
-    self.task = os.environ.get(step_records.TASK_ENV)
+    self.task, self.retries = (os.environ.get(step_records.TASK_ENV),
+                               int(os.environ.get(step_records.RETRIES_ENV) or 0))
     self.started = datetime.datetime.now(datetime.timezone.utc).isoformat()
     self.folder, self.invocation, self.uris, self.attempt = None, {}, {}, None
-    self.retries = int(os.environ.get(step_records.RETRIES_ENV) or 0)
     try:
       self.invocation = json.loads(invocation_json)
       self.uris = step_records.artifact_uris(self.invocation)
-      self.folder = self.task and step_records.run_folder(
-          self.uris["wrote"], os.environ.get(step_records.PIPELINE_ENV, ""), self.task)
+      pipeline = os.environ.get(step_records.PIPELINE_ENV, "")
+      found = self.task and step_records.locate(self.uris["wrote"], pipeline, self.task)
+      self.folder = found and found.run
     except (ValueError, KeyError, TypeError) as e:
       logging.warning("no step record: cannot read the executor input: %s", e)
 
@@ -182,10 +182,10 @@ class Recorder:
   def outputs(self) -> dict:
     """What the executor reported: outputs' URIs and metadata, parameters."""
     path = self.invocation.get("outputs", {}).get("outputFile")
-    try:
-      with open(path, encoding="utf-8") as f:
+    try:  # a pod's local path on the open-source backend, gs:// on Vertex AI
+      with storage.gfile().GFile(path) as f:
         reported = json.load(f)
-    except (OSError, TypeError, ValueError):
+    except Exception:  # noqa: BLE001  (none written, or unreadable: no outputs reported)
       reported = {}
     declared = dict(self.invocation.get("outputs", {}).get("artifacts", {}))
     for key in backend.launcher_outputs(declared):

@@ -83,15 +83,15 @@ def main(argv: List[str]) -> int:
   url, pipeline = params.get(URL_PARAM, ""), params["pipeline_name"]
   outputs = executor_input["outputs"]["artifacts"]
   uris = [a["uri"] for listed in outputs.values() for a in listed["artifacts"]]
-  folder = step_records.run_folder(uris, pipeline, TASK)
-  if not folder:
+  found = step_records.locate(uris, pipeline, TASK)
+  if not found:
     print(f"notify: no run folder in this step's output URIs {uris}; nothing to report",
           file=sys.stderr)
     return 0
-  storage.enable([folder])
+  storage.enable([found.run])
   from metadata.outcome import Outcome  # TensorFlow: when the step runs, not when compiling
-  outcome = Outcome(step_records.run_record(step_records.read(folder), pipeline,
-                                            step_records.run_id(folder)))
+  outcome = Outcome(step_records.run_record(step_records.read(found.run), pipeline,
+                                            found.run_id))
   metric = None
   try:
     metric = metric_words(outcome)

@@ -6,9 +6,9 @@ status input (`taskFinalStatus`) is implemented from 2.14 on
 (kubeflow/pipelines#11953, `driver/resolve.go`), and even there without the
 error's message; the run-id placeholder from 2.5 on (#11599). What every
 version from 2.0 gives a step is its output artifacts' URIs, which all lie
-in the run's own folder, `<pipeline root>/<pipeline name>/<run id>/<task>/…`
-(`metadata/client.go`: the run context's `pipeline_root`; the driver's
-GenerateOutputURI).
+in the run's own folder: `<pipeline root>/<pipeline name>/<run id>/<task>/…`
+on the open-source backend, `<pipeline root>/<project number>/<job id>/
+<task>_<id>/…` on Vertex AI (storage/run_layout.py cites both).
 
 So each step finds that folder from its outputs and writes
 `status/<task>.json` there: RUNNING as it starts, with the URIs of the
@@ -34,9 +34,10 @@ from typing import Dict, Iterable, Optional
 
 import storage
 from kubeflow.steps import backend
+from storage import run_layout
 
 FOLDER = "status"
-PIPELINE_ENV = "PIPELINE_NAME"
+PIPELINE_ENV = run_layout.PIPELINE_ENV
 TASK_ENV = "PIPELINE_TASK"
 RETRIES_ENV = "PIPELINE_TASK_RETRIES"  # the task's retryPolicy, for retention
 # KFP's switch for code inside a step (kfp/__init__.py; KFP sets it in its
@@ -45,15 +46,10 @@ KFP_RUNTIME_ENV = "_KFP_RUNTIME"
 RUNNING, COMPLETE, FAILED = "RUNNING", "COMPLETE", "FAILED"
 
 
-def run_folder(uris: Iterable[str], pipeline: str, task: str) -> Optional[str]:
-  """`<pipeline root>/<pipeline>/<run id>` from the first output URI that lies
-  in a run's folder for this task, or None."""
-  pattern = re.compile(rf"^(.*/{re.escape(pipeline)}/[^/]+)/{re.escape(task)}/")
-  for uri in uris:
-    match = pattern.match(uri)
-    if match:
-      return match.group(1)
-  return None
+def locate(uris: Iterable[str], pipeline: str, task: str) -> Optional[run_layout.RunFolder]:
+  """The run's folder, on either backend's layout (storage/run_layout.py),
+  from the first of the step's output URIs that lies in one; or None."""
+  return run_layout.locate(uris, pipeline, task)
 
 
 def artifact_uris(executor_input: dict) -> Dict[str, list]:
@@ -71,15 +67,14 @@ def artifact_uris(executor_input: dict) -> Dict[str, list]:
   return {"read": uris("inputs"), "wrote": uris("outputs")}
 
 
-def run_id(folder: str) -> str:
-  return folder.rstrip("/").rsplit("/", 1)[-1]
-
-
 def write(folder: str, task: str, state: str, **fields) -> None:
-  """Writes the task's record; a later write replaces it whole."""
+  """Writes the task's record; a later write replaces it whole. It names
+  the pipeline (PIPELINE_NAME): on Vertex AI a project's runs of every
+  pipeline share one folder."""
   gfile = storage.gfile()
   gfile.makedirs(f"{folder}/{FOLDER}")
-  record = {"step": task, "state": state,
+  pipeline = os.environ.get(PIPELINE_ENV)
+  record = {"step": task, "state": state, **({"pipeline": pipeline} if pipeline else {}),
             "time": datetime.datetime.now(datetime.timezone.utc).isoformat(), **fields}
   with gfile.GFile(f"{folder}/{FOLDER}/{task}.json", "w") as f:
     f.write(json.dumps(record, sort_keys=True))

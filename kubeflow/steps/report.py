@@ -72,13 +72,14 @@ def main(argv: List[str]) -> int:
     return 1
   pipeline = executor_input["inputs"]["parameterValues"]["pipeline_name"]
   uri = executor_input["outputs"]["artifacts"][OUTPUT]["artifacts"][0]["uri"]
-  folder = step_records.run_folder([uri], pipeline, TASK)
+  found = step_records.locate([uri], pipeline, TASK)
+  folder = found.run if found else None
   storage.enable([uri])
   records = step_records.read(folder) if folder else {}
   started = datetime.datetime.now(datetime.timezone.utc).isoformat()
   from report import render
   text = render(run_record(executor_input, records,
-                           step_records.run_id(folder) if folder else "(not known)"))
+                           found.run_id if found else "(not known)"))
   import tensorflow as tf
   with tf.io.gfile.GFile(uri, "w") as f:  # the file at the URI, as the UI reads it
     f.write(text)

@@ -12,6 +12,7 @@ what it did as a `system.Markdown` artifact, which the run page shows.
 
 import datetime
 import json
+import os
 import sys
 from typing import List, Set
 
@@ -19,33 +20,42 @@ import startup
 import storage
 from kubeflow.steps import backend, notify, records, report
 from pipeline import cache_epoch
+from storage import run_layout
 
 TASK = "Retention"
 OUTPUT = "summary"
 EPOCH = cache_epoch.PARAMETER  # the step entrypoint drops it before TFX sees it
 
 
-def read_runs(folder: str):
-  """Every run folder under `<pipeline root>/<pipeline>` with its records."""
+def read_runs(layout: run_layout.RunFolder):
+  """Every run folder of the pipeline under `layout.runs`, with its records.
+  On Vertex AI that folder holds every pipeline's runs (the project's): a
+  run is this pipeline's when its records say so."""
   from retention.folders import Run
   fs, runs = storage.gfile(), []
-  if not fs.isdir(folder):
+  if not fs.isdir(layout.runs):
     return runs
-  for name in sorted(n.rstrip("/") for n in fs.listdir(folder)):
-    if not name.startswith("_") and fs.isdir(f"{folder}/{name}/{records.FOLDER}"):
-      runs.append(Run(name, f"{folder}/{name}", records.read(f"{folder}/{name}")))
+  for name in sorted(n.rstrip("/") for n in fs.listdir(layout.runs)):
+    folder = f"{layout.runs}/{name}"
+    if name.startswith("_") or not fs.isdir(f"{folder}/{records.FOLDER}"):
+      continue
+    found = records.read(folder)
+    named = {r["pipeline"] for r in found.values() if r.get("pipeline")}
+    if named <= {layout.pipeline} and (named or layout.backend == run_layout.KUBEFLOW):
+      runs.append(Run(name, folder, found))
   return runs
 
 
-def apply(folder: str, keep: int, serving_dir: str, never: Set[str], delete: bool,
-          current: str = "") -> List[str]:
-  """Plans, and with `delete` carries out, retention of the runs under
-  `folder`; returns the report's lines."""
+def apply(layout: run_layout.RunFolder, keep: int, serving_dir: str, never: Set[str],
+          delete: bool, current: str = "") -> List[str]:
+  """Plans, and with `delete` carries out, retention of the pipeline's runs
+  under `layout.runs`; returns the report's lines."""
   from retention import cli, folders
-  runs = read_runs(folder)
-  if not runs:  # Vertex AI lays runs out as <root>/<project>/<job>/<task>_<id>/
-    return [f"no run folder with step records under {folder}: nothing to keep or delete"]
-  found = folders.plan(folder, runs, keep, serving_dir, never, current,
+  runs = read_runs(layout)
+  if not runs:
+    return [f"no run of {layout.pipeline} with step records under {layout.runs}: "
+            "nothing to keep or delete"]
+  found = folders.plan(layout, runs, keep, serving_dir, never, current,
                        history={report.TASK, TASK, notify.TASK})
   if not delete:
     return cli.report_lines(found, False) + (
@@ -53,8 +63,8 @@ def apply(folder: str, keep: int, serving_dir: str, never: Set[str], delete: boo
 
   def in_flight_now():  # again, once the new epoch is written
     now = datetime.datetime.now(datetime.timezone.utc)
-    return [r.id for r in read_runs(folder) if r.id != current and r.in_flight(now)]
-  deleted, lines = folders.carry_out(folder, found, {r.id: r for r in runs}, in_flight_now)
+    return [r.id for r in read_runs(layout) if r.id != current and r.in_flight(now)]
+  deleted, lines = folders.carry_out(layout, found, {r.id: r for r in runs}, in_flight_now)
   listed = cli.report_lines(found, deleted)
   return (listed if deleted else listed[:-1]) + lines  # no "dry run" line
 
@@ -67,11 +77,14 @@ def main(argv: List[str]) -> int:
     return 1
   params = executor_input["inputs"]["parameterValues"]
   uri = executor_input["outputs"]["artifacts"][OUTPUT]["artifacts"][0]["uri"]
-  folder = cache_epoch.pipeline_folder(uri, TASK)
+  # Specs compiled before the parameter existed name the pipeline in the
+  # environment only.
+  pipeline = params.get("pipeline_name") or os.environ.get(run_layout.PIPELINE_ENV, "")
+  layout = records.locate([uri], pipeline, TASK)
   storage.enable([uri, params.get("serving_dir", "")])
-  lines = apply(folder, int(params["keep"]), params["serving_dir"],
+  lines = apply(layout, int(params["keep"]), params["serving_dir"],
                 set(json.loads(params["never_cached"])), delete=True,
-                current=records.run_id(uri.split(f"/{TASK}/")[0])) if folder else [
+                current=layout.run_id) if layout else [
                     f"this step's output {uri} lies in no run folder: nothing done"]
   import tensorflow as tf
   with tf.io.gfile.GFile(uri, "w") as f:  # the file at the URI, as the UI reads it

@@ -1,9 +1,12 @@
 """kubeflow/steps/notify.py: the exit handler's notice, from the steps'
 records as the steps write them, posted to a real webhook on 127.0.0.1."""
 
+import contextlib
 import http.server
 import json
 import threading
+
+import pytest
 
 from kubeflow.steps import notify
 from kubeflow.steps import records as step_records
@@ -14,7 +17,7 @@ def _outcome(folder: str, **states) -> Outcome:
   for step, (state, fields) in states.items():
     step_records.write(folder, step, state, started="2026-11-26T10:00:00+00:00", **fields)
   return Outcome(step_records.run_record(step_records.read(folder), "digits",
-                                         step_records.run_id(folder)))
+                                         folder.rsplit("/", 1)[-1]))
 
 
 def test_a_failed_run_names_its_step_and_its_message(tmp_path):
@@ -41,7 +44,9 @@ def test_a_pushed_run_says_its_verdict_metric_and_version(tmp_path):
       "1795734719"
 
 
-def test_the_notice_is_posted_as_json_and_an_unreachable_hook_is_a_reason():
+@contextlib.contextmanager
+def webhook():
+  """A webhook on 127.0.0.1: its URL, and the messages it received."""
   received = []
 
   class Hook(http.server.BaseHTTPRequestHandler):
@@ -56,12 +61,43 @@ def test_the_notice_is_posted_as_json_and_an_unreachable_hook_is_a_reason():
   server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
   threading.Thread(target=server.serve_forever, daemon=True).start()
   try:
-    url = f"http://127.0.0.1:{server.server_port}/hooks/T0"
-    assert notify.post(url, {"text": "digits: run 1 SUCCEEDED"}) is None
-    assert received == [{"text": "digits: run 1 SUCCEEDED"}]
+    yield f"http://127.0.0.1:{server.server_port}/hooks/T0", received
   finally:
     server.shutdown()
     server.server_close()
-  problem = notify.post(f"http://127.0.0.1:{server.server_port}/hooks/T0", {"text": "x"},
-                        timeout=5)
+
+
+def test_the_notice_is_posted_as_json_and_an_unreachable_hook_is_a_reason():
+  with webhook() as (url, received):
+    assert notify.post(url, {"text": "digits: run 1 SUCCEEDED"}) is None
+    assert received == [{"text": "digits: run 1 SUCCEEDED"}]
+  problem = notify.post(url, {"text": "x"}, timeout=5)
   assert problem and problem.startswith("URLError: "), problem
+
+
+# Where each backend puts the exit step's output (storage/run_layout.py):
+# the open-source backend under `<pipeline>/<run id>/<task>/<salt>/`,
+# Vertex AI under `<project number>/<job id>/<task>_<task id>/`.
+LAYOUTS = {"kubeflow": ("digits/run-7", "notify/4f1c"),
+           "vertex": ("123456789012/digits-20261128020000", "notify_-5238391871040946176")}
+
+
+@pytest.mark.parametrize("backend", sorted(LAYOUTS))
+def test_the_exit_step_reports_a_failed_run_on_each_backends_layout(tmp_path, backend):
+  """Issue 57: on Vertex AI the notice found no run folder, posted nothing
+  and exited 0 ("nothing to report"): a failed run looked healthy."""
+  run, task = LAYOUTS[backend]
+  folder = f"{tmp_path}/root/{run}"
+  step_records.write(folder, "Trainer", step_records.FAILED,
+                     started="2026-11-28T02:00:00+00:00", message="ValueError: no examples")
+  with webhook() as (url, received):
+    executor_input = {
+        "inputs": {"parameterValues": {"notify_url": url, "pipeline_name": "digits"}},
+        "outputs": {"artifacts": {"message": {"artifacts": [
+            {"uri": f"{folder}/{task}/message", "type": {"schemaTitle": "system.Artifact"}}]}},
+                    "outputFile": f"{folder}/{task}/executor_output.json"}}
+    assert notify.main(["notify", json.dumps(executor_input)]) == 0
+  run_id = run.rsplit("/", 1)[-1]
+  assert [m["text"] for m in received] == [
+      f"digits: run {run_id} FAILED; at Trainer: ValueError: no examples; nothing pushed"], \
+      received

@@ -19,7 +19,7 @@ def _outcome(folder: str, *steps) -> Outcome:
   for i, (step, state, fields) in enumerate(steps):
     step_records.write(folder, step, state, started=STARTED.format(i), **fields)
   return Outcome(step_records.run_record(step_records.read(folder), "digits",
-                                         step_records.run_id(folder)))
+                                         folder.rsplit("/", 1)[-1]))
 
 
 def _out(key: str, **metadata) -> dict:
