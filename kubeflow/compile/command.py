@@ -3,7 +3,7 @@
 import argparse
 import os
 
-from kubeflow.compile import exit_handler, platform, train_job
+from kubeflow.compile import backend, exit_handler, platform, train_job
 from kubeflow.compile.spec import DEFAULT_RETRIES
 from launcher import CLUSTER_ENGINES
 from pipeline.config import Resources
@@ -15,7 +15,7 @@ DIGITS = os.path.join(REPO, "datasets", "digits.yaml")
 
 
 def resource(text: str):
-  """NODE:cpu=4,memory=16,gpus=1[,gpu_type=nvidia.com/gpu] -> (NODE, Resources)."""
+  """NODE:cpu=4,memory=16,gpus=1[,gpu_type=nvidia.com/gpu] -> (NODE, Resources fields)."""
   node, _, spec = text.partition(":")
   types = {"cpu": float, "memory": float, "gpus": int, "gpu_type": str}
   values = {}
@@ -52,15 +52,22 @@ def run(args) -> int:
   """Prepares the run as the local runner does (runner/preparation.py:
   the declaration, the locations, the first records unless skipped), then
   compiles."""
+  resources = {node: Resources(**values) for node, values in args.resource}
+  # What the backend cannot take is said before TensorFlow loads, and
+  # before the records are read (an s3:// root would fail there otherwise).
+  if args.backend == backend.VERTEX:
+    root = args.data_root or flags.load_declaration(args).data.root
+    backend.check_vertex(args, root)
+  backend.check_gpus(args.backend, args.resource, args.train_engine or "")
   # TensorFlow and TFX load here, once the flags have parsed.
   from kubeflow.compile.compiler import check_name, compile_pipeline
   from runner.preparation import prepare_compiled
-  config = prepare_compiled(args, {node: Resources(**values) for node, values in args.resource})
+  config = prepare_compiled(args, resources)
   check_name(config.pipeline_name)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
                                env=dict(args.env), platform_args=args,
                                notify=args.notify, retries=args.retries,
-                               keep_runs=args.keep_runs)
+                               keep_runs=args.keep_runs, backend=args.backend)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
   return 0
 
@@ -68,6 +75,7 @@ def run(args) -> int:
 def add_parser(sub) -> None:
   c = sub.add_parser("compile", help="compile the pipeline for Kubeflow Pipelines v2")
   flags.add_pipeline_flags(c, default_dataset=DIGITS)
+  backend.add_flag(c)
   c.add_argument("--image", required=True, help="REGISTRY/NAME:TAG built from kubeflow/Dockerfile")
   c.add_argument("--pipeline-root", required=True, help="URI for artifacts, e.g. gs://bucket/root")
   c.add_argument("--output-dir", required=True, help="where the compiled files go")

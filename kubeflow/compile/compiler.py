@@ -7,13 +7,15 @@ the exit handler). It writes two files: the pipeline spec as YAML, which
 the open-source backend and `kfp.Client` take, followed, when node
 selectors, tolerations or secrets were given, by the Kubernetes platform
 config as a second YAML document (platform.py); and the PipelineJob JSON,
-which Vertex AI Pipelines takes.
+which Vertex AI Pipelines takes. Compiled for Vertex (backend.py), the YAML
+is one document, as aiplatform's loader (`yaml.safe_load`) requires, and
+both files record the backend.
 """
 
 import dataclasses
 import json
 import os
-from typing import Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import yaml
 from tfx.dsl.io import fileio
@@ -25,7 +27,9 @@ from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
 
 from components.tuner import WORKERS_ENV
 from dataset import spans
+from kubeflow.compile import backend as backends
 from kubeflow.compile import exit_handler, platform, report_step, retention_step, train_job
+from kubeflow.compile.backend import check_env
 from kubeflow.compile.spec import DEFAULT_RETRIES, retry_policy, tasks
 from kubeflow.errors import CompileError
 from kubeflow.steps import records as step_records
@@ -41,8 +45,6 @@ NAME_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789-"
 NEVER_CACHED = ("ImportExampleGen", "BaselineModel")
 # Every TFX step runs this: the Keras choice, then TFX's executor.
 ENTRYPOINT = ["python", "-m", "kubeflow.steps.entrypoint"]
-# Names that hold credentials: they come from a Kubernetes secret instead.
-SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 
 
 def check_name(name: str) -> None:
@@ -64,16 +66,6 @@ def resource_spec(r: Resources) -> Dict:
   if r.gpus:
     spec["accelerator"] = {"type": r.gpu_type, "count": str(r.gpus)}
   return spec
-
-
-def check_env(env: Dict[str, str]) -> None:
-  """Raises CompileError for an --env variable whose name says it is a secret."""
-  for name in env:
-    if any(word in name.upper() for word in SECRET_WORDS):
-      raise CompileError(
-          f"--env {name}: expected no credentials in the compiled spec, found a "
-          f"name that holds one; pass it from a Kubernetes secret with "
-          f"--secret-env SECRET:KEY={name}")
 
 
 def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
@@ -174,7 +166,8 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
                      env: Optional[Dict[str, str]] = None,
                      platform_args=None, notify: Optional[str] = None,
                      retries: int = DEFAULT_RETRIES,
-                     keep_runs: Optional[int] = None) -> Tuple[str, str]:
+                     keep_runs: Optional[int] = None,
+                     backend: str = backends.KUBEFLOW) -> Tuple[str, str]:
   """Compiles the pipeline for `config` to run in containers of `image`.
 
   Args:
@@ -187,15 +180,20 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     notify: a webhook URL for the exit step, or None for no exit step.
     retries: how many times a failed step's pod is started again (0: never).
     keep_runs: with N, each run ends deleting what only older runs used.
+    backend: `kubeflow` or `vertex` (backend.py): for Vertex, no platform
+      document, and the files say which.
 
   Returns:
     (pipeline spec YAML path, PipelineJob JSON path).
 
   Raises:
-    CompileError: for a name Kubeflow does not accept, or a secret in `env`.
+    CompileError: for a name Kubeflow does not accept, a secret in `env`,
+      or, for Vertex, a flag of the platform document.
   """
   check_name(config.pipeline_name)
-  check_env(env or {})
+  check_env(env or {}, backend)
+  if backend == backends.VERTEX and platform_args is not None:
+    backends.check_kubernetes_only(platform_args)
   config = dataclasses.replace(config, beam_args=beam_args_for_image(config.beam_args, image))
   # Compiling opens nothing: each run resolves its inputs (submit, or the step).
   pipeline = create_pipeline(config, unresolved_inputs(config))
@@ -214,17 +212,27 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     retention_step.add(job["pipelineSpec"], steps, keep_runs, retry_policy(retries))
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
-  if platform_args is not None:
+  if platform_args is not None and backend == backends.KUBEFLOW:
     documents.append(platform.platform_spec(platform_args,
                                             executor_labels(job["pipelineSpec"])))
   if notify:
     exit_handler.add(documents, notify)
     job["runtimeConfig"]["parameterValues"][exit_handler.URL_PARAM] = notify
+  return write_files(output_dir, documents, job, backend)
+
+
+def write_files(output_dir: str, documents: List[Dict], job: Dict,
+                backend: str) -> Tuple[str, str]:
+  """Writes [spec, platform document (optional)] and the PipelineJob, each
+  saying which backend it is for (backend.py); returns their paths."""
   fileio.makedirs(output_dir)
   spec_path = os.path.join(output_dir, SPEC_FILE)
   job_path = os.path.join(output_dir, JOB_FILE)
+  if backends.job_labels(backend):
+    job.setdefault("labels", {}).update(backends.job_labels(backend))
   with fileio.open(spec_path, "w") as f:
-    f.write(yaml.safe_dump_all([d for d in documents if d], sort_keys=True))
+    f.write(backends.header(backend)
+            + yaml.safe_dump_all([d for d in documents if d], sort_keys=True))
   with fileio.open(job_path, "w") as f:
     f.write(json.dumps(job, indent=2, sort_keys=True))
   return spec_path, job_path
