@@ -17,6 +17,14 @@ secrets (`--secret-env`) do not exist there: a CustomJob reaches Google
 Cloud as its service account. Its logs are in Cloud Logging; the step's
 log links the job's page and says each change of the job's state.
 
+Where the job runs and as whom (`placement`): the compile flags
+(`--train-project`, `--train-region`, `--train-service-account`,
+`--train-network`, in TRAIN_JOB_POD), else the PipelineJob's own, which
+Vertex AI Pipelines resolves for the step (PIPELINE_ENV, wired by
+kubeflow/compile/train_job.py `wire_vertex_pipeline`). Never the project
+google-auth finds: on a Vertex AI Pipelines step the metadata server names
+Vertex's tenant project (googleapis/google-auth-library-python#924).
+
 The client speaks REST (not gRPC) to `<region>-aiplatform.googleapis.com`,
 or to VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
 tests/fakes/vertex_api.py's stand-in: `http://127.0.0.1:PORT`).
@@ -40,10 +48,52 @@ DONE = {"JOB_STATE_SUCCEEDED": "succeeded", "JOB_STATE_FAILED": "failed",
 # A job still CANCELLING counts as live: its replicas may still write the
 # checkpoints a new job would read; the retried step waits for it to end.
 ENDED_BADLY = ("JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED")
+# TRAIN_JOB_POD key -> the variable holding the PipelineJob's own value, as
+# Vertex AI Pipelines resolved it for the step (train_job.py wires them).
+PIPELINE_ENV = {"project": "VERTEX_PIPELINE_PROJECT", "region": "VERTEX_PIPELINE_LOCATION",
+                "serviceAccount": "VERTEX_PIPELINE_SERVICE_ACCOUNT",
+                "network": "VERTEX_PIPELINE_NETWORK"}
+# Set by Vertex AI in a pipeline step and a CustomJob to the user's project
+# *number* (googleapis/python-aiplatform#852; aiplatform's initializer.py
+# reads it so, lines 88-94 at 1.165.1); or by the user with --env.
+PROJECT_ENV = "CLOUD_ML_PROJECT_ID"
+REGION_ENVS = ("CLOUD_ML_REGION", "GOOGLE_CLOUD_REGION")  # --env, as aiplatform reads them
 
 
-def body(job: Job) -> Dict:
-  """The CustomJob, as aiplatform_v1's JSON form."""
+def _resolved(value: Optional[str]) -> Optional[str]:
+  """A value Vertex AI Pipelines filled in, or None. The open-source backend
+  leaves a placeholder it does not know as it is (kubeflow/pipelines
+  `backend/src/v2/driver/driver.go`@2.5.0 line 1655, `resolve.go`@2.17.0
+  line 451: `default: v = val`)."""
+  return value if value and "{{$" not in value else None
+
+
+def placement(pod: Dict, env=os.environ) -> Dict[str, str]:
+  """Where the CustomJob runs and as whom: `project`, `region`, and
+  `serviceAccount` and `network` when known.
+
+  Each is the compile flag's (`pod`, TRAIN_JOB_POD), else the PipelineJob's
+  (PIPELINE_ENV); the project else CLOUD_ML_PROJECT_ID, the region else
+  `--env CLOUD_ML_REGION`. No service account: Vertex's Custom Code Service
+  Agent; no network: not peered.
+
+  Raises:
+    ClusterError: no project or no region, in one line. TFX's own Vertex
+      client refuses to train without a region too
+      (tfx/extensions/google_cloud_ai_platform/training_clients.py line 296).
+  """
+  found = {key: pod.get(key) or _resolved(env.get(name)) for key, name in PIPELINE_ENV.items()}
+  found["project"] = found["project"] or env.get(PROJECT_ENV)
+  found["region"] = found["region"] or next((env[n] for n in REGION_ENVS if env.get(n)), None)
+  for key, flag in (("project", "--train-project PROJECT"), ("region", "--train-region REGION")):
+    if not found[key]:
+      raise ClusterError(f"Vertex AI: no {key} for the Trainer's CustomJob: compile with "
+                         f"{flag} (a Vertex AI Pipelines run names its own)")
+  return {key: value for key, value in found.items() if value}
+
+
+def body(job: Job, where: Optional[Dict[str, str]] = None) -> Dict:
+  """The CustomJob, as aiplatform_v1's JSON form; `where` is `placement`'s."""
   pod = job.pod
   machine = {"machine_type": pod.get("machineType") or MACHINE}
   gpus = (pod.get("resources") or {}).get("gpus")
@@ -58,30 +108,25 @@ def body(job: Job) -> Dict:
   scheduling = {"restart_job_on_worker_restart": True}
   if job.timeout:
     scheduling["timeout"] = f"{int(job.timeout)}s"
-  return {"display_name": job.name, "labels": {LABEL: job.name},
-          "job_spec": {"worker_pool_specs": pools, "scheduling": scheduling}}
+  spec = {"worker_pool_specs": pools, "scheduling": scheduling}
+  # CustomJobSpec's own field names (aiplatform_v1 types/custom_job.py).
+  for key, field in (("serviceAccount", "service_account"), ("network", "network")):
+    if (where or {}).get(key):
+      spec[field] = where[key]
+  return {"display_name": job.name, "labels": {LABEL: job.name}, "job_spec": spec}
 
 
 def _client(region: str, env=os.environ):
+  import google.auth
   from google.cloud import aiplatform_v1
   endpoint = env.get(ENDPOINT_ENV) or f"{region}-aiplatform.googleapis.com"
-  return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": endpoint},
-                                        transport="rest")
-
-
-def _parent(env=os.environ) -> str:
-  import google.auth
-  region = env.get("CLOUD_ML_REGION") or env.get("GOOGLE_CLOUD_REGION") or "us-central1"
-  try:
-    project = env.get("CLOUD_ML_PROJECT_ID") or google.auth.default()[1]
+  try:  # the client asks google-auth for credentials (not for a project)
+    return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": endpoint},
+                                          transport="rest")
   except google.auth.exceptions.DefaultCredentialsError:
     raise ClusterError("Vertex AI: no Google credentials here: run the step on Vertex AI "
                        "Pipelines or GKE with a service account, or set "
                        "GOOGLE_APPLICATION_CREDENTIALS") from None
-  if not project:
-    raise ClusterError("Vertex AI: no project: set CLOUD_ML_PROJECT_ID, or run where "
-                       "Google's default credentials name one")
-  return f"projects/{project}/locations/{region}"
 
 
 def _jobs(client, parent: str, name: str) -> List:
@@ -103,13 +148,14 @@ def _existing(jobs: List) -> Optional[object]:
 def run(job: Job) -> None:
   from google.api_core import exceptions
   from google.cloud import aiplatform_v1
-  parent = _parent()
-  client = _client(parent.split("/")[3])
+  where = placement(job.pod)
+  parent = f"projects/{where['project']}/locations/{where['region']}"
+  client = _client(where["region"])
   try:
     earlier = _jobs(client, parent, job.name)
     found = _existing(earlier)
     if found is None:
-      custom = body(job)
+      custom = body(job, where)
       if earlier:  # an earlier attempt's ended badly: this one's name says so
         custom["display_name"] = f"{job.name}-attempt-{len(earlier) + 1}"
       found = client.create_custom_job(parent=parent, custom_job=aiplatform_v1.CustomJob(custom))
@@ -119,8 +165,8 @@ def run(job: Job) -> None:
       log.info("training job %s: reattached to CustomJob %s (a retried step)", job.name,
                found.name)
     log.info("training job %s: its logs: https://console.cloud.google.com/vertex-ai/"
-             "locations/%s/training/%s?project=%s", job.name, parent.split("/")[3],
-             found.name.rsplit("/", 1)[-1], parent.split("/")[1])
+             "locations/%s/training/%s?project=%s", job.name, where["region"],
+             found.name.rsplit("/", 1)[-1], where["project"])
     state = None
     while DONE.get(found.state.name) is None:
       if found.state.name != state:
@@ -132,6 +178,13 @@ def run(job: Job) -> None:
     why = re.sub(r"^[A-Z]+ \S+: ", "", e.message)  # REST's message starts with its URL
     raise ClusterError(f"Vertex AI: forbidden ({why}); grant the pipeline's service "
                        f"account roles/aiplatform.user") from None
+  except exceptions.BadRequest as e:  # REST's 400; gRPC's InvalidArgument is one
+    why = re.sub(r"^[A-Z]+ \S+: ", "", e.message)
+    # The caller needs act-as on the job's service account (CustomJobSpec's
+    # service_account, aiplatform_v1 types/custom_job.py lines 205-211).
+    fix = (f"; grant the pipeline's service account roles/iam.serviceAccountUser on "
+           f"{where['serviceAccount']}" if "act as" in why and "serviceAccount" in where else "")
+    raise ClusterError(f"Vertex AI: the CustomJob was refused ({why}){fix}") from None
   if DONE[found.state.name] == "failed":
     raise JobFailed(f"training job {job.name}: CustomJob {found.state.name}: "
                     f"{found.error.message or 'no message'}")

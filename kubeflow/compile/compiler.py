@@ -205,6 +205,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   defaults = runtime_defaults(pipeline)
   _fix_up(job["pipelineSpec"], config, defaults, env or {}, retries,
           train_job.step_env(config, image, env or {}, platform_args))
+  train_job.wire_vertex_pipeline(job["pipelineSpec"], config)
   steps = job["pipelineSpec"]["root"]["dag"]["tasks"]
   retention_step.wire_cache_epoch(job["pipelineSpec"], steps)
   report_step.add(job["pipelineSpec"], steps, retry_policy(retries))

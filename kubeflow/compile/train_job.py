@@ -8,18 +8,48 @@ for the Trainer's node selectors and tolerations, the image pull secrets,
 TRAIN_JOB_POD variable (launcher/job.py `pod_spec`): it is not part of the
 Trainer's configuration, so where the workers run is not a cache key; how
 many there are is (they change the global batch).
+
+On Vertex AI (`--train-engine vertex`) the CustomJob runs in the project
+and region, as the service account and on the network, that the flags
+below name, else the PipelineJob's own: `wire_vertex_pipeline` hands the
+Trainer step Vertex AI Pipelines' placeholders for them (launcher/vertex.py
+`placement` reads them).
 """
 
 import argparse
 import dataclasses
 import json
+import re
 from typing import Dict, Optional
 
+from kubeflow.errors import CompileError
 from launcher.job import POD_ENV
+from launcher.vertex import PIPELINE_ENV, PROJECT_ENV, REGION_ENVS
 from pipeline.config import PipelineConfig
 from runner import flags
 
 NODE = "Trainer"
+# Vertex AI Pipelines resolves these in a task's input parameters to its
+# PipelineJob's values, the service account to the default one when the job
+# names none, the network to "" (kubeflow/pipelines
+# components/google-cloud/google_cloud_pipeline_components/_placeholders.py
+# lines 18-35 at 7b70c7b; a task argument in `_implementation/llm/
+# deployment_graph.py` line 64). The open-source backend leaves them as
+# they are (launcher/vertex.py `_resolved`).
+PIPELINE_PLACEHOLDERS = {"project": "{{$.pipeline_google_cloud_project_id}}",
+                         "region": "{{$.pipeline_google_cloud_location}}",
+                         "serviceAccount": "{{$.pipeline_service_account}}",
+                         "network": "{{$.pipeline_network}}"}
+# TRAIN_JOB_POD key -> (flag, what it takes, the check, its metavar).
+VERTEX_FLAGS = {
+    "project": ("--train-project", "a project id or number",
+                r"[a-z][-a-z0-9.:]*[a-z0-9]|\d+", "PROJECT"),
+    "region": ("--train-region", "a region such as us-central1", r"[a-z]+-[a-z]+\d+", "REGION"),
+    "serviceAccount": ("--train-service-account", "a service account's email",
+                       r"[^@\s/]+@[^@\s/]+", "EMAIL"),
+    # CustomJobSpec.network (aiplatform_v1 types/custom_job.py lines 212-221).
+    "network": ("--train-network", "projects/PROJECT_NUMBER/global/networks/NAME",
+                r"projects/\d+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?", "NETWORK")}
 
 
 def add_flags(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +60,24 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
   parser.add_argument("--train-machine-type", metavar="TYPE",
                       help="--train-engine vertex: each worker's machine (default "
                            "n1-standard-4)")
+  helps = {"project": "the CustomJob's project (default: the PipelineJob's)",
+           "region": "the CustomJob's region (default: the PipelineJob's)",
+           "serviceAccount": "the service account the workers run as (default: the "
+                             "PipelineJob's; docs/kubeflow.md says which roles it needs)",
+           "network": "the VPC the workers are peered with (default: the PipelineJob's)"}
+  for key, (flag, what, pattern, metavar) in VERTEX_FLAGS.items():
+    parser.add_argument(flag, type=_matching(what, pattern), metavar=metavar,
+                        help=f"--train-engine vertex: {helps[key]}")
+
+
+def _matching(what: str, pattern: str):
+  """argparse type: the text when it is `what`, else why not (argparse
+  names the flag)."""
+  def check(text: str) -> str:
+    if not re.fullmatch(pattern, text):
+      raise argparse.ArgumentTypeError(f"expected {what}, found {text!r}")
+    return text
+  return check
 
 
 def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],
@@ -48,12 +96,80 @@ def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],
       pod["timeoutSeconds"] = args.train_timeout
     if getattr(args, "train_machine_type", None):
       pod["machineType"] = args.train_machine_type
+    pod.update(vertex_flags(config, args))
   return {k: v for k, v in pod.items() if v not in ({}, [], None, "")}
+
+
+def vertex_flags(config: PipelineConfig, args: argparse.Namespace) -> Dict[str, str]:
+  """The Vertex placement flags given, by TRAIN_JOB_POD key.
+
+  Raises:
+    CompileError: one given for another engine (or none), where it would
+      do nothing.
+  """
+  given = {key: getattr(args, flag[2:].replace("-", "_"), None)
+           for key, (flag, *_) in VERTEX_FLAGS.items()}
+  given = {key: value for key, value in given.items() if value}
+  if given and config.train_engine != "vertex":
+    flag = VERTEX_FLAGS[next(iter(given))][0]
+    raise CompileError(f"{flag}: only for --train-engine vertex, found "
+                       f"--train-engine {config.train_engine or '(none)'}")
+  return given
+
+
+def check_vertex_place(config: PipelineConfig, env: Dict[str, str],
+                       args: argparse.Namespace) -> None:
+  """Raises CompileError for a Vertex flag given for another engine, or for
+  a CustomJob with no project or region: compiled for the open-source
+  backend (`--backend kubeflow`), nothing fills in the PipelineJob's, and
+  google-auth's project is never taken (launcher/vertex.py `placement`)."""
+  given = vertex_flags(config, args)
+  if config.train_engine != "vertex" or getattr(args, "backend", None) != "kubeflow":
+    return
+  for key, names in (("project", (PROJECT_ENV,)), ("region", REGION_ENVS)):
+    if key not in given and not any(env.get(name) for name in names):
+      raise CompileError(f"--train-engine vertex on the open-source backend: name the "
+                         f"CustomJob's {key} with {VERTEX_FLAGS[key][0]} (or --env "
+                         f"{names[0]}=...); only Vertex AI Pipelines names its own")
+
+
+def wire_vertex_pipeline(spec: Dict, config: PipelineConfig) -> None:
+  """Hands the Trainer step, when its workers run on Vertex AI, its
+  PipelineJob's project, region, service account and network, in place:
+  each an input parameter set to Vertex's placeholder, passed to the step's
+  process as a variable (PIPELINE_ENV) by prefixing its command with `env`.
+
+  Not the container's `env`: a variable's value is passed as written, on
+  both backends (kfp-pipeline-spec `EnvVar`, pipeline_spec.proto@2.5.0
+  lines 803-810; `driver.go`@2.5.0 lines 464-467). The command's
+  `{{$.inputs.parameters[...]}}` are filled in on both: by the open-source
+  launcher (`launcher_v2.go`@2.5.0 lines 363-376), and on Vertex AI as for
+  TFX's own container components, which TFX compiles so
+  (tfx 1.16 orchestration/kubeflow/v2/step_builder.py lines 90-126). As
+  constants per PipelineJob they keep the Trainer's cache key from run to
+  run; a new project, region, account or network is a new key.
+  """
+  if config.train_workers == 1 or config.train_engine != "vertex":
+    return
+  task = spec["root"]["dag"]["tasks"][NODE]
+  component = spec["components"][task["componentRef"]["name"]]
+  container = spec["deploymentSpec"]["executors"][component["executorLabel"]]["container"]
+  assignments = []
+  for key, placeholder in PIPELINE_PLACEHOLDERS.items():
+    name = PIPELINE_ENV[key].lower()
+    component.setdefault("inputDefinitions", {}).setdefault("parameters", {})[name] = {
+        "parameterType": "STRING"}
+    task.setdefault("inputs", {}).setdefault("parameters", {})[name] = {
+        "runtimeValue": {"constant": placeholder}}
+    assignments.append(f"{PIPELINE_ENV[key]}={{{{$.inputs.parameters['{name}']}}}}")
+  container["command"] = ["env", *assignments, *container["command"]]
 
 
 def step_env(config: PipelineConfig, image: str, env: Dict[str, str],
              args: Optional[argparse.Namespace]) -> Dict[str, str]:
   """The Trainer step's extra environment: {} with one worker."""
+  if args is not None:
+    check_vertex_place(config, env, args)
   if config.train_workers == 1:
     return {}
   return {POD_ENV: json.dumps(worker_pod(config, image, env, args), sort_keys=True)}

@@ -275,6 +275,84 @@ def test_a_vertex_call_not_granted_is_one_line(two_workers, vertex):
   assert not vertex.runs, "a job was created all the same"
 
 
+TRAINER_SA = "trainer@stand-in-project.iam.gserviceaccount.com"
+TRAINING_VPC = "projects/123456789012/global/networks/training-vpc"
+
+
+def vertex_pod(*flags) -> Dict:
+  """TRAIN_JOB_POD as `python -m kubeflow compile --train-workers 2
+  --train-engine vertex FLAGS` writes it (kubeflow/compile/train_job.py)."""
+  import types
+
+  from kubeflow.cli import parser
+  from kubeflow.compile import train_job
+  args = parser().parse_args(["compile", "--image", "i", "--pipeline-root", "gs://b/r",
+                              "--output-dir", "o", "--train-workers", "2",
+                              "--train-engine", "vertex", *flags])
+  args.backend = "vertex"  # `--backend vertex` (kubeflow/compile/backend.py)
+  config = types.SimpleNamespace(train_workers=2, train_engine="vertex", resources={})
+  return json.loads(train_job.step_env(config, "us-docker.pkg.dev/p/r/tfrecord-pipeline:test",
+                                       {}, args)["TRAIN_JOB_POD"])
+
+
+@pytest.mark.parametrize("flags,pipeline,account,network", [
+    (("--train-service-account", TRAINER_SA, "--train-network", TRAINING_VPC),
+     {}, TRAINER_SA, TRAINING_VPC),
+    ((), {"serviceAccount": "runs@stand-in-project.iam.gserviceaccount.com",
+          "network": TRAINING_VPC}, "runs@stand-in-project.iam.gserviceaccount.com",
+     TRAINING_VPC)], ids=["asked-for", "the-pipelines"])
+def test_a_vertex_step_creates_its_customjob_in_the_users_project_and_region(
+    two_workers, vertex, flags, pipeline, account, network):
+  """Issue 57: the step's metadata server names Vertex's tenant project,
+  CLOUD_ML_PROJECT_ID the user's project number, and the PipelineJob runs
+  in europe-west4. The CustomJob is created in the user's project and the
+  pipeline's region, as the service account and on the network the compile
+  flags ask for, else the PipelineJob's own."""
+  from tests.fakes.vertex_api import PROJECT, PROJECT_NUMBER, TENANT_PROJECT
+  assert TENANT_PROJECT != PROJECT and vertex.env["CLOUD_ML_PROJECT_ID"] == PROJECT_NUMBER
+  step = vertex.start_step(step_inputs(two_workers, vertex, "vertex", steps=100000),
+                           vertex_pod(*flags), pipeline={"location": "europe-west4", **pipeline})
+  wait_for("a CustomJob, or the step's end", lambda: vertex.runs or step.poll() is not None, 300)
+  step.kill()  # where the job runs is what is tested here; it trains above
+  out, _ = step.communicate(timeout=60)
+  assert vertex.runs, out[-3000:]
+  (run,) = vertex.runs.values()
+  assert (run.project, run.region) == (PROJECT, "europe-west4"), run.job.name
+  assert (run.job.job_spec.service_account, run.job.job_spec.network) == (account, network)
+
+
+@pytest.mark.parametrize("change,expected", [
+    ("compiled before", "Vertex AI: no region for the Trainer's CustomJob: compile with "
+                        "--train-region REGION (a Vertex AI Pipelines run names its own)"),
+    ("bad network", "Vertex AI: the CustomJob was refused (Invalid network 'training-vpc': "
+                    "expected projects/{project_number}/global/networks/{network_name})"),
+    ("no act-as", f"Vertex AI: the CustomJob was refused (You do not have permission to act "
+                  f"as service_account: {TRAINER_SA}. (or it may not exist).); grant the "
+                  f"pipeline's service account roles/iam.serviceAccountUser on {TRAINER_SA}"),
+])
+def test_what_vertex_cannot_take_for_a_customjob_is_one_line(two_workers, vertex, change,
+                                                             expected):
+  """A Trainer compiled without its PipelineJob's place (before issue 57)
+  is refused for want of a region, not sent to us-central1 nor to the
+  tenant project; a network not of Vertex's form (a TRAIN_JOB_POD written
+  by hand: the compile flag refuses one) and a service account the
+  pipeline may not act as are refused by Vertex, in one line."""
+  trainer, pod = None, vertex_pod("--train-service-account", TRAINER_SA)
+  if change == "compiled before":
+    trainer = {"task": {}, "container": {"command": ["python", "-m",
+                                                     "kubeflow.steps.entrypoint"]}}
+  elif change == "bad network":
+    pod["network"] = "training-vpc"
+  else:
+    vertex.no_act_as.add(TRAINER_SA)
+  step = vertex.start_step(step_inputs(two_workers, vertex, "vertex"), pod, trainer)
+  out, _ = step.communicate(timeout=300)
+  errors = [line for line in out.splitlines() if line.startswith("error: ")]
+  assert step.returncode == 1 and errors == [f"error: {expected}"], out[-3000:]
+  assert "Traceback" not in out
+  assert not vertex.runs, "a job was created all the same"
+
+
 def test_a_preempted_vertex_replica_restarts_every_replica_and_the_job_goes_on(vertex):
   """Vertex restarts a replica whose VM was preempted, and with
   `restart_job_on_worker_restart` (the launcher's CustomJob sets it) all of

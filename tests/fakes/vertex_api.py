@@ -23,7 +23,29 @@ As Vertex AI does, by its API reference and its training docs:
   a non-zero status of C.";
 - a replica's VM preempted (`preempt`): Vertex restarts the replica, and
   with `scheduling.restart_job_on_worker_restart` (which the launcher sets)
-  every replica; the job goes on.
+  every replica; the job goes on;
+- a job's project and region are its URL's (`CustomJobRun.project`,
+  `.region`); its `service_account` and `network` are kept as sent; a
+  network not of the form `projects/<number>/global/networks/<name>`
+  (CustomJobSpec.network, aiplatform_v1 types/custom_job.py lines 212-221
+  at google-cloud-aiplatform 1.165.1) answers 400 INVALID_ARGUMENT, in the
+  stand-in's words (Vertex's are not known here); so does a service
+  account the caller may not act as (`no_act_as`), in the words Vertex
+  answers a PipelineJob so (googleapis/python-aiplatform#1073).
+
+As a Vertex AI Pipelines step is fed (`start_step`):
+- the metadata server names Vertex's tenant project, not the user's
+  (googleapis/google-auth-library-python#924: `gbd40bc90c7804989-tp`);
+  CLOUD_ML_PROJECT_ID is the user's project number
+  (googleapis/python-aiplatform#852); no CLOUD_ML_REGION;
+- a task's input parameter that is one of Vertex's placeholders for its
+  PipelineJob is the PipelineJob's value, the service account the default
+  one when the job names none, the network "" when it names none
+  (kubeflow/pipelines components/google-cloud/google_cloud_pipeline_components/
+  _placeholders.py lines 18-35 at 7b70c7b); `{{$.inputs.parameters['N']}}`
+  in the command is that parameter's value (as TFX compiles its container
+  components for Vertex: tfx 1.16 orchestration/kubeflow/v2/step_builder.py
+  lines 90-126).
 
 The one thing that differs: host names do not resolve here, so each is
 mapped to a port on 127.0.0.1 in TRAIN_HOST_ALIASES (launcher/roles.py).
@@ -45,19 +67,74 @@ import subprocess
 import sys
 import threading
 import urllib.parse
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 from google.cloud import aiplatform_v1
 
 from tests.conftest import REPO
 from tests.fakes.training_engines import free_port
 
-PROJECT = "stand-in-project"
+PROJECT = "stand-in-project"  # the user's, where the PipelineJob runs
+PROJECT_NUMBER = "123456789012"
+TENANT_PROJECT = "a1b2c3d4e5f6a7b8c-tp"  # Vertex's, that the metadata server names
 REGION = "us-central1"
+# With no service account of its own a PipelineJob runs as the Compute
+# Engine default one (Vertex docs, "Configure your Google Cloud project for
+# Vertex AI Pipelines").
+DEFAULT_ACCOUNT = f"{PROJECT_NUMBER}-compute@developer.gserviceaccount.com"
+PIPELINE = {"project": PROJECT, "location": REGION, "serviceAccount": "", "network": ""}
+PLACEHOLDERS = {"{{$.pipeline_google_cloud_project_id}}": "project",
+                "{{$.pipeline_google_cloud_location}}": "location",
+                "{{$.pipeline_service_account}}": "serviceAccount",
+                "{{$.pipeline_network}}": "network"}
+INPUT = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
+NETWORK = re.compile(r"^projects/\d+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?$")
 TOKEN = "stand-in-token"
 JOBS = re.compile(r"^/v1/(projects/[^/]+/locations/[^/]+)/customJobs(?:/(\d+))?$")
 LABEL_FILTER = re.compile(r'^labels\.([\w-]+)="([^"]*)"$')
 State = aiplatform_v1.JobState
+
+
+class Refused(ValueError):
+  """A CustomJob the API answers 400 INVALID_ARGUMENT, with why."""
+
+
+def resolved_command(trainer: Dict, pipeline: Dict[str, str]) -> List[str]:
+  """The compiled step's command as Vertex AI Pipelines runs it, for the
+  PipelineJob `pipeline` (PIPELINE's keys)."""
+  values = {}
+  for name, given in trainer["task"].get("inputs", {}).get("parameters", {}).items():
+    value = given.get("runtimeValue", {}).get("constant")
+    if value in PLACEHOLDERS:
+      value = pipeline[PLACEHOLDERS[value]] or (
+          DEFAULT_ACCOUNT if PLACEHOLDERS[value] == "serviceAccount" else "")
+    values[name] = value
+  return [INPUT.sub(lambda m: str(values[m.group(1)]), part)
+          for part in trainer["container"]["command"]]
+
+
+def compiled_trainer(config=None) -> Dict:
+  """The Trainer step as kubeflow/compile/train_job.py compiles it for
+  `config` (by default two workers on vertex): {"task", "container"}."""
+  import types
+
+  from kubeflow.compile import train_job
+  config = config or types.SimpleNamespace(train_workers=2, train_engine="vertex")
+  spec = {"root": {"dag": {"tasks": {"Trainer": {"componentRef": {"name": "Trainer"}}}}},
+          "components": {"Trainer": {"executorLabel": "Trainer_executor"}},
+          "deploymentSpec": {"executors": {"Trainer_executor": {"container": {
+              "command": ["python", "-m", "kubeflow.steps.entrypoint"]}}}}}
+  train_job.wire_vertex_pipeline(spec, config)
+  return {"task": spec["root"]["dag"]["tasks"]["Trainer"],
+          "container": spec["deploymentSpec"]["executors"]["Trainer_executor"]["container"]}
+
+
+def command_env(command: List[str]) -> Dict[str, str]:
+  """What `env NAME=VALUE ... PROGRAM` sets for PROGRAM (coreutils' env)."""
+  if command[:1] != ["env"]:
+    return {}
+  return dict(part.split("=", 1) for part in itertools.takewhile(
+      lambda part: "=" in part, command[1:]))
 
 
 def _now() -> datetime.datetime:
@@ -70,6 +147,7 @@ class CustomJobRun(threading.Thread):
   def __init__(self, job: aiplatform_v1.CustomJob, log_dir: str, base_env: Dict[str, str]):
     super().__init__(daemon=True)
     self.job, self.log_dir, self.base_env = job, log_dir, base_env
+    self.project, self.region = job.name.split("/")[1:4:2]  # from the URL it was created at
     self.procs: Dict[str, subprocess.Popen] = {}  # replica name -> process
     self.lock = threading.Lock()
     self._stop = threading.Event()
@@ -167,6 +245,7 @@ class StandInVertex:
     self.folder = folder
     self.runs: Dict[str, CustomJobRun] = {}  # job name -> its run
     self.forbidden: set = set()  # permissions not granted, as aiplatform.customJobs.create
+    self.no_act_as: set = set()  # service accounts the caller may not act as
     self.ids = itertools.count(4711)
     self.base_env = {k: v for k, v in os.environ.items() if k not in (
         "TF_CONFIG", "TF_USE_LEGACY_KERAS", "GOOGLE_APPLICATION_CREDENTIALS")}
@@ -186,7 +265,7 @@ class StandInVertex:
     # on the host; this one is a thread of a test process on a machine
     # that may be busy (test_a_vertex_call_not_granted_is_one_line failed
     # so once, and does so with a 4 s answer), so it is given a minute.
-    self.env = {"VERTEX_API_ENDPOINT": f"http://{address}", "CLOUD_ML_REGION": REGION,
+    self.env = {"VERTEX_API_ENDPOINT": f"http://{address}", "CLOUD_ML_PROJECT_ID": PROJECT_NUMBER,
                 "GCE_METADATA_HOST": address, "GCE_METADATA_IP": address,
                 "GCE_METADATA_TIMEOUT": "60", "CLOUDSDK_CONFIG": gcloud}
     return self
@@ -196,11 +275,18 @@ class StandInVertex:
       run.stop()
     self.server.shutdown()
 
-  def start_step(self, inputs: str) -> subprocess.Popen:
+  def start_step(self, inputs: str, pod: Optional[Dict] = None, trainer: Optional[Dict] = None,
+                 pipeline: Optional[Dict[str, str]] = None) -> subprocess.Popen:
     """The Trainer step's launching half (tests/trainer_step.py) on `inputs`,
-    as a Vertex AI Pipelines step runs it; its output piped."""
-    env = {**self.base_env, **self.env, "TRAIN_JOB_POD": json.dumps(
-        {"image": "us-docker.pkg.dev/p/r/tfrecord-pipeline:test", "env": {"STAND_IN": "1"}})}
+    as a Vertex AI Pipelines step runs it; its output piped. `pod` is its
+    TRAIN_JOB_POD; `trainer` the compiled step (`compiled_trainer()`'s by
+    default), run for a PipelineJob with `pipeline`'s settings (PIPELINE's
+    by default)."""
+    command = resolved_command(trainer or compiled_trainer(), {**PIPELINE, **(pipeline or {})})
+    pod = pod or {"image": "us-docker.pkg.dev/p/r/tfrecord-pipeline:test",
+                  "env": {"STAND_IN": "1"}}
+    env = {**self.base_env, **self.env, "TRAIN_JOB_POD": json.dumps(pod),
+           **command_env(command)}
     return subprocess.Popen([sys.executable, "-m", "tests.trainer_step", inputs],
                             cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
@@ -215,6 +301,13 @@ class StandInVertex:
 
   def create(self, parent: str, body: bytes) -> aiplatform_v1.CustomJob:
     job = aiplatform_v1.CustomJob.from_json(body)  # strict: an unknown field raises
+    network, account = job.job_spec.network, job.job_spec.service_account
+    if network and not NETWORK.match(network):
+      raise Refused(f"Invalid network {network!r}: expected "
+                    "projects/{project_number}/global/networks/{network_name}")
+    if account in self.no_act_as:
+      raise Refused(f"You do not have permission to act as service_account: {account}. "
+                    "(or it may not exist).")
     job.name = f"{parent}/customJobs/{next(self.ids)}"
     job.state, job.create_time = State.JOB_STATE_PENDING, _now()
     run = self.runs[job.name] = CustomJobRun(job, self.folder, self.base_env)
@@ -251,10 +344,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     if self.headers.get("Metadata-Flavor") != "Google":
       return self._send(403, "missing Metadata-Flavor: Google", "text/plain")
     answers = {
-        "": "", "/computeMetadata/v1/project/project-id": PROJECT,
+        "": "", "/computeMetadata/v1/project/project-id": TENANT_PROJECT,
         "/computeMetadata/v1/universe/universe-domain": "googleapis.com",
         "/computeMetadata/v1/instance/service-accounts/default/": json.dumps({
-            "aliases": ["default"], "email": f"pipelines@{PROJECT}.iam.gserviceaccount.com",
+            "aliases": ["default"], "email": DEFAULT_ACCOUNT,
             "scopes": ["https://www.googleapis.com/auth/cloud-platform"]}),
         "/computeMetadata/v1/instance/service-accounts/default/token": json.dumps({
             "access_token": TOKEN, "expires_in": 3599, "token_type": "Bearer"})}
@@ -311,6 +404,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
       return
     try:
       job = self.vertex.create(parent, body)
+    except Refused as e:
+      return self._error(400, "INVALID_ARGUMENT", str(e))
     except Exception as e:  # noqa: BLE001  (the API answers a bad body with 400)
       return self._error(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {e}")
     self._send(200, self._job(job))

@@ -12,6 +12,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 
 from dataset import declaration
 from kubeflow.cli import main as kubeflow
+from kubeflow.compile import train_job
 from kubeflow.compile import report_step
 from kubeflow.compile.compiler import executor_labels
 from kubeflow.compile.spec import tasks as spec_tasks
@@ -627,3 +628,23 @@ def test_the_trainer_step_carries_its_workers_settings_and_nothing_else_does(tmp
   custom = json.loads(spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
                       ["custom_config"]["runtimeValue"]["constant"])
   assert custom["workers"] == {"count": 2, "engine": "trainjob"}
+
+
+def test_a_vertex_trainer_step_is_handed_its_pipeline_jobs_place(tmp_path):
+  """Issue 57: the CustomJob took the project from google.auth, on a Vertex
+  step Vertex's tenant project. The compiled Trainer now takes its
+  PipelineJob's project, region, service account and network from Vertex's
+  placeholders, through its command (launcher/vertex.py reads them)."""
+  spec, _ = compile_digits(tmp_path, "--backend", "vertex", "--train-workers", "2",
+                           "--train-engine", "vertex")
+  task = spec["root"]["dag"]["tasks"]["Trainer"]
+  component = spec["components"][task["componentRef"]["name"]]
+  command = spec["deploymentSpec"]["executors"][component["executorLabel"]]["container"][
+      "command"]
+  given = {name: value["runtimeValue"]["constant"]
+           for name, value in task["inputs"]["parameters"].items()
+           if value.get("runtimeValue", {}).get("constant", "").startswith("{{$.pipeline_")}
+  assert sorted(given.values()) == sorted(train_job.PIPELINE_PLACEHOLDERS.values()), given
+  assert command[0] == "env" and all(
+      f"{{{{$.inputs.parameters['{name}']}}}}" in " ".join(command) for name in given), command
+  assert command[-3:] == ["python", "-m", "kubeflow.steps.entrypoint"], command
