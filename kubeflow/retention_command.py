@@ -6,8 +6,8 @@ pipeline's root and name; it dry-runs unless told `--delete`
 import argparse
 
 import storage
-from storage import run_layout
 from retention.cli import keep_count
+from storage import run_layout
 
 
 def _command(args) -> int:

@@ -65,6 +65,22 @@ class RunFolder:
     return (run, folder) if run and folder else None
 
 
+# Where a step's container sees a bucket as files: the open-source launcher's
+# LocalPathForURI (backend/src/v2/component/launcher_v2.go), and Vertex AI's
+# Cloud Storage FUSE mount.
+MOUNTS = {"/gcs/": "gs://", "/s3/": "s3://", "/minio/": "minio://"}
+
+
+def uri_of(path: str) -> str:
+  """A mounted path as the URI it stands for (the executor output file is
+  handed as one, in the task's folder on Vertex AI and on the open-source
+  backend from 2.15); any other path as it is."""
+  for mount, scheme in MOUNTS.items():
+    if path.startswith(mount):
+      return scheme + path[len(mount):]
+  return path
+
+
 def locate(uris: Iterable[str], pipeline: str, task: str) -> Optional[RunFolder]:
   """The run folder of the first of a step's output URIs that lies in one,
   in either backend's layout; None if none does."""

@@ -7,6 +7,7 @@ import storage
 from kubeflow.errors import KubeflowError
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
+from storage import run_layout
 
 
 def run_root(flag: str, spec: dict) -> str:
@@ -54,8 +55,6 @@ def outcome(run, pipeline: str, default_root) -> str:
   Args:
     default_root: a call that gives the root of a run that named none.
   """
-  from kubeflow.api import client  # kfp: when the command runs
-  from metadata.outcome import Outcome  # TensorFlow: when the command runs
   if run.state not in FINISHED:
     return ""
   root = run.runtime_config and run.runtime_config.pipeline_root
@@ -64,7 +63,14 @@ def outcome(run, pipeline: str, default_root) -> str:
       root = default_root()
     except KubeflowError as e:
       return f"outcome unknown: the run named no pipeline root, and {e}; pass --pipeline-root"
-  folder = f"{root.rstrip('/')}/{pipeline}/{run.run_id}"
+  folder = run_layout.of_run(run_layout.KUBEFLOW, root, pipeline, run.run_id).run
+  return outcome_at(folder, pipeline, run.run_id)
+
+
+def outcome_at(folder: str, pipeline: str, run_id: str) -> str:
+  """What the run in `folder` did, from its steps' records, in one line."""
+  from kubeflow.api import client  # kfp: when the command runs
+  from metadata.outcome import Outcome  # TensorFlow: when the command runs
   try:
     storage.enable([folder])
     records = step_records.read(folder)
@@ -72,7 +78,7 @@ def outcome(run, pipeline: str, default_root) -> str:
     return f"outcome unknown: cannot read {folder}: {client.describe(e)}"
   if not records:
     return f"no step records under {folder}"
-  verdict = Outcome(step_records.run_record(records, pipeline, run.run_id))
+  verdict = Outcome(step_records.run_record(records, pipeline, run_id))
   line = verdict.push_line()
   if verdict.failed:
     line = f"failed at {verdict.failed_step}: {verdict.message}; {line}"

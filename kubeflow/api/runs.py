@@ -16,7 +16,7 @@ from typing import List, Optional
 import yaml
 
 import storage
-from kubeflow.api import run_folders, schedules
+from kubeflow.api import flags, run_folders, schedules, vertex
 from kubeflow.compile import exit_handler
 
 
@@ -72,13 +72,28 @@ def _spec_file(args):
     yield path, documents[0]
 
 
+def _vertex(args) -> bool:
+  """Whether the command goes to Vertex AI: `--backend`, else the backend
+  the spec was compiled for; then aiplatform is set up."""
+  from kubeflow.compile.backend import VERTEX, compiled_backend
+  args.backend = args.backend or (compiled_backend(args.spec) if getattr(args, "spec", None)
+                                  else "kubeflow")
+  if args.backend == VERTEX:
+    args.project, args.region = vertex.connect(args.project, args.region)
+  return args.backend == VERTEX
+
+
 def _submit(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"python -m kubeflow submit, by {_who()}")
-    kfp_client = _connect(args)
     run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
+    if _vertex(args):
+      print(vertex.submit(args, path, run_name, run_folders.run_root(args.pipeline_root, spec),
+                          params))
+      return 0
+    kfp_client = _connect(args)
     run = client.submit(kfp_client, path, name, args.experiment or name,
                         run_name, params, args.namespace, run_folders.run_root(args.pipeline_root, spec))
   print(f"run: {run.run_id} ({run_name}) in experiment {args.experiment or name}")
@@ -87,11 +102,18 @@ def _submit(args) -> int:
 
 def _schedule(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
-  expression = schedules.normalize(args.cron)  # a typo fails before any connection
+  from kubeflow.compile.backend import VERTEX, compiled_backend
+  # A typo fails before any connection, in the form each backend takes.
+  on_vertex = (args.backend or compiled_backend(args.spec)) == VERTEX
+  expression = (schedules.for_vertex if on_vertex else schedules.normalize)(args.cron)
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"recurring run {args.name} ({args.cron}), "
                                  f"scheduled by {_who()}")
+    if _vertex(args):
+      print(vertex.schedule(args, path, run_folders.run_root(args.pipeline_root, spec),
+                            params, expression))
+      return 0
     kfp_client = _connect(args)
     new, replaced = client.schedule(
         kfp_client, path, name, args.experiment or name, args.name, expression,
@@ -106,6 +128,11 @@ def _schedule(args) -> int:
 
 def _schedules(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
+  if _vertex(args):
+    print("\n".join(vertex.schedules_command(args)))
+    return 0
+  if not args.experiment:
+    raise argparse.ArgumentTypeError("--experiment: expected the schedules' experiment")
   kfp_client = _connect(args)
   experiment_id = client.find_experiment(kfp_client, args.experiment, args.namespace)
   if args.action == "list":
@@ -133,6 +160,9 @@ def _runs(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
   spec = load_spec(args.spec)[0]
   name = spec["pipelineInfo"]["name"]
+  if _vertex(args):
+    print("\n".join(vertex.runs_command(args, name)))
+    return 0
   kfp_client = _connect(args)
   experiment_id = client.find_experiment(kfp_client, args.experiment or name, args.namespace)
   pipeline_id = kfp_client.get_pipeline_id(name)
@@ -150,29 +180,6 @@ def _runs(args) -> int:
     print("\t".join(filter(None, (created, run.state or "?", run.display_name,
                                    run.run_id, outcome))))
   return 0
-
-
-def _connection_flags(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("--host", help="Kubeflow Pipelines API endpoint "
-                                     "(default: $KF_PIPELINES_ENDPOINT)")
-  parser.add_argument("--namespace", help="Kubeflow profile namespace (multi-user)")
-  parser.add_argument("--token", help="bearer token (default: the service-account token file "
-                           "at $KF_PIPELINES_SA_TOKEN_PATH, if any)")
-
-
-def _run_flags(parser: argparse.ArgumentParser) -> None:
-  _connection_flags(parser)
-  parser.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
-  parser.add_argument("--experiment", help="default: the pipeline's name")
-  parser.add_argument("--data-root", help="runtime parameter: where the records are")
-  parser.add_argument("--train-steps", type=int, help="runtime parameter")
-  parser.add_argument("--serving-dir", help="runtime parameter: where models are pushed")
-  parser.add_argument("--param", action="append", metavar="NAME=VALUE",
-                      help="any other runtime parameter (repeatable)")
-  parser.add_argument("--pipeline-root", help="where the run's outputs go (default: the "
-                      "compiled --pipeline-root); sent as the run's own, which the "
-                      "backend prefers to its namespace's default")
-  exit_handler.add_flag(parser)
 
 
 def _connect(args):
@@ -200,18 +207,18 @@ def _token_from_file() -> Optional[str]:
 
 def add_parsers(sub) -> None:
   s = sub.add_parser("submit", help="start one run")
-  _run_flags(s)
+  flags.run(s)
   s.add_argument("--run-name", help="default: PIPELINE-YYYYmmdd-HHMMSS")
   s.set_defaults(func=_submit)
   r = sub.add_parser("schedule", help="create or update a recurring run")
-  _run_flags(r)
+  flags.run(r)
   r.add_argument("--name", required=True, help="the schedule's stable name")
   r.add_argument("--cron", required=True, help="e.g. '0 3 * * *' (5 or 6 fields)")
   r.add_argument("--catchup", action="store_true",
                  help="run missed intervals after a pause (default: no catch-up)")
   r.set_defaults(func=_schedule)
   ru = sub.add_parser("runs", help="a pipeline's recent runs: state, and what each pushed")
-  _connection_flags(ru)
+  flags.connection(ru)
   ru.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
   ru.add_argument("--experiment", help="default: the pipeline's name")
   ru.add_argument("--limit", type=int, default=10, help="how many, newest first (default 10)")
@@ -222,6 +229,6 @@ def add_parsers(sub) -> None:
   ls = sub.add_parser("schedules", help="list, pause, resume or delete schedules")
   ls.add_argument("action", choices=("list", "pause", "resume", "delete"))
   ls.add_argument("name", nargs="?")
-  _connection_flags(ls)
-  ls.add_argument("--experiment", required=True)
+  flags.connection(ls)
+  ls.add_argument("--experiment", help="the schedules' experiment (Kubeflow)")
   ls.set_defaults(func=_schedules)

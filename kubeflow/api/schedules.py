@@ -65,3 +65,26 @@ def normalize(expression: str) -> str:
   for part, field in zip(parts, FIELDS):
     _check_field(part, field)
   return " ".join(parts)
+
+
+# Vertex AI's Schedule.cron is the usual five fields, after an optional
+# `TZ=` or `CRON_TZ=` time zone (REST reference, projects.locations.schedules).
+VERTEX_DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *",
+                      "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
+                      "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
+_ZONE = re.compile(r"^((?:CRON_)?TZ=\S+) +")
+
+
+def for_vertex(expression: str) -> str:
+  """The five-field form Vertex AI takes, its time zone prefix kept.
+
+  Raises:
+    CronError: as `normalize`, or for a form only Kubeflow's scheduler takes.
+  """
+  zone = _ZONE.match(expression.strip())
+  text = expression.strip()[zone.end():] if zone else expression
+  six = normalize(VERTEX_DESCRIPTORS.get(text.strip(), text))
+  if six.startswith("@") or not six.startswith("0 "):
+    raise CronError(f"expected 5 fields (minute hour day month weekday) or a descriptor "
+                    f"such as @daily, as Vertex AI takes them; found {expression!r}")
+  return (f"{zone.group(1)} " if zone else "") + six[2:]

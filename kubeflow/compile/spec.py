@@ -15,11 +15,12 @@ from kubeflow.steps import records
 EXIT_DAG = "exit-handler-1"  # where the steps move when an exit handler is added
 DEFAULT_RETRIES = 2  # one preemption, and a second on the retry's node
 # Between attempts: 30 s, then twice as long each time (a preempted node's
-# replacement takes a minute or two to join). The max duration is no cap on
-# a wait: Argo retries no failure later than that after the first attempt
-# started (argo-workflows operator.go@v4.0.5 lines 1026-1041), and Vertex
-# none after it either. An hour is the most the kfp SDK writes (structures.py
-# caps `backoff_max_duration` at 3600 s, as Vertex takes it).
+# replacement takes a minute or two to join). The max duration means two
+# things: on the open-source backend Argo retries no failure later than that
+# after the first attempt started (argo-workflows operator.go@v4.0.5 lines
+# 1026-1041); on Vertex AI it caps each wait ("Configure retries"). An hour
+# is the most the kfp SDK writes (structures.py caps `backoff_max_duration`
+# at 3600 s, as Vertex takes it).
 BACKOFF = {"backoffDuration": "30s", "backoffFactor": 2.0, "backoffMaxDuration": "3600s"}
 
 

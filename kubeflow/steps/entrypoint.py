@@ -161,8 +161,7 @@ class Recorder:
     try:
       self.invocation = json.loads(invocation_json)
       self.uris = step_records.artifact_uris(self.invocation)
-      pipeline = os.environ.get(step_records.PIPELINE_ENV, "")
-      found = self.task and step_records.locate(self.uris["wrote"], pipeline, self.task)
+      found = self.task and step_records.run_of(self.invocation, self.task)
       self.folder = found and found.run
     except (ValueError, KeyError, TypeError) as e:
       logging.warning("no step record: cannot read the executor input: %s", e)

@@ -29,7 +29,6 @@ backend's cache key (`cacheutils/cache.go`: image, command and args).
 import datetime
 import json
 import os
-import re
 from typing import Dict, Iterable, Optional
 
 import storage
@@ -50,6 +49,16 @@ def locate(uris: Iterable[str], pipeline: str, task: str) -> Optional[run_layout
   """The run's folder, on either backend's layout (storage/run_layout.py),
   from the first of the step's output URIs that lies in one; or None."""
   return run_layout.locate(uris, pipeline, task)
+
+
+def run_of(executor_input: dict, task: str) -> Optional[run_layout.RunFolder]:
+  """A compiled step's run folder, from its output artifacts' URIs, else its
+  executor output file's: a step with no output artifact (a gate) has that
+  file in its task's folder on Vertex AI and on the open-source backend
+  from 2.15 (storage/run_layout.py)."""
+  output_file = executor_input.get("outputs", {}).get("outputFile") or ""
+  return locate(artifact_uris(executor_input)["wrote"] + [run_layout.uri_of(output_file)],
+                os.environ.get(PIPELINE_ENV, ""), task)
 
 
 def artifact_uris(executor_input: dict) -> Dict[str, list]:

@@ -130,6 +130,11 @@ every 50 ms: as a pod deleted with its node (Error), or, given as
 
 Like the backend, it runs no resolver or importer, and no
 `lifecycle.preCacheCheck` hook.
+
+tests/fakes/vertex_feeding.py feeds the same DAG, cache and retries as
+Vertex AI Pipelines does, through hooks whose defaults here are the
+behaviour above: `_run_root`, `_retry`, `_stage`, `_args`, `_platform_env`,
+`_after_step`, `fail_fast`, and the spec's own image when `image` is None.
 """
 
 import dataclasses
@@ -282,6 +287,7 @@ class Backend:
     config.sqlite.connection_mode = 3
     self.store = metadata_store.MetadataStore(config)
     self.cache: Dict[str, int] = {}  # fingerprint -> MLMD execution id
+    self.fail_fast = False  # skip every task not started after a failure (Vertex's policy)
     self.cluster, self.workflow = cluster, None
     if cluster is not None:  # readable by the steps' user
       self.kubeconfig = os.path.join(self.pods, "kubeconfig")
@@ -318,10 +324,7 @@ class Backend:
     root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
     scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
     scope.update(params)
-    # The run context's pipeline_root (metadata/client.go GetPipeline): every
-    # output URI lies under <pipeline root>/<pipeline name>/<run id>.
-    run_root = "/".join([self.root_of(pipeline_root).rstrip("/"),
-                         spec["pipelineInfo"]["name"], run_id or uuid.uuid4().hex])
+    run_root = self._run_root(spec, pipeline_root, run_id)
     executors = platform.get("platforms", {}).get("kubernetes", {}).get(
         "deploymentSpec", {}).get("executors", {})
     result = Run({}, {}, {})
@@ -336,6 +339,13 @@ class Backend:
       raise failures[0]
     return result
 
+  def _run_root(self, spec: Dict, pipeline_root: Optional[str],
+                run_id: Optional[str]) -> str:
+    """The run context's pipeline_root (metadata/client.go GetPipeline): every
+    output URI lies under <pipeline root>/<pipeline name>/<run id>."""
+    return "/".join([self.root_of(pipeline_root).rstrip("/"),
+                     spec["pipelineInfo"]["name"], run_id or uuid.uuid4().hex])
+
   def _run_dag(self, spec, tasks, scope, run_root, executors, image, log_dir,
                result, failures, root_dag: bool = False) -> bool:
     """Runs a DAG's tasks; returns whether all of them succeeded."""
@@ -349,7 +359,7 @@ class Backend:
           if "taskOutputParameter" in p}
       exit_task = task.get("triggerPolicy", {}).get("strategy") == \
           "ALL_UPSTREAM_TASKS_COMPLETED"
-      if upstream & failed and not exit_task:
+      if (upstream & failed or (self.fail_fast and failures)) and not exit_task:
         result.states[name] = "SKIPPED"
         failed.add(name)
         continue
@@ -379,7 +389,7 @@ class Backend:
                 image, log_dir, result, retries: int = 0) -> int:
     label = component["executorLabel"]
     container = dict(spec["deploymentSpec"]["executors"][label]["container"])
-    container["image"] = image
+    container["image"] = image or container["image"]
     executor_input = self._executor_input(task, component, scope, done, run_root, name)
     fingerprint = self._fingerprint(executor_input, container)
     cached = task.get("cachingOptions", {}).get("enableCache") and self.cache.get(fingerprint)
@@ -392,8 +402,6 @@ class Backend:
       result.states[name] = "CACHED"
     else:
       first = time.time()
-      deadline = first + _seconds(task.get("retryPolicy", {}).get(
-          "backoffMaxDuration", "0s" if self.version >= (2, 17) else ""))
       for attempt in range(retries + 1):
         result.attempts[name] = attempt + 1
         launched = self._attempt_input(executor_input, attempt)
@@ -402,7 +410,7 @@ class Backend:
           reported, values = self._execute(name, launched, container, pod, log_dir, kill=kill)
           break
         except StepFailed as e:
-          if attempt == retries or not self._retried(e.phase) or time.time() > deadline:
+          if attempt == retries or not self._retry(e, task, attempt, first):
             raise
       outputs = {}
       for key, listed in launched["outputs"]["artifacts"].items():
@@ -467,6 +475,14 @@ class Backend:
                                        for key in declared_params},
                         "outputFile": output_file}}
 
+  def _retry(self, failed: StepFailed, task: Dict, attempt: int, first: float) -> bool:
+    """Whether the failed attempt is started again: by Argo's policy, and
+    not after the task's backoff max duration from the first attempt's
+    start (operator.go@v4.0.5 lines 1026-1041)."""
+    deadline = first + _seconds(task.get("retryPolicy", {}).get(
+        "backoffMaxDuration", "0s" if self.version >= (2, 17) else ""))
+    return self._retried(failed.phase) and time.time() <= deadline
+
   def _retried(self, phase: str) -> bool:
     """Whether Argo's retry policy retries a node in this phase
     (operator.go@v4.0.5 lines 1114-1124)."""
@@ -514,21 +530,18 @@ class Backend:
     local_input["outputs"]["outputFile"] = output_file
     for spec in local_input["outputs"].get("parameters", {}).values():
       spec["outputFile"] = in_pod(spec["outputFile"])
-    for key, listed in executor_input["inputs"]["artifacts"].items():
-      self._download(listed["artifacts"][0]["uri"], pod_dir, key)
-    for listed in executor_input["outputs"]["artifacts"].values():
-      os.makedirs(os.path.dirname(_local_path(listed["artifacts"][0]["uri"], pod_dir)),
-                  exist_ok=True)
+    self._stage(executor_input, pod_dir)
     logs = executor_input["outputs"]["artifacts"].get(LOGS)
     log_uri = logs["artifacts"][0]["uri"] if logs else None
     if log_uri:  # getLogWriter: os.Create before the container starts
       open(_local_path(log_uri, pod_dir), "w").close()
-    args = [json.dumps(local_input) if a == "{{$}}" else a for a in container["args"]]
+    args = self._args(container["args"], local_input, name)
     command = list(container["command"])
     env = {"PATH": os.environ["PATH"], "HOME": work, "TMPDIR": os.path.join(pod_dir, "tmp")}
     if command[0] == "python":  # the image's interpreter
       command[0] = self.image["python"] if self.image else sys.executable
       env.update(self.image["env"] if self.image else {})
+    env.update(self._platform_env(name))
     env.update({e["name"]: e["value"] for e in container.get("env", [])})
     for var, (secret, key) in pod["secret_env"].items():
       env[var] = self.secrets[secret][key]
@@ -551,6 +564,7 @@ class Backend:
       predicate, how = kill if isinstance(kill, tuple) else (kill, "deleted")
       code = _wait(proc, (lambda: predicate(executor_input)) if predicate else None)
     killed = bool(predicate) and code == -signal.SIGKILL
+    self._after_step(pod_dir)
     # A killed pod's launcher dies with it, and publishes nothing.
     if log_uri and (not code or (self.version >= (2, 16) and not killed)):
       self._publish_log(log, log_uri, pod_dir)
@@ -574,6 +588,28 @@ class Backend:
                            f"path={executor_input['outputs']['parameters'][key]['outputFile']!r}"
                            f": {e.strerror} (launcher_v2.go collectOutputParameters)") from None
     return reported.get("artifacts", {}), values
+
+  def _stage(self, executor_input: Dict, pod_dir: str) -> None:
+    """downloadArtifacts, then prepareOutputFolders: the launcher's work in
+    the pod before the container starts."""
+    for key, listed in executor_input["inputs"]["artifacts"].items():
+      self._download(listed["artifacts"][0]["uri"], pod_dir, key)
+    for listed in executor_input["outputs"]["artifacts"].values():
+      os.makedirs(os.path.dirname(_local_path(listed["artifacts"][0]["uri"], pod_dir)),
+                  exist_ok=True)
+
+  @staticmethod
+  def _args(args: List[str], local_input: Dict, name: str) -> List[str]:
+    """The container's args with `{{$}}` replaced by the executor input."""
+    return [json.dumps(local_input) if a == "{{$}}" else a for a in args]
+
+  def _platform_env(self, name: str) -> Dict[str, str]:
+    """What the platform adds to the step's environment: nothing here (the
+    pod's environment is the spec's and its secrets)."""
+    return {}
+
+  def _after_step(self, pod_dir: str) -> None:
+    """After the container ends, before its outputs are read: nothing here."""
 
   def _publish_log(self, log: str, uri: str, pod_dir: str) -> None:
     """What the launcher's tee wrote into the log output's local path, then

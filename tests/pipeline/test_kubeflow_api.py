@@ -178,6 +178,18 @@ def test_cron_normalize():
     schedules.normalize("0 24 * * *")
 
 
+def test_cron_for_vertex_is_five_fields_and_keeps_its_time_zone():
+  """Vertex's Schedule.cron is five fields: Kubeflow's six (seconds first)
+  would be sent as a different schedule, or refused."""
+  assert schedules.for_vertex("0 3 * * *") == "0 3 * * *"
+  assert schedules.for_vertex("TZ=Europe/Berlin 0 3 * * 1-5") == "TZ=Europe/Berlin 0 3 * * 1-5"
+  assert schedules.for_vertex("@daily") == "0 0 * * *"
+  assert schedules.for_vertex("0 0 3 * * *") == "0 3 * * *"
+  for kubeflow_only in ("@every 6h", "30 0 3 * * *"):
+    with pytest.raises(schedules.CronError, match="as Vertex AI takes them"):
+      schedules.for_vertex(kubeflow_only)
+
+
 def test_a_refused_schedules_call_is_one_line(spec, server, capsys):
   url, state = server
   assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",

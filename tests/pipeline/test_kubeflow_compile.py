@@ -12,8 +12,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 
 from dataset import declaration
 from kubeflow.cli import main as kubeflow
-from kubeflow.compile import train_job
-from kubeflow.compile import report_step
+from kubeflow.compile import report_step, train_job
 from kubeflow.compile.compiler import executor_labels
 from kubeflow.compile.spec import tasks as spec_tasks
 from pipeline.config import PipelineConfig

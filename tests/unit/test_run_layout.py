@@ -38,3 +38,20 @@ def test_a_client_names_a_vertex_run_from_the_jobs_project_number():
   # Task folders carry Vertex's task id; names may hold underscores.
   assert found.writer(f"{found.run}/serving_check_77/x") == ("digits-1", "serving_check")
   assert found.writer("gs://pipelines/root/digits/x/y") is None
+
+
+def test_a_step_with_no_output_artifact_finds_its_run_from_its_output_file(monkeypatch):
+  """A gate writes no artifact; its executor output file lies in its task's
+  folder, handed as a path on the bucket's mount."""
+  from kubeflow.steps import records
+  monkeypatch.setenv(run_layout.PIPELINE_ENV, "digits")
+  for output_file, run in (
+      ("/gcs/pipelines/root/123456789012/digits-1/AnomaliesGate_-42/executor_output.json",
+       "gs://pipelines/root/123456789012/digits-1"),
+      ("/s3/pipelines/root/digits/run-7/AnomaliesGate/9f2c/output_metadata.json",
+       "s3://pipelines/root/digits/run-7")):
+    invocation = {"outputs": {"artifacts": {}, "outputFile": output_file}}
+    assert records.run_of(invocation, "AnomaliesGate").run == run, output_file
+  # Before 2.15 the open-source backend hands the pod's own path: no run.
+  invocation = {"outputs": {"outputFile": "/tmp/kfp_outputs/output_metadata.json"}}
+  assert records.run_of(invocation, "AnomaliesGate") is None

@@ -1,0 +1,201 @@
+"""Vertex AI Pipelines: runs, schedules and the runs list, through
+google-cloud-aiplatform (the commands in kubeflow/api/runs.py call these
+with `--backend vertex`).
+
+- The run is aiplatform's PipelineJob of the compiled file, with its runtime
+  parameters, the pipeline root (gs://), the service account, network and
+  labels. `enable_caching` stays None: True or False would overwrite every
+  task's caching option (pipeline_jobs.py `_set_enable_caching_value`),
+  the run report's, the notice's and BaselineModel's included, which the
+  compiler left off on purpose.
+- A schedule is a PipelineJobSchedule of that run, one run at a time. Its
+  pipeline cannot be edited (`update` takes the cron and limits only), so a
+  schedule of the same name is replaced: the new one created, then the old
+  one deleted; if creating fails, the old one stays.
+- The runs list reads each finished job's step records in Vertex's layout,
+  `<root>/<project number>/<job id>/` (storage/run_layout.py); the job's
+  resource name carries the project's number.
+
+The API's refusals become one line naming the fix (`describe`). The client
+speaks gRPC to `<region>-aiplatform.googleapis.com`, or REST to
+VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
+tests/fakes/vertex_pipelines.py's stand-in), as launcher/vertex.py does.
+"""
+
+import argparse
+import contextlib
+import os
+import re
+from typing import Dict, List, Optional, Tuple
+
+from kubeflow.errors import KubeflowError
+from storage import run_layout
+
+ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
+REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")
+LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
+ENDED = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
+
+
+def connect(project: Optional[str], region: Optional[str]) -> Tuple[str, str]:
+  """Sets aiplatform's project, region and endpoint; returns (project, region).
+
+  Raises:
+    argparse.ArgumentTypeError: no region, or no project anywhere.
+  """
+  import google.auth
+  from google.cloud import aiplatform
+  region = region or next((os.environ[e] for e in REGION_ENVS if os.environ.get(e)), None)
+  if not region:
+    raise argparse.ArgumentTypeError(
+        "--region: expected the Vertex AI region (e.g. us-central1), found none "
+        f"(nor ${' or $'.join(REGION_ENVS)})")
+  if not project:
+    try:
+      project = os.environ.get("GOOGLE_CLOUD_PROJECT") or google.auth.default()[1]
+    except google.auth.exceptions.DefaultCredentialsError:
+      project = None
+  if not project:
+    raise argparse.ArgumentTypeError(
+        "--project: expected the Google Cloud project, found none (nor "
+        "$GOOGLE_CLOUD_PROJECT, nor one in your default credentials: "
+        "gcloud auth application-default login)")
+  endpoint = os.environ.get(ENDPOINT_ENV)
+  aiplatform.init(project=project, location=region,
+                  **({"api_endpoint": endpoint, "api_transport": "rest"} if endpoint else {}))
+  return project, region
+
+
+def describe(e: Exception, project: str) -> str:
+  """An API error as one line that names the fix."""
+  from google.api_core import exceptions
+  message = getattr(e, "message", None) or str(e)
+  if "SERVICE_DISABLED" in message or "has not been used in project" in message:
+    return (f"the Vertex AI API is not enabled in project {project}: gcloud services "
+            f"enable aiplatform.googleapis.com --project {project}")
+  if isinstance(e, (exceptions.PermissionDenied, exceptions.Forbidden)):
+    return (f"permission denied ({message}): grant your account roles/aiplatform.user "
+            f"on project {project}, and roles/iam.serviceAccountUser on the pipeline's "
+            "service account")
+  if isinstance(e, exceptions.Unauthenticated):
+    return f"not signed in ({message}): gcloud auth application-default login"
+  if isinstance(e, exceptions.NotFound):
+    return f"not found ({message}): check --project, --region and the pipeline root's bucket"
+  return f"{type(e).__name__}: {message}"
+
+
+@contextlib.contextmanager
+def calls(what: str, project: str):
+  """Turns what Google's API refuses into a KubeflowError naming `what`."""
+  from google.api_core import exceptions
+  try:
+    yield
+  except exceptions.GoogleAPICallError as e:
+    raise KubeflowError(f"Vertex AI: {what} failed: {describe(e, project)}") from None
+
+
+def labels(items: Optional[List[str]]) -> Dict[str, str]:
+  """`--label KEY=VALUE`s as Vertex takes them (lowercase letters, digits,
+  `-` and `_`, at most 63 characters; pipeline_jobs.py checks them too)."""
+  found = {}
+  for item in items or ():
+    key, sep, value = item.partition("=")
+    if not sep or not LABEL_KEY.match(key) or not LABEL_VALUE.match(value):
+      raise argparse.ArgumentTypeError(
+          f"--label: expected KEY=VALUE of lowercase letters, digits, - and _ (KEY "
+          f"starting with a letter, each at most 63 characters), found {item!r}")
+    found[key] = value
+  return found
+
+
+def pipeline_job(args, path: str, display_name: str, root: str, params: Dict[str, str]):
+  """The run, as aiplatform sends it."""
+  from google.cloud import aiplatform
+  with calls(f"reading {args.spec}", args.project):
+    return aiplatform.PipelineJob(display_name=display_name, template_path=path,
+                                  pipeline_root=root, parameter_values=params,
+                                  enable_caching=None, labels=labels(args.label))
+
+
+def submit(args, path: str, display_name: str, root: str, params: Dict[str, str]) -> str:
+  """Starts the run; returns the line that names it."""
+  job = pipeline_job(args, path, display_name, root, params)
+  with calls("submitting the run", args.project):
+    job.submit(service_account=args.service_account, network=args.network)
+  return f"run: {job.resource_name.rsplit('/', 1)[-1]} ({display_name}) in {args.project}, " \
+         f"{args.region}: {job._dashboard_uri()}"
+
+
+def schedule(args, path: str, root: str, params: Dict[str, str], cron: str) -> str:
+  """Creates the schedule `args.name`, or replaces the ones of that name;
+  returns the line that says which."""
+  from google.cloud import aiplatform
+  job = pipeline_job(args, path, args.name, root, params)
+  with calls(f"creating the schedule {args.name!r}", args.project):
+    old = schedules(args.name)
+    new = aiplatform.PipelineJobSchedule(pipeline_job=job, display_name=args.name)
+    new.create(cron=cron, max_concurrent_run_count=1, service_account=args.service_account,
+               network=args.network)
+  with calls(f"deleting the replaced schedule {args.name!r}", args.project):
+    for found in old:
+      found.delete()
+  verb = "updated" if old else "created"
+  return (f"schedule {verb}: {args.name} ({new.resource_name}), cron {cron!r}, "
+          "max concurrency 1")
+
+
+def schedules_command(args) -> List[str]:
+  """`schedules list|pause|resume|delete [NAME]` on Vertex AI."""
+  with calls(f"{args.action} of schedules", args.project):
+    found = schedules(args.name)
+    if args.action == "list":
+      return [f"{s.display_name}\t{s.state.name}\t{s.cron}\t{s.resource_name}" for s in found]
+    if not args.name:
+      raise argparse.ArgumentTypeError(f"schedules {args.action}: expected a schedule NAME")
+    if not found:
+      raise KubeflowError(f"no schedule named {args.name!r} in {args.project}, {args.region}")
+    for s in found:  # aiplatform's resume sends no catch_up (schedules.py): none is asked
+      getattr(s, args.action)()
+  done = {"pause": "paused", "resume": "resumed", "delete": "deleted"}[args.action]
+  return [f"{done}: {args.name}"]
+
+
+def runs_command(args, pipeline: str) -> List[str]:
+  """`runs` on Vertex AI: each recent run's time, state, name and id, and for
+  a finished one what its step records say it did."""
+  from kubeflow.api import run_folders
+  with calls("listing runs", args.project):
+    found = recent_runs(pipeline, args.limit)
+  lines = [f"no runs of {pipeline} in {args.project}, {args.region}"] if not found else []
+  for job in found:
+    job_id = job.resource_name.rsplit("/", 1)[-1]
+    outcome = (run_folders.outcome_at(run_folder(job, pipeline, args.pipeline_root),
+                                      pipeline, job_id)
+               if job.state.name in ENDED else "")
+    lines.append("\t".join(filter(None, (
+        f"{job.create_time:%Y-%m-%d %H:%M}", job.state.name.replace("PIPELINE_STATE_", ""),
+        job.display_name, job_id, outcome))))
+  return lines
+
+
+def schedules(name: Optional[str] = None) -> List:
+  from google.cloud import aiplatform
+  return aiplatform.PipelineJobSchedule.list(
+      filter=f'display_name="{name}"' if name else None)
+
+
+def recent_runs(pipeline: str, limit: int) -> List:
+  """The pipeline's newest runs first."""
+  from google.cloud import aiplatform
+  found = aiplatform.PipelineJob.list(filter=f'pipeline_name="{pipeline}"',
+                                      order_by="create_time desc")
+  return sorted(found, key=lambda j: j.create_time, reverse=True)[:limit]
+
+
+def run_folder(job, pipeline: str, root: Optional[str]) -> str:
+  """Where the job's steps wrote their records: `root` (--pipeline-root) or
+  the job's own, then Vertex's `<project number>/<job id>`."""
+  # projects/<number>/locations/<region>/pipelineJobs/<id>
+  _, number, _, _, _, job_id = job.resource_name.split("/")
+  root = root or job.gca_resource.runtime_config.gcs_output_directory
+  return run_layout.of_run(run_layout.VERTEX, root, pipeline, job_id, number).run

@@ -1,0 +1,138 @@
+"""The digits pipeline compiled for Vertex AI Pipelines and run there with
+the project's own commands: `compile --backend vertex`, `submit`,
+`schedule` and `runs` (kubeflow/api/vertex.py), against the stand-in
+Vertex AI (tests/fakes/vertex_pipelines.py) through the real aiplatform SDK.
+
+The stand-in runs each step as Vertex feeds it: typed input artifacts,
+outputs in Vertex's layout `<root>/<project number>/<job id>/<task>_<id>/`,
+no launcher. Its one difference: TensorFlow's gs:// cannot be pointed at a
+local server, so the steps get s3:// (moto) for each gs:// bucket; so the
+`runs` command here reads the records from that s3:// root
+(`--pipeline-root`), where a user's reads the job's gs:// root.
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from convert.digits import write_digits
+from kubeflow.cli import main as kubeflow
+from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
+from tests.e2e.test_kubeflow_steps import webhook
+from tests.fakes.s3_server import env, s3_server, upload_folder
+from tests.fakes.vertex_pipelines import StandInVertexPipelines
+
+pytestmark = pytest.mark.e2e
+
+NUMBER, PROJECT, REGION = "123456789012", "user-project", "us-central1"
+ACCOUNT = f"pipelines@{PROJECT}.iam.gserviceaccount.com"
+WHERE = ["--project", PROJECT, "--region", REGION]
+
+
+def command(vp, s3_env, *args) -> str:
+  """`python -m kubeflow ARGS` in its own process, as a user runs it (the SDK's
+  gRPC settings are read once, at its start: tests/fakes/vertex_pipelines.py)."""
+  base = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
+  done = subprocess.run([sys.executable, "-m", "kubeflow", *args], cwd=REPO, text=True,
+                        env={**base, **vp.env, **s3_env}, capture_output=True, timeout=900)
+  assert done.returncode == 0, done.stdout + done.stderr[-3000:]
+  return done.stdout
+
+
+def tasks(resource: dict) -> dict:
+  return {t["taskName"]: t for t in resource["jobDetail"]["taskDetails"]}
+
+
+def read(s3, uri: str) -> str:
+  bucket, _, key = uri[len("gs://"):].partition("/")
+  return s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory):
+  root = tmp_path_factory.mktemp("vertex_pipelines")
+  with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, s3), \
+       webhook() as (hook, messages):
+    write_digits(str(root / "local" / "span-1"))
+    upload_folder(s3, str(root / "local"), "s3://data/digits")
+    raw = digits_raw()
+    raw["data"] = span_data("gs://data/digits", 1)
+    raw["schema"] = DIGITS_SCHEMA
+    (root / "digits.yaml").write_text(yaml.safe_dump(raw))
+    assert kubeflow(["compile", "--backend", "vertex", "--dataset", str(root / "digits.yaml"),
+                     "--image", "local/tfrecord-pipeline:test",
+                     "--pipeline-root", "gs://pipelines/root", "--data-root", "gs://data/digits",
+                     "--serving-dir", "gs://serving/digits", "--skip-data-check",
+                     "--notify", hook, "--keep-runs", "1",
+                     "--output-dir", str(root / "compiled")]) == 0
+    spec = str(root / "compiled" / "pipeline.yaml")
+    with StandInVertexPipelines(str(root / "vertex"), s3, env(endpoint), project=PROJECT,
+                                project_number=NUMBER, region=REGION) as vp:
+      submitted = command(vp, {}, "submit", "--spec", spec, *WHERE, "--train-steps", "200",
+                          "--service-account", ACCOUNT, "--label", "team=vision")
+      job_id = re.search(r"^run: (\S+)", submitted, re.M).group(1)
+      state = vp.wait(job_id, timeout=1800)
+      scheduled = command(vp, {}, "schedule", "--spec", spec, *WHERE, "--name", "nightly",
+                          "--cron", "0 3 * * *", "--train-steps", "200")
+      (schedule,) = vp.schedules
+      second = vp.fire(schedule)
+      second_state = vp.wait(second, timeout=1800)
+      listed = command(vp, env(endpoint), "runs", "--spec", spec, *WHERE,
+                       "--pipeline-root", "s3://pipelines/root")
+      job, again = vp.jobs[job_id].resource, vp.jobs[second].resource
+      report = read(s3, tasks(job)["RunReport"]["outputs"]["report"]["artifacts"][0]["uri"])
+      summary = read(s3, tasks(again)["Retention"]["outputs"]["summary"]["artifacts"][0]["uri"])
+      yield {"job_id": job_id, "state": state, "job": job, "submitted": submitted,
+             "scheduled": scheduled, "second": second, "second_state": second_state,
+             "again": again, "listed": listed, "report": report, "summary": summary,
+             "messages": list(messages),
+             "served": sorted({o["Key"].split("/")[1] for o in s3.list_objects_v2(
+                 Bucket="serving", Prefix="digits/").get("Contents", [])})}
+
+
+def test_a_submitted_run_trains_and_pushes_a_model_on_vertex(ran):
+  job = ran["job"]
+  assert ran["state"] == "PIPELINE_STATE_SUCCEEDED", (job.get("error"), {
+      n: t.get("error") for n, t in tasks(job).items() if t.get("error")})
+  assert f"run: {ran['job_id']} " in ran["submitted"], ran["submitted"]
+  assert job["serviceAccount"] == ACCOUNT and job["labels"]["team"] == "vision", job
+  assert job["runtimeConfig"]["gcsOutputDirectory"] == "gs://pipelines/root"
+  assert len(ran["served"]) == 1 and ran["served"][0].isdigit(), ran["served"]
+
+
+def test_the_notice_posts_the_runs_outcome(ran):
+  """Issue 57: on Vertex's layout the exit step found no run folder, posted
+  nothing and exited 0."""
+  texts = [m["text"] for m in ran["messages"]]
+  assert texts[0].startswith(f"digits: run {ran['job_id']} SUCCEEDED; blessed ("), texts
+  assert texts[0].endswith(f"pushed version {ran['served'][0]}"), texts
+
+
+def test_the_report_names_each_steps_true_state(ran):
+  """On Vertex's layout the report read no records: every step CACHED, the
+  run "(not known)"."""
+  states = dict(re.findall(r'data-node="([^"]+)" data-state="([^"]+)"', ran["report"]))
+  assert "Trainer" in states and set(states.values()) == {"COMPLETE"}, states
+  assert ran["job_id"] in ran["report"] and "(not known)" not in ran["report"]
+
+
+def test_a_schedule_is_created_and_its_run_takes_the_first_runs_outputs_from_the_cache(ran):
+  assert re.match(r"schedule created: nightly \(projects/\S+/schedules/\S+\), cron "
+                  r"'0 3 \* \* \*', max concurrency 1", ran["scheduled"]), ran["scheduled"]
+  assert ran["second_state"] == "PIPELINE_STATE_SUCCEEDED", ran["again"].get("error")
+  # Vertex reports a task its cache served as SKIPPED.
+  assert tasks(ran["again"])["Trainer"]["state"] == "SKIPPED", tasks(ran["again"])["Trainer"]
+  # Retention of Vertex's layout: the first run's outputs, which the second
+  # one uses, are kept.
+  assert "keeping the newest 1 of 2 runs" in ran["summary"], ran["summary"]
+
+
+def test_the_runs_list_shows_each_run_and_what_it_pushed(ran):
+  lines = ran["listed"].splitlines()
+  assert len(lines) == 2, lines
+  assert ran["second"] in lines[0] and ran["job_id"] in lines[1], lines
+  assert "\tSUCCEEDED\t" in lines[1] and f"pushed version {ran['served'][0]}" in lines[1], lines
