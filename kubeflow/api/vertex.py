@@ -34,6 +34,8 @@ from storage import run_layout
 ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
 REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")
 LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
+BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"
+NETWORK = re.compile(r"^projects/\d+/global/networks/[^/]+$")
 ENDED = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
 
 
@@ -95,8 +97,10 @@ def calls(what: str, project: str):
 
 
 def labels(items: Optional[List[str]]) -> Dict[str, str]:
-  """`--label KEY=VALUE`s as Vertex takes them (lowercase letters, digits,
-  `-` and `_`, at most 63 characters; pipeline_jobs.py checks them too)."""
+  """`--label KEY=VALUE`s as Google Cloud labels go (lowercase letters,
+  digits, `-` and `_`, at most 63 characters); the SDK checks only that
+  they are strings. Vertex's own billing label is refused: it would be
+  overwritten (aiplatform_v1 pipeline_job.py, `labels`)."""
   found = {}
   for item in items or ():
     key, sep, value = item.partition("=")
@@ -104,6 +108,8 @@ def labels(items: Optional[List[str]]) -> Dict[str, str]:
       raise argparse.ArgumentTypeError(
           f"--label: expected KEY=VALUE of lowercase letters, digits, - and _ (KEY "
           f"starting with a letter, each at most 63 characters), found {item!r}")
+    if key == BILLING_LABEL:
+      raise argparse.ArgumentTypeError(f"--label: {key} is Vertex AI's own")
     found[key] = value
   return found
 
@@ -111,10 +117,16 @@ def labels(items: Optional[List[str]]) -> Dict[str, str]:
 def pipeline_job(args, path: str, display_name: str, root: str, params: Dict[str, str]):
   """The run, as aiplatform sends it."""
   from google.cloud import aiplatform
+  if args.network and not NETWORK.match(args.network):
+    raise argparse.ArgumentTypeError(
+        f"--network: expected projects/NUMBER/global/networks/NAME, found {args.network!r}")
   with calls(f"reading {args.spec}", args.project):
-    return aiplatform.PipelineJob(display_name=display_name, template_path=path,
-                                  pipeline_root=root, parameter_values=params,
-                                  enable_caching=None, labels=labels(args.label))
+    try:
+      return aiplatform.PipelineJob(display_name=display_name, template_path=path,
+                                    pipeline_root=root, parameter_values=params,
+                                    enable_caching=None, labels=labels(args.label))
+    except ValueError as e:  # a name, an id or a parameter the SDK refuses
+      raise KubeflowError(f"Vertex AI: {args.spec}: {e}") from None
 
 
 def submit(args, path: str, display_name: str, root: str, params: Dict[str, str]) -> str:
@@ -134,8 +146,10 @@ def schedule(args, path: str, root: str, params: Dict[str, str], cron: str) -> s
   with calls(f"creating the schedule {args.name!r}", args.project):
     old = schedules(args.name)
     new = aiplatform.PipelineJobSchedule(pipeline_job=job, display_name=args.name)
-    new.create(cron=cron, max_concurrent_run_count=1, service_account=args.service_account,
-               network=args.network)
+    # One run at a time: max_concurrent_run_count limits the requests that
+    # start runs, not the runs in flight (aiplatform_v1 schedule.py).
+    new.create(cron=cron, max_concurrent_run_count=1, max_concurrent_active_run_count=1,
+               service_account=args.service_account, network=args.network)
   with calls(f"deleting the replaced schedule {args.name!r}", args.project):
     for found in old:
       found.delete()
@@ -165,10 +179,10 @@ def runs_command(args, pipeline: str) -> List[str]:
   a finished one what its step records say it did."""
   from kubeflow.api import run_folders
   with calls("listing runs", args.project):
-    found = recent_runs(pipeline, args.limit)
+    found = recent_runs(args.project, args.region, pipeline, args.limit)
   lines = [f"no runs of {pipeline} in {args.project}, {args.region}"] if not found else []
   for job in found:
-    job_id = job.resource_name.rsplit("/", 1)[-1]
+    job_id = job.name.rsplit("/", 1)[-1]
     outcome = (run_folders.outcome_at(run_folder(job, pipeline, args.pipeline_root),
                                       pipeline, job_id)
                if job.state.name in ENDED else "")
@@ -184,18 +198,34 @@ def schedules(name: Optional[str] = None) -> List:
       filter=f'display_name="{name}"' if name else None)
 
 
-def recent_runs(pipeline: str, limit: int) -> List:
-  """The pipeline's newest runs first."""
-  from google.cloud import aiplatform
-  found = aiplatform.PipelineJob.list(filter=f'pipeline_name="{pipeline}"',
-                                      order_by="create_time desc")
-  return sorted(found, key=lambda j: j.create_time, reverse=True)[:limit]
+def recent_runs(project: str, region: str, pipeline: str, limit: int) -> List:
+  """The pipeline's newest `limit` runs, as aiplatform_v1 PipelineJobs.
+
+  Not aiplatform's `PipelineJob.list`: it sends no order and no page size,
+  reads every run of the pipeline, spec included, and sorts them here
+  (aiplatform base.py `_list`). Vertex lists newest first by default
+  (pipeline_service.py ListPipelineJobsRequest.order_by); one page of
+  `limit` is all this needs."""
+  import itertools
+  found = client(region).list_pipeline_jobs(request={
+      "parent": f"projects/{project}/locations/{region}",
+      "filter": f'pipeline_name="{pipeline}"', "page_size": limit})
+  return list(itertools.islice(found, limit))
+
+
+def client(region: str):
+  """The generated PipelineService client, where aiplatform's is pointed."""
+  from google.cloud import aiplatform_v1
+  endpoint = os.environ.get(ENDPOINT_ENV)
+  return aiplatform_v1.PipelineServiceClient(
+      client_options={"api_endpoint": endpoint or f"{region}-aiplatform.googleapis.com"},
+      **({"transport": "rest"} if endpoint else {}))
 
 
 def run_folder(job, pipeline: str, root: Optional[str]) -> str:
   """Where the job's steps wrote their records: `root` (--pipeline-root) or
   the job's own, then Vertex's `<project number>/<job id>`."""
   # projects/<number>/locations/<region>/pipelineJobs/<id>
-  _, number, _, _, _, job_id = job.resource_name.split("/")
-  root = root or job.gca_resource.runtime_config.gcs_output_directory
+  _, number, _, _, _, job_id = job.name.split("/")
+  root = root or job.runtime_config.gcs_output_directory
   return run_layout.of_run(run_layout.VERTEX, root, pipeline, job_id, number).run

@@ -6,8 +6,10 @@ get, so `--resource Trainer:gpus=1` means one GPU per worker, and the same
 for the Trainer's node selectors and tolerations, the image pull secrets,
 `--env` and `--secret-env`. The compiler puts that in the Trainer step's
 TRAIN_JOB_POD variable (launcher/job.py `pod_spec`): it is not part of the
-Trainer's configuration, so where the workers run is not a cache key; how
-many there are is (they change the global batch).
+Trainer's configuration, so on the open-source backend where the workers
+run is not a cache key; how many there are is (they change the global
+batch). Vertex AI's cache key holds a step's environment ("Configure
+execution caching"): there a new placement trains again.
 
 On Vertex AI (`--train-engine vertex`) the CustomJob runs in the project
 and region, as the service account and on the network, that the flags

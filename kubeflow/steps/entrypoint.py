@@ -181,7 +181,7 @@ class Recorder:
   def outputs(self) -> dict:
     """What the executor reported: outputs' URIs and metadata, parameters."""
     path = self.invocation.get("outputs", {}).get("outputFile")
-    try:  # a pod's local path on the open-source backend, gs:// on Vertex AI
+    try:  # a local path: the pod's own, or on the bucket's mount (/gcs/ on Vertex AI)
       with storage.gfile().GFile(path) as f:
         reported = json.load(f)
     except Exception:  # noqa: BLE001  (none written, or unreadable: no outputs reported)

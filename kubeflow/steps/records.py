@@ -22,8 +22,10 @@ step that was killed stays RUNNING. The exit step (kubeflow/steps/notify.py) and
 
 The compiled spec tells each container its pipeline, task and retries
 through the environment (PIPELINE_NAME, PIPELINE_TASK,
-PIPELINE_TASK_RETRIES), which is not part of the
-backend's cache key (`cacheutils/cache.go`: image, command and args).
+PIPELINE_TASK_RETRIES), which is not part of the open-source backend's
+cache key (`cacheutils/cache.go`: image, command and args). Vertex AI's
+key holds the environment too ("Configure execution caching"); these
+values change only with a new compile, which changes the key anyway.
 """
 
 import datetime

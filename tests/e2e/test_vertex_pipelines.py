@@ -33,14 +33,15 @@ ACCOUNT = f"pipelines@{PROJECT}.iam.gserviceaccount.com"
 WHERE = ["--project", PROJECT, "--region", REGION]
 
 
-def command(vp, s3_env, *args) -> str:
+def command(vp, s3_env, *args, code: int = 0) -> str:
   """`python -m kubeflow ARGS` in its own process, as a user runs it (the SDK's
-  gRPC settings are read once, at its start: tests/fakes/vertex_pipelines.py)."""
+  gRPC settings are read once, at its start: tests/fakes/vertex_pipelines.py);
+  its output, and its error output when it is to fail."""
   base = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
   done = subprocess.run([sys.executable, "-m", "kubeflow", *args], cwd=REPO, text=True,
                         env={**base, **vp.env, **s3_env}, capture_output=True, timeout=900)
-  assert done.returncode == 0, done.stdout + done.stderr[-3000:]
-  return done.stdout
+  assert done.returncode == code, done.stdout + done.stderr[-3000:]
+  return done.stdout if code == 0 else done.stderr
 
 
 def tasks(resource: dict) -> dict:
@@ -72,24 +73,29 @@ def ran(tmp_path_factory):
     spec = str(root / "compiled" / "pipeline.yaml")
     with StandInVertexPipelines(str(root / "vertex"), s3, env(endpoint), project=PROJECT,
                                 project_number=NUMBER, region=REGION) as vp:
-      submitted = command(vp, {}, "submit", "--spec", spec, *WHERE, "--train-steps", "200",
+      submitted = command(vp, {}, "submit", "--spec", spec, *WHERE, "--train-steps", "100",
                           "--service-account", ACCOUNT, "--label", "team=vision")
       job_id = re.search(r"^run: (\S+)", submitted, re.M).group(1)
       state = vp.wait(job_id, timeout=1800)
       scheduled = command(vp, {}, "schedule", "--spec", spec, *WHERE, "--name", "nightly",
-                          "--cron", "0 3 * * *", "--train-steps", "200")
+                          "--cron", "0 3 * * *", "--train-steps", "100")
       (schedule,) = vp.schedules
       second = vp.fire(schedule)
+      blocked = vp.fire(schedule)  # while `second` is in flight: one run at a time
       second_state = vp.wait(second, timeout=1800)
       listed = command(vp, env(endpoint), "runs", "--spec", spec, *WHERE,
                        "--pipeline-root", "s3://pipelines/root")
+      vp.forbidden.add("aiplatform.pipelineJobs.create")
+      refused = command(vp, {}, "submit", "--spec", spec, *WHERE, code=1)
+      vp.forbidden.clear()
       job, again = vp.jobs[job_id].resource, vp.jobs[second].resource
       report = read(s3, tasks(job)["RunReport"]["outputs"]["report"]["artifacts"][0]["uri"])
       summary = read(s3, tasks(again)["Retention"]["outputs"]["summary"]["artifacts"][0]["uri"])
       yield {"job_id": job_id, "state": state, "job": job, "submitted": submitted,
              "scheduled": scheduled, "second": second, "second_state": second_state,
              "again": again, "listed": listed, "report": report, "summary": summary,
-             "messages": list(messages),
+             "messages": list(messages), "refused": refused, "jobs": len(vp.jobs),
+             "blocked": blocked,
              "served": sorted({o["Key"].split("/")[1] for o in s3.list_objects_v2(
                  Bucket="serving", Prefix="digits/").get("Contents", [])})}
 
@@ -123,6 +129,7 @@ def test_the_report_names_each_steps_true_state(ran):
 def test_a_schedule_is_created_and_its_run_takes_the_first_runs_outputs_from_the_cache(ran):
   assert re.match(r"schedule created: nightly \(projects/\S+/schedules/\S+\), cron "
                   r"'0 3 \* \* \*', max concurrency 1", ran["scheduled"]), ran["scheduled"]
+  assert ran["blocked"] is None, "the schedule started a second run while one was in flight"
   assert ran["second_state"] == "PIPELINE_STATE_SUCCEEDED", ran["again"].get("error")
   # Vertex reports a task its cache served as SKIPPED.
   assert tasks(ran["again"])["Trainer"]["state"] == "SKIPPED", tasks(ran["again"])["Trainer"]
@@ -136,3 +143,12 @@ def test_the_runs_list_shows_each_run_and_what_it_pushed(ran):
   assert len(lines) == 2, lines
   assert ran["second"] in lines[0] and ran["job_id"] in lines[1], lines
   assert "\tSUCCEEDED\t" in lines[1] and f"pushed version {ran['served'][0]}" in lines[1], lines
+
+
+def test_a_call_vertex_refuses_is_one_line_naming_the_fix(ran):
+  refused = ran["refused"].strip()
+  assert refused.startswith("error: Vertex AI: submitting the run failed: permission denied ("), \
+      refused
+  assert "aiplatform.pipelineJobs.create" in refused and "roles/aiplatform.user" in refused
+  assert "\n" not in refused and "Traceback" not in refused, refused
+  assert ran["jobs"] == 2, "a refused submit started a job"

@@ -82,7 +82,7 @@ PROBE = """
 import json, os, sys
 import google.auth
 print("PROBE " + json.dumps({"input": json.loads(sys.argv[1]), "args": sys.argv[2:],
-    "env": {k: v for k, v in os.environ.items() if k.startswith(("CLOUD_ML", "AIP_"))},
+    "env": {k: v for k, v in os.environ.items() if k.startswith(("CLOUD_ML", "AIP_", "PROBE_"))},
     "project": google.auth.default()[1]}))
 """
 
@@ -101,17 +101,26 @@ def with_probe(path: str) -> str:
   with open(path) as f:
     spec = yaml.safe_load(f)
   examples = spec["components"]["ImportExampleGen"]["outputDefinitions"]["artifacts"]["examples"]
+  # As kubeflow/compile/train_job.py hands the Trainer its PipelineJob's
+  # place: a constant that is Vertex's placeholder, through the command.
   spec["components"]["Probe"] = {"executorLabel": "Probe_executor", "inputDefinitions": {
-      "artifacts": {"examples": copy.deepcopy(examples)}}}
+      "artifacts": {"examples": copy.deepcopy(examples)},
+      "parameters": {"project": {"parameterType": "STRING"},
+                     "account": {"parameterType": "STRING"}}}}
   spec["deploymentSpec"]["executors"]["Probe_executor"] = {"container": {
-      "image": "local/tfrecord-pipeline:test", "command": ["python", "-c", PROBE],
+      "image": "local/tfrecord-pipeline:test", "command": [
+          "env", "PROBE_PROJECT={{$.inputs.parameters['project']}}",
+          "PROBE_ACCOUNT={{$.inputs.parameters['account']}}", "python", "-c", PROBE],
       "args": ["{{$}}", "{{$.pipeline_google_cloud_project_id}}",
                "{{$.pipeline_google_cloud_location}}", "{{$.pipeline_job_resource_name}}"]}}
   spec["root"]["dag"]["tasks"]["Probe"] = {
       "componentRef": {"name": "Probe"}, "taskInfo": {"name": "Probe"},
       "dependentTasks": ["ImportExampleGen"], "inputs": {"artifacts": {"examples": {
           "taskOutputArtifact": {"producerTask": "ImportExampleGen",
-                                 "outputArtifactKey": "examples"}}}}}
+                                 "outputArtifactKey": "examples"}}},
+          "parameters": {
+              "project": {"runtimeValue": {"constant": "{{$.pipeline_google_cloud_project_id}}"}},
+              "account": {"runtimeValue": {"constant": "{{$.pipeline_service_account}}"}}}}}
   with open(path, "w") as f:
     yaml.safe_dump(spec, f)
   return path
@@ -200,7 +209,10 @@ def test_a_step_gets_typed_named_inputs_and_the_executor_output_file_on_the_moun
 
 def test_a_step_knows_the_project_number_and_its_metadata_server_names_a_tenant(digits):
   probe = digits["probe"]
-  assert probe["env"] == {"CLOUD_ML_PROJECT_ID": NUMBER}, probe["env"]
+  # The project's number; its id and the job's service account only through
+  # the pipeline's placeholders, in the command as the compiled Trainer has them.
+  assert probe["env"] == {"CLOUD_ML_PROJECT_ID": NUMBER, "PROBE_PROJECT": PROJECT,
+                          "PROBE_ACCOUNT": ACCOUNT}, probe["env"]
   assert probe["project"].endswith("-tp") and probe["project"] != PROJECT, probe["project"]
   assert probe["args"] == [PROJECT, REGION, digits["job"]["name"]]
 

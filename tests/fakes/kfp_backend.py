@@ -141,6 +141,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -162,6 +163,7 @@ LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
 # names none, in a namespace whose kfp-launcher ConfigMap sets none.
 DEFAULT_ROOT = "minio://mlpipeline/v2/artifacts"
 LOGS = "executor-logs"  # driver.go provisionOutputs
+INPUT_PARAMETER = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
 
 
 class StepFailed(RuntimeError):
@@ -535,11 +537,16 @@ class Backend:
     log_uri = logs["artifacts"][0]["uri"] if logs else None
     if log_uri:  # getLogWriter: os.Create before the container starts
       open(_local_path(log_uri, pod_dir), "w").close()
+    # The launcher fills placeholders in the command as in the args
+    # (launcher_v2.go@2.5.0 lines 363-376).
     args = self._args(container["args"], local_input, name)
-    command = list(container["command"])
+    command = self._args(list(container["command"]), local_input, name)
     env = {"PATH": os.environ["PATH"], "HOME": work, "TMPDIR": os.path.join(pod_dir, "tmp")}
-    if command[0] == "python":  # the image's interpreter
-      command[0] = self.image["python"] if self.image else sys.executable
+    # The image's interpreter, also behind `env NAME=VALUE ...`.
+    at = next(i for i, part in enumerate(command) if command[0] != "env" or (
+        i > 0 and "=" not in part))
+    if command[at] == "python":
+      command[at] = self.image["python"] if self.image else sys.executable
       env.update(self.image["env"] if self.image else {})
     env.update(self._platform_env(name))
     env.update({e["name"]: e["value"] for e in container.get("env", [])})
@@ -600,8 +607,21 @@ class Backend:
 
   @staticmethod
   def _args(args: List[str], local_input: Dict, name: str) -> List[str]:
-    """The container's args with `{{$}}` replaced by the executor input."""
-    return [json.dumps(local_input) if a == "{{$}}" else a for a in args]
+    """The container's command or args with `{{$}}` replaced by the executor
+    input and `{{$.inputs.parameters['NAME']}}` by the parameter's value
+    (launcher_v2.go@2.5.0 getPlaceholders, lines 736-800: a string as it
+    is, a number as Go formats it, a bool as true/false)."""
+    values = local_input.get("inputs", {}).get("parameterValues", {})
+
+    def text(match) -> str:
+      value = values.get(match.group(1))
+      if isinstance(value, bool):
+        return str(value).lower()
+      if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+      return value if isinstance(value, str) else json.dumps(value)
+    return [json.dumps(local_input) if a == "{{$}}" else INPUT_PARAMETER.sub(text, a)
+            for a in args]
 
   def _platform_env(self, name: str) -> Dict[str, str]:
     """What the platform adds to the step's environment: nothing here (the

@@ -115,6 +115,8 @@ class JobRun:
   resource_name: str  # projects/<number>/locations/<region>/pipelineJobs/<id>
   root: str  # the job's root, substituted
   env: Dict[str, str]  # the platform's part of each step's environment
+  service_account: str = ""  # the job's, else the project's default
+  network: str = ""  # the job's, or none
   cancelled: threading.Event = dataclasses.field(default_factory=threading.Event)
   tasks: Dict[str, TaskDetail] = dataclasses.field(default_factory=dict)
   result: Optional[Run] = None  # the Backend's record: every task's state
@@ -252,25 +254,42 @@ class VertexBackend(Backend):
   def _stage(self, executor_input: Dict, pod_dir: str) -> None:
     """No launcher: the step reads and writes the URIs itself."""
 
-  def _args(self, args: List[str], local_input: Dict, name: str) -> List[str]:
-    values = {
+  def _pipeline_values(self, name: str) -> Dict[str, str]:
+    """Vertex's run-time placeholders (google_cloud_pipeline_components
+    `_placeholders.py` lines 18-35 @7b70c7b: the service account is the
+    job's, else the default one; the network the job's, else "")."""
+    return {
         "{{$.pipeline_job_name}}": self.job.job_id,
         "{{$.pipeline_job_resource_name}}": self.job.resource_name,
         "{{$.pipeline_job_uuid}}": self.job.job_id,
         "{{$.pipeline_task_name}}": name,
-        "{{$.pipeline_task_uuid}}": self.job.tasks[name].task_id,
+        "{{$.pipeline_task_uuid}}": getattr(self.job.tasks.get(name), "task_id", ""),
         "{{$.pipeline_root}}": self.job.root,
-        "{{$.outputs.output_file}}": local_input["outputs"]["outputFile"],
         "{{$.pipeline_google_cloud_project_id}}": self.project,
-        "{{$.pipeline_google_cloud_location}}": self.region}
-    resolved = []
-    for arg in args:
-      if arg == "{{$}}":
-        arg = json.dumps(local_input)
-      for placeholder, value in values.items():
-        arg = arg.replace(placeholder, value)
-      resolved.append(arg)
-    return resolved
+        "{{$.pipeline_google_cloud_location}}": self.region,
+        "{{$.pipeline_service_account}}": self.job.service_account,
+        "{{$.pipeline_network}}": self.job.network}
+
+  def _fill(self, text: str, name: str) -> str:
+    for placeholder, value in self._pipeline_values(name).items():
+      text = text.replace(placeholder, value)
+    return text
+
+  def _parameter(self, value, scope, done, name):
+    """A task's constant may be a placeholder (Google's own components pass
+    PROJECT_ID_PLACEHOLDER so, `_implementation/llm/deployment_graph.py`
+    line 64): Vertex fills it before the task starts."""
+    found = super()._parameter(value, scope, done, name)
+    return self._fill(found, name) if isinstance(found, str) else found
+
+  def _args(self, args: List[str], local_input: Dict, name: str) -> List[str]:
+    """The command or args: the run's placeholders, then `{{$}}` and the
+    input parameters' as the open-source launcher fills them (TFX compiles
+    `{{$.inputs.parameters[...]}}` into a command for Vertex too,
+    tfx/orchestration/kubeflow/v2/step_builder.py lines 90-126)."""
+    output_file = local_input["outputs"]["outputFile"]
+    return Backend._args([a if a == "{{$}}" else self._fill(a, name).replace(
+        "{{$.outputs.output_file}}", output_file) for a in args], local_input, name)
 
   def _platform_env(self, name: str) -> Dict[str, str]:
     return dict(self.job.env)

@@ -193,8 +193,14 @@ class StandInVertexPipelines:
     api.started(schedule, job.name)
     return job.id
 
+  @property
+  def default_account(self) -> str:
+    """The project's Compute Engine default service account, which runs a
+    job that names none (Vertex's docs, "Configure a service account")."""
+    return f"{self.number}-compute@developer.gserviceaccount.com"
+
   def _account(self, sent: Dict) -> str:
-    return sent.get("serviceAccount") or f"{self.number}-compute@developer.gserviceaccount.com"
+    return sent.get("serviceAccount") or self.default_account
 
   def _work(self) -> None:
     """Runs the queued jobs, one at a time, in this thread (ML Metadata's)."""

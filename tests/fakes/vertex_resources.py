@@ -127,7 +127,9 @@ class Job:
     self.times = {"createTime": created, "updateTime": created}
     self.log_dir = os.path.join(vp.folder, "jobs", job_id)
     os.makedirs(self.log_dir)
-    self.run = JobRun(job_id, self.name, to_s3(check_root(sent)), env={})
+    self.run = JobRun(job_id, self.name, to_s3(check_root(sent)), env={},
+                      service_account=sent.get("serviceAccount") or vp.default_account,
+                      network=sent.get("network", ""))
 
   def set(self, state: str, error: Optional[Dict] = None) -> None:
     self.state, self.error = state, error or self.error
