@@ -1,8 +1,12 @@
-"""Fixtures of the training engines' end-to-end tests (test_train_workers.py)."""
+"""Fixtures of the training engines' end-to-end tests (test_train_workers.py),
+and the digits in a stand-in bucket for the compiled pipeline's."""
 
 import pytest
 
+from convert.digits import write_digits
 from metadata import outcome
+from tests.conftest import DIGITS_SCHEMA, digits_raw, span_data
+from tests.fakes.s3_server import upload_folder
 from tests.fakes.standin_cluster import StandInCluster
 from tests.fakes.vertex_api import StandInVertex
 from tests.runs import run_local
@@ -32,3 +36,15 @@ def vertex(tmp_path):
   client over REST, the step's project and token from a metadata server."""
   with StandInVertex(str(tmp_path)) as standin:
     yield standin
+
+
+def digits_in_bucket(root, s3, scheme: str = "s3", window: int = 1) -> dict:
+  """The digits as span 1 under s3://data/digits (moto), and their
+  declaration (raw, to edit before writing) over `scheme`://data/digits, a
+  window of `window` spans."""
+  write_digits(str(root / "local" / "span-1"))
+  upload_folder(s3, str(root / "local"), "s3://data/digits")
+  raw = digits_raw()
+  raw["data"] = span_data(f"{scheme}://data/digits", window)
+  raw["schema"] = DIGITS_SCHEMA
+  return raw

@@ -54,11 +54,11 @@ import tensorflow_data_validation as tfdv
 import yaml
 
 from components import ui_artifacts
-from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
 from kubeflow.compile.spec import tasks as spec_tasks
 from pipeline import cache_epoch
-from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
+from tests.conftest import REPO
+from tests.e2e.conftest import digits_in_bucket
 from tests.fakes import kfp_server
 from tests.fakes.kfp_backend import Backend, StepFailed
 from tests.fakes.s3_server import KEY, SECRET, env, free_port, s3_server, upload_folder
@@ -170,11 +170,7 @@ def ran(request, tmp_path_factory):
   url, state, stop = kfp_server.serve()
   with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
        webhook() as (hook, messages):
-    write_digits(str(root / "local" / "span-1"))
-    upload_folder(client, str(root / "local"), "s3://data/digits")
-    raw = digits_raw()
-    raw["data"] = span_data("s3://data/digits", 2)
-    raw["schema"] = DIGITS_SCHEMA
+    raw = digits_in_bucket(root, client, window=2)
     # The third run must push: a warm-started candidate may land a few eval
     # digits below the served model (CI: "not blessed"), which the default
     # max_change of 0.01 refuses. test_e2e covers the refusal.

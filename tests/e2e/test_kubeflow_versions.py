@@ -21,12 +21,11 @@ import json
 import pytest
 import yaml
 
-from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
-from tests.conftest import DIGITS_SCHEMA, digits_raw, span_data
+from tests.e2e.conftest import digits_in_bucket
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps
 from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, StepFailed
-from tests.fakes.s3_server import env, s3_server, upload_folder
+from tests.fakes.s3_server import env, s3_server
 
 pytestmark = pytest.mark.e2e
 
@@ -39,11 +38,7 @@ FEEDINGS = {"2.5": ((2, 5), True, "run"), "2.17": ((2, 17), True, "run"),
 def runs(tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_versions")
   with s3_server(buckets=("pipelines", "data", "admin")) as (endpoint, client):
-    write_digits(str(root / "local" / "span-1"))
-    upload_folder(client, str(root / "local"), "s3://data/digits")
-    raw = digits_raw()
-    raw["data"] = span_data("s3://data/digits", 1)
-    raw["schema"] = DIGITS_SCHEMA
+    raw = digits_in_bucket(root, client)
     (root / "digits.yaml").write_text(yaml.safe_dump(raw))
     assert kubeflow([
         "compile", "--dataset", str(root / "digits.yaml"),

@@ -30,11 +30,11 @@ import yaml
 from google.cloud import aiplatform_v1
 from google.oauth2.credentials import Credentials
 
-from convert.digits import write_digits
 from kubeflow.cli import main as kubeflow
-from tests.conftest import DIGITS_SCHEMA, REPO, digits_raw, span_data
+from tests.conftest import REPO
+from tests.e2e.conftest import digits_in_bucket
 from tests.e2e.test_kubeflow_steps import first_steps
-from tests.fakes.s3_server import env, s3_server, upload_folder
+from tests.fakes.s3_server import env, s3_server
 from tests.fakes.vertex_api import TOKEN
 from tests.fakes.vertex_pipelines import StandInVertexPipelines
 
@@ -130,11 +130,7 @@ def with_probe(path: str) -> str:
 def digits(tmp_path_factory):
   root = tmp_path_factory.mktemp("vertex_standin")
   with s3_server(buckets=("pipelines", "data")) as (endpoint, s3):
-    write_digits(str(root / "local" / "span-1"))
-    upload_folder(s3, str(root / "local"), "s3://data/digits")
-    raw = digits_raw()
-    raw["data"] = span_data("gs://data/digits", 1)
-    raw["schema"] = DIGITS_SCHEMA
+    raw = digits_in_bucket(root, s3, scheme="gs")
     (root / "digits.yaml").write_text(yaml.safe_dump(raw))
     # No AWS flag: the stand-in gives the steps the bucket's access.
     assert kubeflow(["compile", "--dataset", str(root / "digits.yaml"),

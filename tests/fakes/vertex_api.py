@@ -72,6 +72,7 @@ from typing import Dict, List, Optional
 from google.cloud import aiplatform_v1
 
 from tests.conftest import REPO
+from tests.fakes import google_apis
 from tests.fakes.training_engines import free_port
 
 PROJECT = "stand-in-project"  # the user's, where the PipelineJob runs
@@ -315,24 +316,8 @@ class StandInVertex:
     return job
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
+class Handler(google_apis.JsonHandler):
   vertex: StandInVertex
-
-  def log_message(self, *args) -> None:  # quiet
-    pass
-
-  def _send(self, code: int, body, content_type="application/json", headers=None) -> None:
-    data = (body if isinstance(body, str) else json.dumps(body)).encode()
-    self.send_response(code)
-    self.send_header("Content-Type", content_type)
-    for k, v in (headers or {}).items():
-      self.send_header(k, v)
-    self.send_header("Content-Length", str(len(data)))
-    self.end_headers()
-    self.wfile.write(data)
-
-  def _error(self, code: int, status: str, message: str) -> None:
-    self._send(code, {"error": {"code": code, "message": message, "status": status}})
 
   def _job(self, job: aiplatform_v1.CustomJob) -> dict:
     with self.vertex.runs[job.name].lock:
@@ -342,7 +327,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     """The metadata server: what google-auth asks a Compute Engine VM."""
     flavor = {"Metadata-Flavor": "Google"}
     if self.headers.get("Metadata-Flavor") != "Google":
-      return self._send(403, "missing Metadata-Flavor: Google", "text/plain")
+      return self.send(403, "missing Metadata-Flavor: Google", "text/plain")
     answers = {
         "": "", "/computeMetadata/v1/project/project-id": TENANT_PROJECT,
         "/computeMetadata/v1/universe/universe-domain": "googleapis.com",
@@ -353,16 +338,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "access_token": TOKEN, "expires_in": 3599, "token_type": "Bearer"})}
     if path.rstrip("/") == "" or path in answers:
       body = answers.get(path, "")
-      return self._send(200, body, "application/json" if body.startswith("{") else
+      return self.send(200, body, "application/json" if body.startswith("{") else
                         "application/text", flavor)
-    self._send(404, "not found", "text/plain", flavor)
+    self.send(404, "not found", "text/plain", flavor)
 
   def _allowed(self, permission: str, resource: str) -> bool:
     if self.headers.get("Authorization") != f"Bearer {TOKEN}":
-      self._error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+      self.error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
       return False
     if permission in self.vertex.forbidden:
-      self._error(403, "PERMISSION_DENIED", f"Permission '{permission}' denied on resource "
+      self.error(403, "PERMISSION_DENIED", f"Permission '{permission}' denied on resource "
                   f"'//aiplatform.googleapis.com/{resource}' (or it may not exist).")
       return False
     return True
@@ -373,41 +358,41 @@ class Handler(http.server.BaseHTTPRequestHandler):
       return self._metadata(url.path)
     match = JOBS.match(url.path)
     if not match:
-      return self._error(404, "NOT_FOUND", f"no such method: GET {url.path}")
+      return self.error(404, "NOT_FOUND", f"no such method: GET {url.path}")
     parent, number = match.group(1), match.group(2)
     if number:
       if not self._allowed("aiplatform.customJobs.get", url.path[4:]):
         return
       run = self.vertex.runs.get(f"{parent}/customJobs/{number}")
       if run is None:
-        return self._error(404, "NOT_FOUND", f"The CustomJob does not exist: {url.path[4:]}")
-      return self._send(200, self._job(run.job))
+        return self.error(404, "NOT_FOUND", f"The CustomJob does not exist: {url.path[4:]}")
+      return self.send(200, self._job(run.job))
     if not self._allowed("aiplatform.customJobs.list", parent):
       return
     query = urllib.parse.parse_qs(url.query)
     wanted = query.get("filter", [""])[0]
     label = LABEL_FILTER.match(wanted)
     if wanted and not label:
-      return self._error(400, "INVALID_ARGUMENT", f"Unsupported filter: {wanted}")
+      return self.error(400, "INVALID_ARGUMENT", f"Unsupported filter: {wanted}")
     jobs = [run.job for name, run in self.vertex.runs.items() if name.startswith(parent + "/")
             and (not label or run.job.labels.get(label.group(1)) == label.group(2))]
-    self._send(200, {"customJobs": [self._job(job) for job in jobs]} if jobs else {})
+    self.send(200, {"customJobs": [self._job(job) for job in jobs]} if jobs else {})
 
   def do_POST(self) -> None:
     url = urllib.parse.urlparse(self.path)
     match = JOBS.match(url.path)
     body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
     if not match or match.group(2):
-      return self._error(404, "NOT_FOUND", f"no such method: POST {url.path}")
+      return self.error(404, "NOT_FOUND", f"no such method: POST {url.path}")
     parent = match.group(1)
     if not self._allowed("aiplatform.customJobs.create", parent):
       return
     try:
       job = self.vertex.create(parent, body)
     except Refused as e:
-      return self._error(400, "INVALID_ARGUMENT", str(e))
+      return self.error(400, "INVALID_ARGUMENT", str(e))
     except Exception as e:  # noqa: BLE001  (the API answers a bad body with 400)
-      return self._error(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {e}")
-    self._send(200, self._job(job))
+      return self.error(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {e}")
+    self.send(200, self._job(job))
 
 

@@ -5,6 +5,7 @@ and checks every request body against kfp-server-api's models. This is a
 contract test of what we send and how we react, not a cluster test.
 """
 
+import argparse
 import json
 
 import pytest
@@ -348,3 +349,35 @@ def test_runtime_parameters_take_the_form_the_compiled_pipeline_declares():
                                declared={"push_destination": {}}) == {
       "train_args": '{"num_steps": 50}',
       "push_destination": '{"filesystem": {"base_directory": "gs://b/s"}}'}
+
+
+def test_what_vertex_refuses_is_one_line_naming_the_fix():
+  """kubeflow/api/vertex.py `describe`, on the errors the REST transport
+  raises (classed by HTTP status: google/api_core/exceptions.py)."""
+  from google.api_core import exceptions
+
+  from kubeflow.api import vertex
+  disabled = exceptions.Forbidden(
+      "Vertex AI API has not been used in project my-project before or it is disabled.")
+  assert vertex.describe(disabled, "my-project") == (
+      "the Vertex AI API is not enabled in project my-project: gcloud services enable "
+      "aiplatform.googleapis.com --project my-project")
+  denied = vertex.describe(exceptions.Forbidden(
+      "Permission 'aiplatform.pipelineJobs.create' denied"), "my-project")
+  assert denied.startswith("permission denied (Permission 'aiplatform.pipelineJobs.create'")
+  assert "roles/aiplatform.user" in denied and "roles/iam.serviceAccountUser" in denied
+  missing = vertex.describe(exceptions.NotFound("bucket gs://nope does not exist"), "p")
+  assert "check --project, --region and the pipeline root's bucket" in missing, missing
+  assert "\n" not in denied + missing
+
+
+def test_a_vertex_label_or_network_of_the_wrong_form_is_refused_before_any_call():
+  from kubeflow.api import vertex
+  assert vertex.labels(["team=vision", "cost-center=42"]) == {"team": "vision",
+                                                              "cost-center": "42"}
+  for bad in ("Team=vision", "team", f"{vertex.BILLING_LABEL}=x"):
+    with pytest.raises(argparse.ArgumentTypeError, match="--label"):
+      vertex.labels([bad])
+  args = argparse.Namespace(network="my-vpc", spec="s", project="p", label=None)
+  with pytest.raises(argparse.ArgumentTypeError, match="projects/NUMBER/global/networks"):
+    vertex.pipeline_job(args, "s", "run", "gs://b/r", {})
