@@ -31,6 +31,11 @@ if __name__ == "__main__":
     with open(sys.argv[1]) as f:
       launch.launch(types.SimpleNamespace(**json.load(f)))
   except (JobFailed, ClusterError) as e:
-    print(f"error: {e}", flush=True)
+    # One write of the whole line: print writes the text and its newline
+    # apart, and google-auth's background lookup of the service account's
+    # allowed locations (no network here) logs its retries to stderr, which
+    # shares the pipe, in between (a fresh clone saw the line cut so).
+    sys.stdout.write(f"error: {e}\n")
+    sys.stdout.flush()
     status = 1
   storage.exit(status)
