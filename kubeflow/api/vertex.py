@@ -24,6 +24,7 @@ tests/fakes/vertex_pipelines.py's stand-in), as launcher/vertex.py does.
 
 import argparse
 import contextlib
+import itertools
 import os
 import re
 from typing import Dict, List, Optional, Tuple
@@ -206,7 +207,6 @@ def recent_runs(project: str, region: str, pipeline: str, limit: int) -> List:
   (aiplatform base.py `_list`). Vertex lists newest first by default
   (pipeline_service.py ListPipelineJobsRequest.order_by); one page of
   `limit` is all this needs."""
-  import itertools
   found = client(region).list_pipeline_jobs(request={
       "parent": f"projects/{project}/locations/{region}",
       "filter": f'pipeline_name="{pipeline}"', "page_size": limit})

@@ -31,7 +31,7 @@ values change only with a new compile, which changes the key anyway.
 import datetime
 import json
 import os
-from typing import Dict, Iterable, Optional
+from typing import Dict, Optional
 
 import storage
 from kubeflow.steps import backend
@@ -47,10 +47,8 @@ KFP_RUNTIME_ENV = "_KFP_RUNTIME"
 RUNNING, COMPLETE, FAILED = "RUNNING", "COMPLETE", "FAILED"
 
 
-def locate(uris: Iterable[str], pipeline: str, task: str) -> Optional[run_layout.RunFolder]:
-  """The run's folder, on either backend's layout (storage/run_layout.py),
-  from the first of the step's output URIs that lies in one; or None."""
-  return run_layout.locate(uris, pipeline, task)
+# The run's folder from the step's output URIs, on either backend's layout.
+locate = run_layout.locate
 
 
 def run_of(executor_input: dict, task: str) -> Optional[run_layout.RunFolder]:

@@ -445,7 +445,9 @@ class Backend:
       return scope[value["componentInputParameter"]]
     return value["runtimeValue"]["constant"]
 
-  def _executor_input(self, task, component, scope, done, run_root, name):
+  def _inputs(self, task, component, scope, done, name) -> Dict:
+    """The executor input's `inputs`: the parameters resolved, the artifacts
+    read back from ML Metadata, typed as the flavour types them."""
     params = {key: self._parameter(value, scope, done, name)
               for key, value in task.get("inputs", {}).get("parameters", {}).items()}
     declared = component.get("inputDefinitions", {}).get("artifacts", {})
@@ -455,7 +457,14 @@ class Backend:
       art = self._outputs_of(done[producer["producerTask"]])[producer["outputArtifactKey"]]
       kind = ({"instanceSchema": ""} if self.flavour == "oss"
               else declared[key]["artifactType"])
-      artifacts[key] = {"artifacts": [_runtime_artifact(art, kind)]}
+      artifacts[key] = {"artifacts": [self._runtime(art, kind)]}
+    return {"parameterValues": params, "artifacts": artifacts}
+
+  def _runtime(self, art: mlmd.Artifact, kind: Dict) -> Dict:
+    return _runtime_artifact(art, kind)
+
+  def _executor_input(self, task, component, scope, done, run_root, name):
+    inputs = self._inputs(task, component, scope, done, name)
     # driver.go provisionOutputs: every output under one task root.
     task_root = f"{run_root}/{name}/{uuid.uuid4()}"
     declared_outputs = dict(component.get("outputDefinitions", {}).get("artifacts", {}))
@@ -471,7 +480,7 @@ class Backend:
     if named and any(task_root.startswith(p) for p in LOCAL_PREFIX):
       output_file = _local_path(task_root, "/") + "/output_metadata.json"
     declared_params = component.get("outputDefinitions", {}).get("parameters", {})
-    return {"inputs": {"parameterValues": params, "artifacts": artifacts},
+    return {"inputs": inputs,
             "outputs": {"artifacts": outputs,
                         "parameters": {key: {"outputFile": f"/tmp/kfp/outputs/{key}"}
                                        for key in declared_params},

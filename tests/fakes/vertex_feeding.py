@@ -177,14 +177,7 @@ class VertexBackend(Backend):
     return execution
 
   def _executor_input(self, task, component, scope, done, run_root, name) -> Dict:
-    params = {key: self._parameter(value, scope, done, name)
-              for key, value in task.get("inputs", {}).get("parameters", {}).items()}
-    declared = component.get("inputDefinitions", {}).get("artifacts", {})
-    artifacts = {}
-    for key, ref in task.get("inputs", {}).get("artifacts", {}).items():
-      producer = ref["taskOutputArtifact"]
-      art = self._outputs_of(done[producer["producerTask"]])[producer["outputArtifactKey"]]
-      artifacts[key] = {"artifacts": [self._runtime(art, declared[key]["artifactType"])]}
+    inputs = self._inputs(task, component, scope, done, name)  # typed: Vertex's feeding
     folder = f"{run_root}/{name}_{self.job.tasks[name].task_id}"
     outputs = {}
     for key, d in component.get("outputDefinitions", {}).get("artifacts", {}).items():
@@ -193,7 +186,7 @@ class VertexBackend(Backend):
       outputs[key] = {"artifacts": [{**pending, "name": self.artifact_name(artifact_id),
                                      "metadata": d.get("metadata", {})}]}
     declared_params = component.get("outputDefinitions", {}).get("parameters", {})
-    return {"inputs": {"parameterValues": params, "artifacts": artifacts},
+    return {"inputs": inputs,
             "outputs": {"artifacts": outputs,
                         "parameters": {key: {"outputFile": mounted(f"{folder}/{key}")}
                                        for key in declared_params},
