@@ -150,6 +150,10 @@ def cell(request, tmp_path_factory):
       backend.close()
     serving = download(client, "s3://serving/cell", root / "serving")
     cache = client.list_objects_v2(Bucket="pipelines", Prefix="root/analyzer_cache/")
+    logs = {task: (art["uri"], client.get_object(
+        Bucket=art["uri"][5:].partition("/")[0], Key=art["uri"][5:].partition("/")[2])
+        ["Body"].read().decode()) for (task, key), art in run.outputs.items()
+        if key == "executor-logs"}
     bucket, _, prefix = run.outputs[("ImportExampleGen", "examples")]["uri"][5:].partition("/")
     examples = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
     trainer = run.outputs[("Trainer", "model")]["uri"][5:].partition("/")
@@ -160,7 +164,7 @@ def cell(request, tmp_path_factory):
         if exports else b""
     yield {"name": request.param, "root": root, "run": run, "serving": serving,
            "cluster": cluster, "exports": exports, "export_bytes": export,
-           "engine": WORKERS[request.param][-1],
+           "engine": WORKERS[request.param][-1], "logs": logs,
            "cache": [o["Key"] for o in cache.get("Contents", [])],
            "splits": {o["Key"][len(prefix) + 1:].split("/")[0]
                       for o in examples.get("Contents", [])}}
@@ -170,9 +174,16 @@ def test_every_step_runs_and_the_model_is_pushed(cell):
   assert set(steps(cell["run"]).values()) == {"EXECUTED"}, cell["run"].states
   versions = [v for v in os.listdir(cell["serving"]) if v.isdigit()]
   assert len(versions) == 1, os.listdir(cell["serving"])
-  logs = sorted(task for task, key in cell["run"].outputs if key == "executor-logs")
-  published = FEEDING[cell["name"]][1]
-  assert logs == (sorted(steps(cell["run"])) if published else []), logs
+  version, published = FEEDING[cell["name"]]
+  logs = cell["logs"]
+  assert sorted(logs) == (sorted(steps(cell["run"])) if published else []), sorted(logs)
+  for task, (uri, text) in logs.items():
+    # Before 2.16.1 the URI carries no retry index (qualifyExecutorLogsURI).
+    assert version < (2, 16, 1) and uri.endswith("/executor-logs"), uri
+    # The launcher's copy of the container's output, whole.
+    assert text == (cell["root"] / "logs" / f"{task}.log").read_text(), (task, text[-1500:])
+  if published:
+    assert "step finished" in logs["ImportExampleGen"][1], logs["ImportExampleGen"][1][-1500:]
 
 
 def test_spans_are_windowed_and_compared_and_plain_data_is_split_by_hash(cell):
