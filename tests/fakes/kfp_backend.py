@@ -137,6 +137,7 @@ behaviour above: `_run_root`, `_retry`, `_stage`, `_args`, `_platform_env`,
 `_after_step`, `fail_fast`, and the spec's own image when `image` is None.
 """
 
+import atexit
 import dataclasses
 import hashlib
 import json
@@ -283,7 +284,7 @@ class Backend:
     # The pods' folders, reachable by `user` (a test's tmp_path is not).
     self.pods = tempfile.mkdtemp(prefix="kfp-pods-")
     os.chmod(self.pods, 0o755)
-    self.image = pod_image(self.pods) if self.user is not None else None
+    self.image = shared_pod_image() if self.user is not None else None
     config = mlmd.ConnectionConfig()
     config.sqlite.filename_uri = os.path.join(home, "mlmd.sqlite")
     config.sqlite.connection_mode = 3
@@ -297,8 +298,8 @@ class Backend:
       os.chmod(self.kubeconfig, 0o644)
 
   def close(self) -> None:
-    """Deletes the pods' folders and the pod image (about 4 GB): a test's
-    tmp_path is kept, this folder is not."""
+    """Deletes the pods' folders (about 4 GB): a test's tmp_path is kept,
+    this folder is not. The pod image is the test process's."""
     shutil.rmtree(self.pods, ignore_errors=True)
 
   def root_of(self, pipeline_root: Optional[str]) -> str:
@@ -722,6 +723,21 @@ def _runtime_artifact(art: mlmd.Artifact, kind: Dict) -> Dict:
   metadata = {k: _from_mlmd_value(v) for k, v in art.properties.items()}
   metadata.update({k: _from_mlmd_value(v) for k, v in art.custom_properties.items()})
   return {"name": str(art.id), "uri": art.uri, "type": kind, "metadata": metadata}
+
+
+_IMAGE: Dict[str, Dict] = {}
+
+
+def shared_pod_image() -> Dict:
+  """pod_image, made once per test process and deleted when it exits: each
+  copy costs about 6.5 s of CPU (hard links to some 88,000 files, then their
+  removal), and the steps only read it."""
+  if not _IMAGE:
+    folder = tempfile.mkdtemp(prefix="kfp-image-")
+    os.chmod(folder, 0o755)
+    atexit.register(shutil.rmtree, folder, True)
+    _IMAGE.update(pod_image(folder))
+  return _IMAGE
 
 
 def pod_image(folder: str) -> Dict:
