@@ -89,6 +89,17 @@ def _atomic(oracle_class):
       _write_json(os.path.join(self._get_trial_dir(trial.trial_id), "trial.json"),
                   trial.get_state())
 
+    def reload(self):
+      super().reload()
+      # end_trial writes the trial's file, then the oracle's: a Tuner killed
+      # between them left a trial ended in its own file and ongoing in the
+      # oracle's, which reload queues to run again. It ran; it stays ended.
+      for trial_id in [t for t in self._retry_queue
+                       if self.trials[t].status in ("COMPLETED", "FAILED")]:
+        self._retry_queue.remove(trial_id)
+        if trial_id not in self.end_order:
+          self.end_order.append(trial_id)
+
   Atomic.__name__ = f"Atomic{oracle_class.__name__}"
   return Atomic
 

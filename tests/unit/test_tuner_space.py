@@ -51,3 +51,29 @@ def test_a_tuner_killed_while_it_writes_leaves_the_last_whole_state(tmp_path, mo
   again = space.make_oracle(TUNING, 0, state)
   done = [t.trial_id for t in again.trials.values() if t.status == "COMPLETED"]
   assert done == [first], done
+
+
+def test_a_tuner_killed_between_a_trials_file_and_the_oracles_runs_it_not_again(tmp_path):
+  """end_trial writes trial.json, then oracle.json. Killed in between, the
+  trial's file says COMPLETED and the oracle's says it is still running:
+  the resumed search keeps it as done instead of running it again
+  (tests/e2e/test_tuning.py's interrupted search failed so once)."""
+  state = str(tmp_path / "oracle")
+  oracle = space.make_oracle(TUNING, 0, state)
+  first = _finish_one(oracle, 0.9)
+
+  trial = oracle.create_trial("worker-0")
+  oracle.update_trial(trial.trial_id, {"accuracy": 0.8}, step=1)
+  trial.status = "COMPLETED"
+
+  def killed():  # the process dies once the trial's own file is written
+    raise SystemExit("killed")
+  oracle.save = killed
+  with pytest.raises(SystemExit):
+    oracle.end_trial(trial)
+  again = space.make_oracle(TUNING, 0, state)
+  done = sorted(t.trial_id for t in again.trials.values() if t.status == "COMPLETED")
+  assert len(done) == 2 and first in done, done
+  following = again.create_trial("worker-0")
+  assert following.trial_id not in done, f"trial {following.trial_id} ran again"
+  assert sorted(again.end_order) == done, again.end_order
