@@ -25,6 +25,7 @@ import startup
 import storage
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
+from storage import run_layout
 
 TASK = "notify"
 URL_PARAM = "notify_url"
@@ -83,7 +84,7 @@ def main(argv: List[str]) -> int:
   url, pipeline = params.get(URL_PARAM, ""), params["pipeline_name"]
   outputs = executor_input["outputs"]["artifacts"]
   uris = [a["uri"] for listed in outputs.values() for a in listed["artifacts"]]
-  found = step_records.locate(uris, pipeline, TASK)
+  found = run_layout.locate(uris, pipeline, TASK)
   if not found:
     print(f"notify: no run folder in this step's output URIs {uris}; nothing to report",
           file=sys.stderr)

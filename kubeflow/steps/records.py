@@ -47,18 +47,14 @@ KFP_RUNTIME_ENV = "_KFP_RUNTIME"
 RUNNING, COMPLETE, FAILED = "RUNNING", "COMPLETE", "FAILED"
 
 
-# The run's folder from the step's output URIs, on either backend's layout.
-locate = run_layout.locate
-
-
 def run_of(executor_input: dict, task: str) -> Optional[run_layout.RunFolder]:
   """A compiled step's run folder, from its output artifacts' URIs, else its
   executor output file's: a step with no output artifact (a gate) has that
   file in its task's folder on Vertex AI and on the open-source backend
   from 2.15 (storage/run_layout.py)."""
   output_file = executor_input.get("outputs", {}).get("outputFile") or ""
-  return locate(artifact_uris(executor_input)["wrote"] + [run_layout.uri_of(output_file)],
-                os.environ.get(PIPELINE_ENV, ""), task)
+  uris = artifact_uris(executor_input)["wrote"] + [run_layout.uri_of(output_file)]
+  return run_layout.locate(uris, os.environ.get(PIPELINE_ENV, ""), task)
 
 
 def artifact_uris(executor_input: dict) -> Dict[str, list]:

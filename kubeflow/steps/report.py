@@ -24,6 +24,7 @@ import startup
 import storage
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
+from storage import run_layout
 
 TASK = "RunReport"
 OUTPUT = "report"
@@ -72,7 +73,7 @@ def main(argv: List[str]) -> int:
     return 1
   pipeline = executor_input["inputs"]["parameterValues"]["pipeline_name"]
   uri = executor_input["outputs"]["artifacts"][OUTPUT]["artifacts"][0]["uri"]
-  found = step_records.locate([uri], pipeline, TASK)
+  found = run_layout.locate([uri], pipeline, TASK)
   folder = found.run if found else None
   storage.enable([uri])
   records = step_records.read(folder) if folder else {}

@@ -80,7 +80,7 @@ def main(argv: List[str]) -> int:
   # Specs compiled before the parameter existed name the pipeline in the
   # environment only.
   pipeline = params.get("pipeline_name") or os.environ.get(run_layout.PIPELINE_ENV, "")
-  layout = records.locate([uri], pipeline, TASK)
+  layout = run_layout.locate([uri], pipeline, TASK)
   storage.enable([uri, params.get("serving_dir", "")])
   lines = apply(layout, int(params["keep"]), params["serving_dir"],
                 set(json.loads(params["never_cached"])), delete=True,

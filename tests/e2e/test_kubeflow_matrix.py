@@ -44,7 +44,7 @@ from convert.rows import write_rows
 from kubeflow.cli import main as kubeflow
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, download, steps
 from tests.fakes.kfp_backend import Backend
-from tests.fakes.s3_server import env, s3_server, upload_folder
+from tests.fakes.s3_server import env, read, s3_server, upload_folder
 from tests.fakes.standin_cluster import StandInCluster
 
 pytestmark = pytest.mark.e2e
@@ -150,10 +150,8 @@ def cell(request, tmp_path_factory):
       backend.close()
     serving = download(client, "s3://serving/cell", root / "serving")
     cache = client.list_objects_v2(Bucket="pipelines", Prefix="root/analyzer_cache/")
-    logs = {task: (art["uri"], client.get_object(
-        Bucket=art["uri"][5:].partition("/")[0], Key=art["uri"][5:].partition("/")[2])
-        ["Body"].read().decode()) for (task, key), art in run.outputs.items()
-        if key == "executor-logs"}
+    logs = {task: (art["uri"], read(client, art["uri"]))
+            for (task, key), art in run.outputs.items() if key == "executor-logs"}
     bucket, _, prefix = run.outputs[("ImportExampleGen", "examples")]["uri"][5:].partition("/")
     examples = client.list_objects_v2(Bucket=bucket, Prefix=prefix + "/")
     trainer = run.outputs[("Trainer", "model")]["uri"][5:].partition("/")

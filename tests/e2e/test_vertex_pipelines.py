@@ -23,7 +23,7 @@ from kubeflow.cli import main as kubeflow
 from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket
 from tests.e2e.test_kubeflow_steps import webhook
-from tests.fakes.s3_server import env, s3_server
+from tests.fakes.s3_server import env, read, s3_server
 from tests.fakes.vertex_pipelines import StandInVertexPipelines
 
 pytestmark = pytest.mark.e2e
@@ -46,11 +46,6 @@ def command(vp, s3_env, *args, code: int = 0) -> str:
 
 def tasks(resource: dict) -> dict:
   return {t["taskName"]: t for t in resource["jobDetail"]["taskDetails"]}
-
-
-def read(s3, uri: str) -> str:
-  bucket, _, key = uri[len("gs://"):].partition("/")
-  return s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
 
 
 @pytest.fixture(scope="module")

@@ -139,6 +139,7 @@ behaviour above: `_run_root`, `_retry`, `_stage`, `_args`, `_platform_env`,
 
 import atexit
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -725,19 +726,15 @@ def _runtime_artifact(art: mlmd.Artifact, kind: Dict) -> Dict:
   return {"name": str(art.id), "uri": art.uri, "type": kind, "metadata": metadata}
 
 
-_IMAGE: Dict[str, Dict] = {}
-
-
+@functools.lru_cache(maxsize=None)
 def shared_pod_image() -> Dict:
   """pod_image, made once per test process and deleted when it exits: each
   copy costs about 6.5 s of CPU (hard links to some 88,000 files, then their
   removal), and the steps only read it."""
-  if not _IMAGE:
-    folder = tempfile.mkdtemp(prefix="kfp-image-")
-    os.chmod(folder, 0o755)
-    atexit.register(shutil.rmtree, folder, True)
-    _IMAGE.update(pod_image(folder))
-  return _IMAGE
+  folder = tempfile.mkdtemp(prefix="kfp-image-")
+  os.chmod(folder, 0o755)
+  atexit.register(shutil.rmtree, folder, True)
+  return pod_image(folder)
 
 
 def pod_image(folder: str) -> Dict:

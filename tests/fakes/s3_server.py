@@ -68,3 +68,9 @@ def upload_folder(client, folder: str, uri: str) -> None:
       path = os.path.join(dirpath, name)
       key = "/".join(filter(None, [prefix, os.path.relpath(path, folder)]))
       client.upload_file(path, bucket, key)
+
+
+def read(client, uri: str) -> str:
+  """The text of the one object at an s3:// (or, handed to moto, gs://) URI."""
+  bucket, _, key = uri.split("://", 1)[1].partition("/")
+  return client.get_object(Bucket=bucket, Key=key)["Body"].read().decode()
