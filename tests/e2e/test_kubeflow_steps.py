@@ -61,8 +61,16 @@ from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket
 from tests.fakes import kfp_server
 from tests.fakes.kfp_backend import Backend, StepFailed
-from tests.fakes.s3_server import (KEY, SECRET, env, free_port, read, s3_server,
-                                   upload_folder)
+from tests.fakes.s3_server import (
+  KEY,
+  SECRET,
+  download,
+  env,
+  free_port,
+  read,
+  s3_server,
+  upload_folder,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -143,17 +151,6 @@ def webhook():
   finally:
     server.shutdown()
     server.server_close()
-
-
-def download(client, uri: str, folder) -> str:
-  """Copies everything under an s3:// URI into a local folder."""
-  bucket, _, prefix = uri[len("s3://"):].partition("/")
-  for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-    for obj in page.get("Contents", []):
-      path = os.path.join(str(folder), os.path.relpath(obj["Key"], prefix))
-      os.makedirs(os.path.dirname(path), exist_ok=True)
-      client.download_file(bucket, obj["Key"], path)
-  return str(folder)
 
 
 def _objects(client, bucket: str, prefix: str) -> dict:

@@ -138,35 +138,3 @@ def test_a_folder_of_mixed_png_and_jpeg_photos_converts_and_trains(tmp_path):
                       .int64_list.value[0] for r in records])
   accuracy = float((served["probabilities"].numpy().argmax(axis=1) == labels_).mean())
   assert accuracy >= 0.85, f"expected >= 0.85 on both formats, found {accuracy:.3f}"
-
-
-def test_labels_stored_as_class_names_train_evaluate_and_serve_names(tmp_path):
-  """The digits with their labels written as names ("zero".."nine"): the
-  Transform maps them to their declared positions, TFMA maps them through the
-  served `all_classes`, and the run blesses on accuracy."""
-  import copy
-
-  from convert.rows import write_rows
-  from tests.conftest import digit_rows, digits_raw, write_declaration
-  rows = [dict(r, label=[NAMES[r["label"][0]].encode()]) for r in digit_rows(1797)]
-  write_rows(rows, str(tmp_path / "data"), "d", eval_percent=20)
-  raw = copy.deepcopy(digits_raw())
-  raw.pop("schema")
-  raw["label"] = {"name": "label", "classes": NAMES}
-  raw["data"] = {"root": str(tmp_path / "data"), "compression": "GZIP",
-                 "splits": {"train": "train/*.gz", "eval": "eval/*.gz"}}
-  code, out, err = run_local("--dataset", write_declaration(tmp_path, raw),
-                             "--output-dir", str(tmp_path / "runs"), "--train-steps", "300")
-  assert code == 0, err[-3000:]
-  result = outcome.read_outcome(str(tmp_path / "runs" / "digits" / "metadata.sqlite"), "digits")
-  assert result.blessed and result.metric == "accuracy" and result.value >= 0.9, result
-  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_default"]
-  records = [r.numpy() for r in tf.data.TFRecordDataset(
-      glob.glob(str(tmp_path / "data" / "eval" / "*.gz")), "GZIP")]
-  served = serve(examples=tf.constant(records))
-  names = [n.decode() for n in served["all_classes"].numpy()[0]]
-  predicted = [names[i] for i in served["probabilities"].numpy().argmax(axis=1)]
-  truth = [tf.train.Example.FromString(r).features.feature["label"].bytes_list.value[0]
-           .decode() for r in records]
-  accuracy = float(np.mean([p == t for p, t in zip(predicted, truth)]))
-  assert names == NAMES and accuracy >= 0.9, (names, accuracy)

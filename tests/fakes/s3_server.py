@@ -70,6 +70,17 @@ def upload_folder(client, folder: str, uri: str) -> None:
       client.upload_file(path, bucket, key)
 
 
+def download(client, uri: str, folder) -> str:
+  """Copies everything under an s3:// URI into a local folder."""
+  bucket, _, prefix = uri[len("s3://"):].partition("/")
+  for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+    for obj in page.get("Contents", []):
+      path = os.path.join(str(folder), os.path.relpath(obj["Key"], prefix))
+      os.makedirs(os.path.dirname(path), exist_ok=True)
+      client.download_file(bucket, obj["Key"], path)
+  return str(folder)
+
+
 def read(client, uri: str) -> str:
   """The text of the one object at an s3:// (or, handed to moto, gs://) URI."""
   bucket, _, key = uri.split("://", 1)[1].partition("/")
