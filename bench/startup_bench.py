@@ -14,8 +14,11 @@ a fresh process, two ways, interleaved, and the medians' ratio printed:
   now sets it: `kfp` skips its compiler and API client).
 
 The cases: the Kubeflow container with a project step's module (DriftGate,
-the Tuner) or a stock executor (StatisticsGen), and the local runner with
-the pipeline's definition and LocalDagRunner.
+the Tuner) or a stock executor (StatisticsGen), the local runner with
+the pipeline's definition and LocalDagRunner, and a training worker (a
+job's pod, started again at each restart), whose baseline also imports
+TFX's FnArgs class as it did (with `tfx.components` lazy, as then): now it
+reads its inputs into a plain namespace (launcher/inputs.py).
 """
 
 import argparse
@@ -34,7 +37,8 @@ REPO = __file__.rsplit("/bench/", 1)[0]
 _WHOLE = ("import sys\nfrom startup import lazy_imports\n"
           "sys.meta_path[:] = [f for f in sys.meta_path "
           "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
-# case -> (its imports, what the baseline imported besides)
+# case -> (its imports, what the baseline imported besides[, whether the
+# baseline imported `tfx.components` whole: True unless given])
 CASES = {
     "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1"),
     "step: Tuner": ("import kubeflow.steps.entrypoint, components.tuner", "tfx.v1"),
@@ -42,6 +46,8 @@ CASES = {
                             "tfx.components.statistics_gen.executor", ""),
     "local runner": ("import local_runner, pipeline.pipeline, "
                      "tfx.orchestration.local.local_dag_runner", "tfx.v1"),
+    "training worker": ("import trainer.worker, trainer.run",
+                        "tfx.components.trainer.fn_args_utils", False),
 }
 
 
@@ -54,9 +60,11 @@ def _seconds(code: str, env=None) -> float:
 
 def measure(repeats: int) -> dict:
   results = {}
-  for name, (imports, before) in CASES.items():
+  for name, (imports, before, *rest) in CASES.items():
     runs = {"project": [], "baseline": []}
-    baseline = _WHOLE + (f"import {before}\n" if before else "") + imports
+    whole = rest[0] if rest else True
+    baseline = ((_WHOLE if whole else "") + (f"import {before}\n" if before else "")
+                + imports)
     # A compiled step's container has KFP's runtime switch (kubeflow/compile).
     step = {**os.environ, KFP_RUNTIME_ENV: "true"} if name.startswith("step") else None
     for _ in range(repeats):

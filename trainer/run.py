@@ -8,11 +8,10 @@ step is its own module, tested on its own.
 import logging
 import os
 import time
-from typing import List, Optional, Sequence
+from typing import TYPE_CHECKING, List, Optional, Sequence
 
 import tensorflow as tf
 import tensorflow_transform as tft
-from tfx.components.trainer.fn_args_utils import FnArgs
 
 import launcher
 from dataset import spans
@@ -30,6 +29,9 @@ from trainer import (
   progress,
   warm_start,
 )
+
+if TYPE_CHECKING:  # a worker's start imports no TFX component (launcher/inputs.py)
+  from tfx.components.trainer.fn_args_utils import FnArgs
 
 
 def vocab_sizes(decl: Declaration) -> dict:
@@ -203,7 +205,7 @@ def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
   distribute.discard_export(strategy, path)
 
 
-def run_fn(fn_args: FnArgs) -> None:
+def run_fn(fn_args: "FnArgs") -> None:
   """TFX Trainer entry point: trains here, or, with workers (`--train-workers
   N`), launches them as a job that trains (launcher/) and waits for it."""
   if fn_args.custom_config.get(launcher.CONFIG_KEY):
@@ -213,7 +215,7 @@ def run_fn(fn_args: FnArgs) -> None:
     train_here(fn_args)
 
 
-def train_here(fn_args: FnArgs) -> None:
+def train_here(fn_args: "FnArgs") -> None:
   """Trains in this process: alone, or as one worker of a job.
 
   `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),

@@ -214,3 +214,14 @@ def test_a_compiled_step_leaves_kfps_compiler_and_client_unloaded():
            "'kubernetes', 'kfp.pipeline_spec.pipeline_spec_pb2') if m in sys.modules)))")
   env = {**os.environ, KFP_RUNTIME_ENV: "true"}
   assert _last_json(probe, env) == ["kfp.pipeline_spec.pipeline_spec_pb2"]
+
+
+def test_a_training_worker_starts_without_tfx_components_tfma_or_beam():
+  """A job's worker (and each restart of it) imports what training needs:
+  not TFX's FnArgs module, which brings Beam and TFMA (about 1.8 s of a
+  worker's start here: bench/startup_bench.py, "training worker")."""
+  probe = ("import json, sys, startup\nstartup.start()\n"
+           "import trainer.worker, trainer.run\n"
+           "print(json.dumps(sorted(m for m in ('tfx.components.trainer.fn_args_utils', "
+           "'tensorflow_model_analysis', 'apache_beam', 'tensorflow') if m in sys.modules)))")
+  assert _last_json(probe, dict(os.environ)) == ["tensorflow"]
