@@ -8,7 +8,7 @@ step is its own module, tested on its own.
 import logging
 import os
 import time
-from typing import TYPE_CHECKING, List, Optional, Sequence
+from typing import List, Optional, Sequence
 
 import tensorflow as tf
 import tensorflow_transform as tft
@@ -29,9 +29,6 @@ from trainer import (
   progress,
   warm_start,
 )
-
-if TYPE_CHECKING:  # a worker's start imports no TFX component (launcher/inputs.py)
-  from tfx.components.trainer.fn_args_utils import FnArgs
 
 
 def vocab_sizes(decl: Declaration) -> dict:
@@ -205,9 +202,9 @@ def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
   distribute.discard_export(strategy, path)
 
 
-def run_fn(fn_args: "FnArgs") -> None:
-  """TFX Trainer entry point: trains here, or, with workers (`--train-workers
-  N`), launches them as a job that trains (launcher/) and waits for it."""
+def run_fn(fn_args) -> None:
+  """TFX Trainer entry point (`fn_args`: TFX's FnArgs): trains here, or with
+  --train-workers N launches a job that trains (launcher/) and waits for it."""
   if fn_args.custom_config.get(launcher.CONFIG_KEY):
     from launcher import launch  # only a launching Trainer needs it
     launch.launch(fn_args)
@@ -215,8 +212,9 @@ def run_fn(fn_args: "FnArgs") -> None:
     train_here(fn_args)
 
 
-def train_here(fn_args: "FnArgs") -> None:
-  """Trains in this process: alone, or as one worker of a job.
+def train_here(fn_args) -> None:
+  """Trains in this process: alone, or as one worker of a job (`fn_args`:
+  TFX's FnArgs, or a worker's namespace of its fields: launcher/inputs.py).
 
   `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),
   `training` (a `TrainingConfig.to_dict()`) and `materialized` (whether
