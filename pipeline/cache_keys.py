@@ -38,22 +38,35 @@ def trainer_code() -> List[str]:
 
 
 def code_fingerprint(paths: List[str]) -> str:
-  """A hash of the code in `paths` (files, or folders of .py files).
+  """A hash of the code in `paths` (files, or folders of .py files, their
+  subfolders included).
 
   Transform and the Trainer name their functions by import path, so TFX's
   cache key would not change when that code does. Each one's hash goes into
   its own custom_config, so editing its code re-runs it (and what follows)
   instead of serving stale outputs from the cache, and editing the other's
-  code does not.
+  code does not. Each file counts with its path under the folder given, so
+  a module moved into a subfolder, or added there, changes the hash too.
   """
   digest = hashlib.sha256()
   for path in paths:
-    files = ([os.path.join(path, n) for n in sorted(os.listdir(path)) if n.endswith(".py")]
-             if os.path.isdir(path) else [path])
-    for name in files:
-      with open(name, "rb") as f:
-        digest.update(os.path.basename(name).encode() + f.read())
+    for name in _python_files(path):
+      with open(os.path.join(path, name) if name else path, "rb") as f:
+        digest.update((name or os.path.basename(path)).encode() + b"\0" + f.read())
   return digest.hexdigest()[:16]
+
+
+def _python_files(path: str) -> List[str]:
+  """The .py files under a folder, as paths relative to it, sorted; for a
+  file, [""] (itself)."""
+  if not os.path.isdir(path):
+    return [""]
+  found = []
+  for folder, subfolders, files in os.walk(path):
+    subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
+    found += [os.path.relpath(os.path.join(folder, n), path) for n in files
+              if n.endswith(".py")]
+  return sorted(found)
 
 
 def to_json(value):

@@ -201,6 +201,24 @@ def test_an_edit_under_trainer_changes_only_the_trainers_code_key(tmp_path):
   assert not set(transform_paths) & {p for p in trainer_paths if "trainer" in p}
 
 
+def test_code_in_a_subfolder_of_the_trainers_changes_its_code_key(tmp_path):
+  """Code moved into a subfolder of trainer/ still re-runs the Trainer when
+  it changes: the fingerprint recurses (it read the top folder's files only)."""
+  trainer_paths = cache_keys.trainer_code()
+  copies = _edited(tmp_path, trainer_paths, "model.py")
+  (folder,) = [p for p in copies if os.path.basename(p) == "trainer"]
+  os.makedirs(os.path.join(folder, "layers"))
+  module = os.path.join(folder, "layers", "blocks.py")
+  with open(module, "w") as f:
+    f.write("WIDTH = 64\n")
+  before = cache_keys.code_fingerprint(copies)
+  with open(module, "w") as f:
+    f.write("WIDTH = 128\n")
+  assert cache_keys.code_fingerprint(copies) != before, "an edit in trainer/layers/ kept the key"
+  os.rename(module, os.path.join(folder, "blocks.py"))
+  assert cache_keys.code_fingerprint(copies) != before, "a module moved up kept the key"
+
+
 def test_an_edit_to_the_preprocessing_code_changes_only_transforms_code_key(tmp_path):
   trainer_paths, transform_paths = cache_keys.trainer_code(), cache_keys.transform_code()
   edited = _edited(tmp_path, transform_paths, "preprocessing.py")
