@@ -17,8 +17,9 @@ TrainJob of two workers on the stand-in cluster.
 Stand-ins as in tests/e2e/test_kubeflow_steps.py: tests/fakes/kfp_backend.py
 (every step as uid 65534 without capabilities) and moto's S3 server. It is
 fed as 2.5 feeds it, with the `executor-logs` output, each log published
-whole under an unsuffixed URI (the digits run on 2.17, the first steps on
-2.17 with logs off: tests/e2e/test_kubeflow_versions.py). Raw pixels over
+whole under an unsuffixed URI (the digits run on 2.17, their third run
+with logs off; the first steps on 2.17 with logs off and a ConfigMap root:
+tests/e2e/test_kubeflow_versions.py). Raw pixels over
 spans with a float label run through local_runner.py on s3://
 (tests/unit/test_storage.py); a TFJob's four workers through incidents in
 tests/e2e/test_train_workers.py. Tiny data, a few training steps: what is

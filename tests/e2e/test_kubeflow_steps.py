@@ -33,6 +33,10 @@ The spec is compiled with `--notify`: its exit step posts each run's outcome
 to a webhook on 127.0.0.1 (the third run's webhook cannot be reached, and
 the run succeeds anyway), and `python -m kubeflow runs` lists the four runs.
 
+The backend is 2.17, its launcher publishing each step's log as an output
+(a retried step's with the attempt's index); for the third run the install
+has turned publishing off, and the run still trains and pushes.
+
 This test process never loads TensorFlow's s3 file system: `submit` and the
 steps do, each in a process of its own, and the outputs are read here
 through the S3 protocol (boto3).
@@ -216,9 +220,15 @@ def ran(request, tmp_path_factory):
     serving = download(client, "s3://serving/digits", root / "serving")
     upload_folder(client, str(root / "local" / "span-1"), "s3://data/digits/span-2")
     # This run's webhook cannot be reached; the run must not fail for it.
+    # And the install's PUBLISH_LOGS is "false" for it (an admin's change
+    # between runs): no step gets the launcher's `executor-logs` output.
     third = submit(spec, url, endpoint, state, "--param",
                    f"notify_url=http://127.0.0.1:{free_port()}/hooks/T0")
+    backend.publish_logs = False
     run3 = execute(backend, spec, third, state, str(root / "logs3"))
+    backend.publish_logs = True  # the first steps below: keyed as runs 1 and 2 were
+    published3 = [k for k in _objects(client, "pipelines", f"root/digits/{third['id']}/")
+                  if "/executor-logs" in k]
     folders.append(_objects(client, "pipelines", f"root/digits/{first['id']}/"))
     # None if run 3's retention raised no epoch: the test then says why,
     # from run 3's summary and states, rather than the fixture failing.
@@ -250,7 +260,7 @@ def ran(request, tmp_path_factory):
            "root": root, "page": page, "first": first, "second": second, "run1": run1,
            "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
-           "messages": list(messages), "runs": listed,
+           "messages": list(messages), "runs": listed, "published3": published3,
            "ids": [r["id"] for r in (first, second, empty, third)]}
   stop()
 
@@ -468,6 +478,18 @@ def test_a_new_span_past_tuning_every_searches_again(ran):
   assert ran["run3"].parameters["SpanWindow"]["tuning_search"].startswith("span2-")
   log = (ran["root"] / "logs3" / "Tuner.log").read_text()
   assert "span 2 is 1 spans past search span1-" in log, log[-3000:]
+
+
+def test_a_run_with_log_publishing_off_still_trains_and_pushes(ran):
+  """Run 3, under PUBLISH_LOGS "false": the launcher adds no output, and
+  every step still runs and the model is pushed, as a second version."""
+  assert not [key for key in ran["run3"].outputs if key[1] == "executor-logs"], \
+      sorted(ran["run3"].outputs)
+  assert ran["published3"] == [], ran["published3"]
+  assert set(steps(ran["run3"]).values()) == {"EXECUTED"}, ran["run3"].states
+  before = {v for v in os.listdir(ran["serving"]) if v.isdigit()}
+  after = {v for v in os.listdir(ran["serving3"]) if v.isdigit()}
+  assert len(before) == 1 and len(after - before) == 1, (before, after)
 
 
 def test_killed_first_attempts_were_retried_and_pushed_exactly_once(ran):

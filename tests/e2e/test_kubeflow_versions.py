@@ -16,8 +16,8 @@ with the run's root from the namespace's ConfigMap, and a run in the
 in-cluster default root. The whole pipeline runs on 2.17 with logs, their
 URIs suffixed with each attempt's index, in tests/e2e/test_kubeflow_steps.py,
 and on 2.5 with logs (each published whole, its URI unsuffixed) in
-tests/e2e/test_kubeflow_matrix.py. Logs off changes only what the launcher
-adds to a step's outputs, which the first steps here show.
+tests/e2e/test_kubeflow_matrix.py; the digits' third run there has log
+publishing off, and pushes.
 """
 
 import json
