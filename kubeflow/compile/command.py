@@ -98,8 +98,8 @@ def add_parser(sub) -> None:
   exit_handler.add_flag(c)
   c.add_argument("--retries", type=retries, default=DEFAULT_RETRIES, metavar="N",
                  help="start a failed step's pod again up to N times, with backoff "
-                      "(default 2; 0: never); see docs/kubeflow.md for which backends "
-                      "honour it")
+                      "(default 2; 0: no retry policy, though a 2.17 install still retries a "
+                      "deleted pod twice); see docs/kubeflow.md for which backends honour it")
   c.add_argument("--keep-runs", type=keep_count, metavar="N",
                  help="end each run deleting what only runs older than the newest N "
                       "used (kubeflow/steps/retention.py)")

@@ -12,8 +12,9 @@ default `minio://mlpipeline/v2/artifacts`: never the spec's.
 The digits spec on s3://, cut to its first steps (SpanWindow, our own
 component, and ImportExampleGen, TFX's, both through the entrypoint), runs
 here on what the whole pipeline's runs do not take: 2.17 without logs and
-with the run's root from the namespace's ConfigMap, and a run in the
-in-cluster default root. The whole pipeline runs on 2.17 with logs, their
+with the run's root from the namespace's ConfigMap; a run in the
+in-cluster default root; and, compiled with `--retries 0`, a deleted pod
+that 2.17's manifests retry all the same. The whole pipeline runs on 2.17 with logs, their
 URIs suffixed with each attempt's index, in tests/e2e/test_kubeflow_steps.py,
 and on 2.5 with logs (each published whole, its URI unsuffixed) in
 tests/e2e/test_kubeflow_matrix.py; the digits' third run there has log
@@ -43,16 +44,19 @@ def runs(tmp_path_factory):
   with s3_server(buckets=("pipelines", "data", "admin")) as (endpoint, client):
     raw = digits_in_bucket(root, client)
     (root / "digits.yaml").write_text(yaml.safe_dump(raw))
-    assert kubeflow([
-        "compile", "--dataset", str(root / "digits.yaml"),
-        "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
-        "--data-root", "s3://data/digits", "--skip-data-check",
-        "--output-dir", str(root / "compiled"),
-        *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
-          for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
-        "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
-        "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY"]) == 0
-    spec = first_steps(str(root / "compiled" / "pipeline.yaml"), root / "first.yaml")
+
+    def compiled(name: str, *extra) -> str:
+      assert kubeflow([
+          "compile", "--dataset", str(root / "digits.yaml"),
+          "--image", "local/tfrecord-pipeline:test", "--pipeline-root", "s3://pipelines/root",
+          "--data-root", "s3://data/digits", "--skip-data-check",
+          "--output-dir", str(root / name),
+          *[a for k, v in env(endpoint).items() if not k.startswith("AWS_")
+            for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
+          "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
+          "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY", *extra]) == 0
+      return first_steps(str(root / name / "pipeline.yaml"), root / f"{name}-first.yaml")
+    spec = compiled("compiled")
     found = {}
     for name, (version, logs, source) in FEEDINGS.items():
       backend = Backend(str(root / f"backend-{name}"), client, secrets=SECRETS, user=NOBODY,
@@ -66,6 +70,19 @@ def runs(tmp_path_factory):
         found[name] = e
       finally:
         backend.close()
+    # Compiled with --retries 0 (no retryPolicy) on 2.17's manifests:
+    # ImportExampleGen's first pod is deleted (Error) as soon as it starts.
+    backend = Backend(str(root / "backend-no-retries"), client, secrets=SECRETS,
+                      kills={"ImportExampleGen": lambda _: True})
+    try:
+      found["no-retries"] = backend.run(compiled("no-retries", "--retries", "0"), {},
+                                        log_dir=str(root / "logs-no-retries"),
+                                        run_id="run-no-retries",
+                                        pipeline_root="s3://pipelines/root")
+    except StepFailed as e:
+      found["no-retries"] = e
+    finally:
+      backend.close()
     # A run that names no root, in a namespace without the ConfigMap.
     backend = Backend(str(root / "backend-minio"), client, secrets=SECRETS)
     try:
@@ -124,3 +141,12 @@ def test_a_run_in_the_in_cluster_default_root_stops_at_its_first_step_naming_the
   # 2.17's manifests retry Errors only (Argo's OnError): a step that exits 1
   # is Failed, and not started again.
   assert runs["runs"]["minio-attempts"] == {"SpanWindow": 1}, runs["runs"]["minio-attempts"]
+
+
+def test_a_step_compiled_without_retries_is_retried_on_217_when_its_pod_is_deleted(runs):
+  """`--retries 0` writes no retryPolicy, so 2.17's manifests' templateDefaults
+  apply whole (limit 2, OnError): the deleted pod is started again."""
+  run = runs["runs"]["no-retries"]
+  assert not isinstance(run, StepFailed), f"expected a retry to finish it, found: {run}"
+  assert run.attempts == {"SpanWindow": 1, "ImportExampleGen": 2}, run.attempts
+  assert run.states == {"SpanWindow": "EXECUTED", "ImportExampleGen": "EXECUTED"}, run.states

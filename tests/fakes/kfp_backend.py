@@ -107,7 +107,12 @@ and nothing kinder. Each behaviour, and where it comes from:
   - the deadline: `backoff.maxDuration` counts from the first attempt's
     start (lines 1026-1041): an attempt failing later is not retried. At
     2.17.0 a task compiled without a max duration gets "0" (container.go
-    line 410), so none of its failures is retried.
+    line 410), so none of its failures is retried;
+  - a task compiled without a `retryPolicy` has no `retryStrategy` of its
+    own, so from 2.17.0 it takes the manifests' templateDefaults whole
+    (workflow-controller-configmap-patch.yaml@2.17.0 lines 56-59): `limit`
+    2 under the install's policy, no backoff, so no deadline. Before
+    2.17.0 the manifests set none: such a task is never retried.
   From 2.14 this holds inside the exit handler's sub-DAG too; before, only
   root-DAG tasks retry (kubeflow/pipelines#11908): `version` chooses. The
   backoff between attempts is not waited here.
@@ -279,6 +284,8 @@ class Backend:
     self.version, self.kills = tuple(version), dict(kills or {})
     self.publish_logs = publish_logs and self.version >= (2, 5)
     self.retry_policy = retry_policy or ("OnError" if self.version >= (2, 17) else "OnFailure")
+    # The templateDefaults' limit, for a task without a retryPolicy (above).
+    self.default_retries = 2 if self.version >= (2, 17) else 0
     self.launcher_config = dict(launcher_config or {})
     self.user = user if user is not None and os.geteuid() == 0 else None
     os.makedirs(home, exist_ok=True)
@@ -378,7 +385,8 @@ class Backend:
           failed.add(name)
         continue
       try:
-        retries = task.get("retryPolicy", {}).get("maxRetryCount", 0)
+        retries = task.get("retryPolicy", {}).get("maxRetryCount", 0) \
+            if "retryPolicy" in task else self.default_retries
         if not (root_dag or self.version >= (2, 14)):
           retries = 0  # kubeflow/pipelines#11908
         done[name] = self._run_task(spec, name, task, component, scope, done, run_root,
@@ -492,8 +500,9 @@ class Backend:
     """Whether the failed attempt is started again: by Argo's policy, and
     not after the task's backoff max duration from the first attempt's
     start (operator.go@v4.0.5 lines 1026-1041)."""
-    deadline = first + _seconds(task.get("retryPolicy", {}).get(
+    deadline = first + (_seconds(task["retryPolicy"].get(
         "backoffMaxDuration", "0s" if self.version >= (2, 17) else ""))
+        if "retryPolicy" in task else float("inf"))  # templateDefaults: no backoff
     return self._retried(failed.phase) and time.time() <= deadline
 
   def _retried(self, phase: str) -> bool:
