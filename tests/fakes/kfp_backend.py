@@ -282,7 +282,11 @@ class Backend:
     self.home, self.s3, self.flavour = home, s3, flavour
     self.secrets = secrets or {}
     self.version, self.kills = tuple(version), dict(kills or {})
-    self.publish_logs = publish_logs and self.version >= (2, 5)
+    # The API server's setting, which a test may change between runs; each
+    # run takes it when it starts (the server compiles the run's workflow
+    # then: `argocompiler/container.go`@2.17.0 lines 238-239).
+    self.publish_logs = publish_logs
+    self._publishing = False
     self.retry_policy = retry_policy or ("OnError" if self.version >= (2, 17) else "OnFailure")
     # The templateDefaults' limit, for a task without a retryPolicy (above).
     self.default_retries = 2 if self.version >= (2, 17) else 0
@@ -332,6 +336,7 @@ class Backend:
         log, after the exit task ran; its `run` is the Run so far.
     """
     spec, platform = load_spec(spec_path)
+    self._publishing = self.publish_logs and self.version >= (2, 5)
     root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
     scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
     scope.update(params)
@@ -478,7 +483,7 @@ class Backend:
     # driver.go provisionOutputs: every output under one task root.
     task_root = f"{run_root}/{name}/{uuid.uuid4()}"
     declared_outputs = dict(component.get("outputDefinitions", {}).get("artifacts", {}))
-    if self.publish_logs:
+    if self._publishing:
       declared_outputs[LOGS] = {"artifactType": {"schemaTitle": "system.Artifact"}}
     named = self.version >= (2, 15)
     outputs = {

@@ -128,6 +128,8 @@ class VertexBackend(Backend):
 
   def __init__(self, home: str, s3, project: str, number: str, region: str):
     super().__init__(home, s3, flavour="typed", version=(2, 17), publish_logs=False)
+    # No Argo: a task is retried by its own retryPolicy alone, none without.
+    self.default_retries = 0
     self.project, self.number, self.region = project, number, region
     self.metadata: Dict[int, dict] = {}  # artifact id -> its metadata, as reported
     self.backoff_scale = 1.0  # a test may shorten the waits; their lengths are kept
