@@ -37,15 +37,16 @@ REPO = __file__.rsplit("/bench/", 1)[0]
 _WHOLE = ("import sys\nfrom startup import lazy_imports\n"
           "sys.meta_path[:] = [f for f in sys.meta_path "
           "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
-# case -> (its imports, what the baseline imported besides[, whether the
-# baseline imported `tfx.components` whole: True unless given])
+# case -> (its imports, what the baseline imported besides, whether the
+# baseline imported `tfx.components` whole)
 CASES = {
-    "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1"),
-    "step: Tuner": ("import kubeflow.steps.entrypoint, components.tuner", "tfx.v1"),
+    "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1",
+                        True),
+    "step: Tuner": ("import kubeflow.steps.entrypoint, components.tuner", "tfx.v1", True),
     "step: StatisticsGen": ("import kubeflow.steps.entrypoint, "
-                            "tfx.components.statistics_gen.executor", ""),
+                            "tfx.components.statistics_gen.executor", "", True),
     "local runner": ("import local_runner, pipeline.pipeline, "
-                     "tfx.orchestration.local.local_dag_runner", "tfx.v1"),
+                     "tfx.orchestration.local.local_dag_runner", "tfx.v1", True),
     "training worker": ("import trainer.worker, trainer.run",
                         "tfx.components.trainer.fn_args_utils", False),
 }
@@ -60,9 +61,8 @@ def _seconds(code: str, env=None) -> float:
 
 def measure(repeats: int) -> dict:
   results = {}
-  for name, (imports, before, *rest) in CASES.items():
+  for name, (imports, before, whole) in CASES.items():
     runs = {"project": [], "baseline": []}
-    whole = rest[0] if rest else True
     baseline = ((_WHOLE if whole else "") + (f"import {before}\n" if before else "")
                 + imports)
     # A compiled step's container has KFP's runtime switch (kubeflow/compile).

@@ -12,7 +12,7 @@ not a 60-second Transform.
 import hashlib
 import json
 import os
-from typing import List
+from typing import List, Tuple
 
 from google.protobuf import json_format, message
 
@@ -50,22 +50,22 @@ def code_fingerprint(paths: List[str]) -> str:
   """
   digest = hashlib.sha256()
   for path in paths:
-    for name in _python_files(path):
-      with open(os.path.join(path, name) if name else path, "rb") as f:
-        digest.update((name or os.path.basename(path)).encode() + b"\0" + f.read())
+    for label, file in _python_files(path):
+      with open(file, "rb") as f:
+        digest.update(label.encode() + b"\0" + f.read())
   return digest.hexdigest()[:16]
 
 
-def _python_files(path: str) -> List[str]:
-  """The .py files under a folder, as paths relative to it, sorted; for a
-  file, [""] (itself)."""
+def _python_files(path: str) -> List[Tuple[str, str]]:
+  """(name, path) of each .py file under a folder, sorted, its name the path
+  relative to the folder; for a file, its own."""
   if not os.path.isdir(path):
-    return [""]
+    return [(os.path.basename(path), path)]
   found = []
   for folder, subfolders, files in os.walk(path):
-    subfolders[:] = sorted(d for d in subfolders if d != "__pycache__")
-    found += [os.path.relpath(os.path.join(folder, n), path) for n in files
-              if n.endswith(".py")]
+    subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+    found += [(os.path.relpath(os.path.join(folder, n), path), os.path.join(folder, n))
+              for n in files if n.endswith(".py")]
   return sorted(found)
 
 

@@ -390,8 +390,8 @@ class Backend:
           failed.add(name)
         continue
       try:
-        retries = task.get("retryPolicy", {}).get("maxRetryCount", 0) \
-            if "retryPolicy" in task else self.default_retries
+        retries = (task["retryPolicy"].get("maxRetryCount", 0) if "retryPolicy" in task
+                   else self.default_retries)
         if not (root_dag or self.version >= (2, 14)):
           retries = 0  # kubeflow/pipelines#11908
         done[name] = self._run_task(spec, name, task, component, scope, done, run_root,
