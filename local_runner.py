@@ -3,7 +3,7 @@
     python local_runner.py                         # the bundled digits
     python local_runner.py --dataset my.yaml       # your own TFRecords
 
-The run is prepared first (runner/preparation.py: the declaration, the
+The run is prepared first (commands/run/preparation.py: the declaration, the
 locations, the first records; a mismatch stops there, nothing written).
 Then every component runs in this process, and the run prints a line per
 component, the path of its HTML report, whether the model was blessed and
@@ -21,10 +21,10 @@ Outputs, under --output-dir (default `runs/`):
   <pipeline>/pipeline_root/   every component's artifacts (or --pipeline-root)
   <pipeline>/metadata.sqlite  the ML Metadata store
   <pipeline>/serving/<version>/  the pushed SavedModels (or --serving-dir)
-  <pipeline>/reports/<run>.html  each run's report (python -m debug report)
+  <pipeline>/reports/<run>.html  each run's report (python -m commands.debug report)
 
 The data root, --pipeline-root and --serving-dir may be gs:// or s3:// URIs
-(s3:// reads its endpoint and credentials from the environment: storage/).
+(s3:// reads its endpoint and credentials from the environment: runtime/).
 """
 
 import argparse
@@ -32,15 +32,15 @@ import os
 import sys
 from typing import List, Optional
 
+from commands.run import flags
+from commands.run.flags import keep_count
+
 # Only light imports up here: the process is set up before TensorFlow
-# loads (startup/), so `main` imports the rest.
-import startup
-import storage
-from retention.cli import keep_count
-from runner import flags
+# loads (runtime/startup.py), so `main` imports the rest.
+from runtime import startup, storage
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DIGITS = os.path.join(HERE, "datasets", "digits.yaml")
+DIGITS = os.path.join(HERE, "dataset", "examples", "digits.yaml")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="partial run: stop after this component (repeatable)")
   parser.add_argument("--keep-runs", type=keep_count, metavar="N",
                       help="after the run, delete the artifacts only runs older than "
-                           "the newest N used (python -m retention; default: keep all)")
+                           "the newest N used (python -m commands.retention; default: keep all)")
   parser.add_argument("-v", "--verbose", action="store_true",
                       help="show every library's logs (TFX, Beam, TensorFlow)")
   return parser
@@ -80,12 +80,12 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-  """Runs the pipeline here (runner/execute.py), then, with --keep-runs,
+  """Runs the pipeline here (commands/run/execute.py), then, with --keep-runs,
   retention over this pipeline's runs."""
-  from runner import execute
+  from commands.run import execute
   status, ran = execute.run(args, bundled=DIGITS)
   if ran and args.keep_runs:
-    from retention.cli import apply
+    from store.retention.apply import apply
     summary, _ = apply(ran.metadata_path, ran.pipeline_name, args.keep_runs,
                        ran.pipeline_root, ran.serving_dir, delete=True)
     print(f"retention: {summary}")

@@ -27,10 +27,10 @@ import time
 
 import numpy as np
 
-import startup
-from convert.images import ImageFolder
-from convert.tables import Table
-from convert.writer import Output, convert
+from dataset.convert.images import ImageFolder
+from dataset.convert.tables import Table
+from dataset.convert.writer import Output, convert
+from runtime import startup
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -165,7 +165,7 @@ def main() -> None:
             Table(csv_path, "label"), Output(f"{work}/t_out", workers=args.workers),
             progress=False).total, f"{work}/t_out"),
         timed("tfrecords convert table (process)", lambda: whole_process(
-            ["-m", "cli", "convert", "table", csv_path, "--label", "label", "--output",
+            ["-m", "commands.tfrecords", "convert", "table", csv_path, "--label", "label", "--output",
              f"{work}/t_cli", "--workers", str(args.workers)], args.rows), f"{work}/t_cli")]
     report(f"table: {args.rows} rows x 25 float columns + label (CSV, {_size(csv_path) / 1e6:.0f} MB)",
            rows, "hand-written loop", 10)

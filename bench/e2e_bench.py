@@ -36,9 +36,9 @@ import shutil
 import subprocess
 import sys
 
-import startup
 from bench import input_data, output, photos
 from bench.e2e_report import PIPELINES, ceiling_line, goal_lines, plot, table
+from runtime import startup
 
 
 def run_pipeline(pipeline: str, data_dir: str, decl_path: str, kind: str,

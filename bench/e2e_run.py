@@ -28,7 +28,7 @@ import time
 
 import psutil
 
-import startup
+from runtime import startup
 
 SAMPLE_S = 0.2
 
@@ -102,8 +102,8 @@ def run_project(decl_path: str, out: str, train_steps: int, eval_steps: int,
 
 
 def measure(store_path: str, pipeline: str, metric: str, sampler: MemorySampler) -> dict:
-  from components import evaluation
-  from metadata import store as mlmd_store
+  from components.evaluator import evaluation
+  from store.metadata import store as mlmd_store
   store = mlmd_store.open_store(store_path)
   run = mlmd_store.find_run(store, pipeline, None)
   components = {}

@@ -36,7 +36,7 @@ import argparse
 import statistics
 import time
 
-import startup
+from runtime import startup
 
 if __name__ == "__main__":  # the command; importing this sets nothing up
   startup.start()  # the Keras choice, before TF loads Keras

@@ -20,9 +20,9 @@ from typing import Dict, List
 import numpy as np
 import tensorflow as tf
 
-from convert import arrow
+from dataset.convert import arrow
 from dataset.declaration import Data, Declaration, Feature, Image, Label
-from records.format import frame, open_file
+from dataset.records.format import frame, open_file
 
 SHARDS = 8
 LABELS = 2  # how labels are made: a stamp of another version is rewritten

@@ -6,7 +6,8 @@ import functools
 import tensorflow as tf
 
 from dataset.training import TrainingConfig
-from trainer import images, input_pipeline
+from trainer import image_decoding as images
+from trainer import input_pipeline
 
 AUTOTUNE = tf.data.AUTOTUNE
 

@@ -16,7 +16,7 @@ import argparse
 import json
 import time
 
-import startup
+from runtime import startup
 
 
 def build_parser() -> argparse.ArgumentParser:

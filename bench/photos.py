@@ -67,7 +67,7 @@ def generate(folder: str, count: int, size: int = SIZE) -> str:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
       f.write(data)
-  from cli import main as tfrecords
+  from commands.tfrecords import main as tfrecords
   code = tfrecords.main(["convert", "images", jpegs, "--output", records,
                          "--name", "photos", "--eval-percent", str(EVAL_PERCENT)])
   if code != 0:

@@ -10,7 +10,7 @@ split. One pipeline home per mode, a window of two spans, the default
 settings (`max_change` 0.01): every span after the first is a retrain whose
 candidate should be as good as the served model, so every refusal is one
 the noise of a small eval split caused. Prints the refusals of each mode.
-`interval` refuses no model `estimate` passes (components/gate.py), so its
+`interval` refuses no model `estimate` passes (components/evaluator/gate.py), so its
 count can only be the same or lower; this shows by how much. The `+slices`
 modes declare `evaluation.slices: [shape]`: three slices of some 30 eval
 examples each, judged on their evidence (their intervals, widened for the
@@ -34,7 +34,7 @@ def span_rows(count: int) -> list:
   """The digits, shuffled once, in `count` parts: (rows, keys) per span."""
   import numpy as np
 
-  from convert import digits
+  from dataset.convert import digits
   images, labels = digits.load_images()
   order = np.random.default_rng(0).permutation(len(labels))
   return [([digits.digit_features(images[i], labels[i]) for i in part],
@@ -42,8 +42,8 @@ def span_rows(count: int) -> list:
 
 
 def write_span(root: str, span: int, rows: list, keys: list) -> None:
-  from convert import digits
-  from convert.rows import write_rows
+  from dataset.convert import digits
+  from dataset.convert.rows import write_rows
   write_rows(rows, os.path.join(root, f"span-{span}"), prefix="digits",
              eval_percent=digits.EVAL_PERCENT, keys=keys)
 
@@ -52,10 +52,10 @@ MODES = ("estimate", "interval", "estimate+slices", "interval+slices")
 
 
 def declaration(folder: str, data: str, mode: str) -> str:
-  with open(os.path.join(REPO, "datasets", "digits.yaml")) as f:
+  with open(os.path.join(REPO, "dataset", "examples", "digits.yaml")) as f:
     raw = yaml.safe_load(f)
   raw["name"] = "stream-" + mode.replace("+", "-")
-  raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
+  raw["schema"] = os.path.join(REPO, "dataset", "examples", "digits.pbtxt")
   raw["data"] = {"root": data, "window": 2,
                  "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
                             "eval": "span-{SPAN}/eval/*.tfrecord.gz"}}
@@ -77,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> None:
   args = build_parser().parse_args(argv)
-  import startup
-  startup.start(quiet=True)  # before convert/ loads TensorFlow to write the spans
+  from runtime import startup
+  startup.start(quiet=True)  # before dataset/convert/ loads TensorFlow to write the spans
   out = args.out or tempfile.mkdtemp(prefix="refusal_bench-")
   parts = span_rows(args.spans)
   refused = {}

@@ -6,7 +6,7 @@ A Kubeflow step is a fresh process (a pod) and a local run is one too, so
 their imports are paid in every step of every run. Each case is timed, as
 a fresh process, two ways, interleaved, and the medians' ratio printed:
 - **project**: as the process starts now, `startup.start()` first (which
-  has `tfx.components` skip its `__init__`: startup/lazy_imports.py);
+  has `tfx.components` skip its `__init__`: runtime/lazy_imports.py);
 - **baseline**: the same imports as they were before: `tfx.components`
   whole, `tfx.v1` (TFX's public API, whose `extensions` import
   BulkInferrer and Google Cloud's clients) where the project's module
@@ -18,7 +18,7 @@ the Tuner) or a stock executor (StatisticsGen), the local runner with
 the pipeline's definition and LocalDagRunner, and a training worker (a
 job's pod, started again at each restart), whose baseline also imports
 TFX's FnArgs class as it did (with `tfx.components` lazy, as then): now it
-reads its inputs into a plain namespace (launcher/inputs.py).
+reads its inputs into a plain namespace (trainer/jobs/inputs.py).
 """
 
 import argparse
@@ -28,21 +28,21 @@ import subprocess
 import sys
 import time
 
-import startup
 from kubeflow.steps.records import KFP_RUNTIME_ENV
+from runtime import startup
 
 REPO = __file__.rsplit("/bench/", 1)[0]
 
 # Undoes lazy_components, as a process that never called it.
-_WHOLE = ("import sys\nfrom startup import lazy_imports\n"
+_WHOLE = ("import sys\nfrom runtime import lazy_imports\n"
           "sys.meta_path[:] = [f for f in sys.meta_path "
           "if not isinstance(f, lazy_imports._Finder)]\nimport tfx.components\n")
 # case -> (its imports, what the baseline imported besides, whether the
 # baseline imported `tfx.components` whole)
 CASES = {
-    "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate", "tfx.v1",
+    "step: DriftGate": ("import kubeflow.steps.entrypoint, components.drift_gate.drift_gate", "tfx.v1",
                         True),
-    "step: Tuner": ("import kubeflow.steps.entrypoint, components.tuner", "tfx.v1", True),
+    "step: Tuner": ("import kubeflow.steps.entrypoint, components.tuner.tuner", "tfx.v1", True),
     "step: StatisticsGen": ("import kubeflow.steps.entrypoint, "
                             "tfx.components.statistics_gen.executor", "", True),
     "local runner": ("import local_runner, pipeline.pipeline, "
@@ -68,8 +68,8 @@ def measure(repeats: int) -> dict:
     # A compiled step's container has KFP's runtime switch (kubeflow/compile).
     step = {**os.environ, KFP_RUNTIME_ENV: "true"} if name.startswith("step") else None
     for _ in range(repeats):
-      runs["project"].append(_seconds(f"import startup\nstartup.start()\n{imports}", step))
-      runs["baseline"].append(_seconds(f"import startup\nstartup.start()\n{baseline}"))
+      runs["project"].append(_seconds(f"from runtime import startup\nstartup.start()\n{imports}", step))
+      runs["baseline"].append(_seconds(f"from runtime import startup\nstartup.start()\n{baseline}"))
     results[name] = {k: statistics.median(v) for k, v in runs.items()}
   return results
 

@@ -20,8 +20,8 @@ import sys
 
 import yaml
 
-import startup
 from bench import input_data
+from runtime import startup
 
 MODES = {"materialize": "--materialize", "graph only": "--no-materialize"}
 
@@ -33,7 +33,7 @@ def _bytes_under(folder: str) -> int:
 
 def run_once(decl_path: str, out: str, mode_flag: str, train_steps: int) -> dict:
   """One pipeline run to the Trainer; what ML Metadata says it took."""
-  from metadata import outcome
+  from store.metadata import outcome
   cmd = [sys.executable, "local_runner.py", "--dataset", decl_path, "--output-dir", out,
          "--to-node", "Trainer", "--train-steps", str(train_steps), mode_flag,
          # One short validation: the Trainer's time is then its reading and

@@ -32,10 +32,10 @@ SPACE = {"learning_rate": {"log_uniform": [1e-5, 3e-2]},
 
 
 def _declaration(folder: str, data: str, tuning: dict = None) -> str:
-  with open(os.path.join(HERE, "datasets", "digits.yaml")) as f:
+  with open(os.path.join(HERE, "dataset", "examples", "digits.yaml")) as f:
     raw = yaml.safe_load(f)
   raw["data"]["root"] = data
-  raw["schema"] = os.path.join(HERE, "schemas", "digits.pbtxt")
+  raw["schema"] = os.path.join(HERE, "dataset", "examples", "digits.pbtxt")
   if tuning:
     raw["tuning"] = tuning
   path = os.path.join(folder, "tuned.yaml" if tuning else "untuned.yaml")
@@ -46,7 +46,7 @@ def _declaration(folder: str, data: str, tuning: dict = None) -> str:
 
 def run(decl: str, out: str, train_steps: int, *extra) -> dict:
   """The local pipeline in a fresh process; its accuracy and Tuner time."""
-  from metadata import outcome
+  from store.metadata import outcome
   start = time.time()
   proc = subprocess.run(
       [sys.executable, os.path.join(HERE, "local_runner.py"), "--dataset", decl,
@@ -80,12 +80,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
   args = build_parser().parse_args(argv)
-  import startup
+  from runtime import startup
   startup.start(quiet=True)  # reading the runs' metadata loads TensorFlow
   out = args.out or tempfile.mkdtemp(prefix="tuner_bench-")
   data = os.path.join(out, "data")
   if not os.path.isdir(data):
-    from convert.digits import write_digits
+    from dataset.convert.digits import write_digits
     write_digits(data)
   tuning = {"algorithm": args.algorithm, "max_trials": args.trials,
             "steps": args.trial_steps, "space": SPACE}

@@ -3,7 +3,7 @@
     python -m bench.workers_bench [--steps 400] [--json F]
 
 On the bundled digits it runs the local pipeline up to Transform once, then
-trains the Trainer's own inputs as a TrainJob (launcher/trainjob.py) of 1
+trains the Trainer's own inputs as a TrainJob (trainer/jobs/trainjob.py) of 1
 and of 2 workers on the stand-in cluster (tests/fakes/standin_cluster.py:
 each worker a process here), the same steps and per-worker batch, and
 prints for each: the training rate (steps/s and examples/s, from the

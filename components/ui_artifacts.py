@@ -66,7 +66,7 @@ def scalar_metrics(found: dict, judged: dict, blessed: bool) -> Dict[str, float]
   declared slice's judged metric, examples and verdict (1 passes), and
   whether the model was blessed (1) or not (0).
 
-  `found` is components/evaluation.load's; `judged` the Evaluator's judgement.
+  `found` is components/evaluator/evaluation.load's; `judged` the Evaluator's judgement.
   """
   whole = found.get((), {})
   out = {name: value for name, value in whole.get("candidate", {}).items()}

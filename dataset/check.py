@@ -13,8 +13,8 @@ from google.protobuf import message
 
 from dataset import spans
 from dataset.declaration import Declaration, DeclarationError, Feature
-from records import format as tfrecord
-from records.images import image_format
+from dataset.records import format as tfrecord
+from dataset.records.image_bytes import image_format
 
 
 def _files(pattern: str) -> List[str]:

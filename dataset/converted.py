@@ -11,8 +11,8 @@ from typing import Optional
 
 import yaml
 
-from convert.writer import Output, Result
 from dataset import declaration
+from dataset.convert.writer import Output, Result
 
 SPAN = "span-{SPAN}"  # ImportExampleGen's span pattern: the latest span is read
 

@@ -2,10 +2,10 @@
 
 This module reads and validates it (`load`, `parse`) into the types of
 `dataset/types.py` (the `evaluation:`, `drift:` and `serving:` sections:
-`dataset/policies.py`), which it re-exports: `declaration.load(path)` gives
+`dataset/thresholds.py`), which it re-exports: `declaration.load(path)` gives
 a `declaration.Declaration`.
 
-The format is docs/declaration.md's; `datasets/digits.yaml` is the worked
+The format is docs/declaration.md's; `dataset/examples/digits.yaml` is the worked
 example. Every error names the file, the field, what was expected and what
 was found (dataset/fields.py).
 """
@@ -16,10 +16,11 @@ from typing import Any, Mapping
 
 import yaml
 
-from dataset import policies
+from dataset import thresholds as policies
 from dataset.categories import categorical
 from dataset.fields import MISSING, DeclarationError, FieldReader
-from dataset.policies import Drift, Evaluation
+from dataset.records.image_bytes import RAW_DTYPES
+from dataset.thresholds import Drift, Evaluation
 from dataset.tuning import parse_tuning
 from dataset.types import (
   BACKBONES,
@@ -35,7 +36,6 @@ from dataset.types import (
   Image,
   Label,
 )
-from records.images import RAW_DTYPES
 
 __all__ = ["BACKBONES", "COMPRESSIONS", "ENCODINGS", "KINDS", "LABEL_KINDS",
            "SPLIT_NAMES", "Backbone", "Data", "Declaration", "DeclarationError", "Drift",

@@ -9,8 +9,8 @@ declared `required: false` get no shape and no presence requirement, so a
 record without them is no anomaly, while a required feature that goes missing
 still is one. A user then
 adds domains (value ranges, allowed strings) that only they know, and commits
-the file under `schemas/`; the pipeline carries its text as the CuratedSchema
-step (components/curated_schema.py), so it runs the same on Kubeflow.
+the file under `dataset/examples/`; the pipeline carries its text as the CuratedSchema
+step (components/curated_schema/curated_schema.py), so it runs the same on Kubeflow.
 """
 
 from tensorflow_metadata.proto.v0 import schema_pb2

@@ -10,11 +10,11 @@ A run reads the last `data.window` spans (1, the latest, by default). TFX's
 own window (a resolver with SpanRangeStrategy) does not compile for Kubeflow
 Pipelines v2, so the window is resolved here, by listing the spans when the
 run starts: by `local_runner.py` when it builds the pipeline, and on
-Kubeflow by the run's first step, SpanWindow (pipeline/window_step.py),
+Kubeflow by the run's first step, SpanWindow (kubeflow/steps/span_window.py),
 which passes the result on to the later steps as output parameters. Each
 span of the window becomes its own pair of splits (`train_span4`,
 `eval_span4`, ...) of one ImportExampleGen output, so that
-Transform can key its analyzer cache by span (components/transform.py) and
+Transform can key its analyzer cache by span (components/transform/transform.py) and
 the split names say which data a model saw. Data without `{SPAN}` keeps the
 splits `train` and `eval`.
 
@@ -30,8 +30,8 @@ from typing import Dict, List, Optional, Tuple
 
 import tensorflow as tf
 
-import storage
 from dataset.declaration import Data, DeclarationError
+from runtime import storage
 
 SPAN = "{SPAN}"
 # The folder TFX gives each split of an artifact (standard_artifact_utils.get_split_uri).
@@ -58,7 +58,7 @@ class Window:
   notes: Tuple[str, ...] = ()  # what was skipped, or a window cut short
   # The complete span before the newest one, and its training data's glob
   # below the root (`train`, or `all` for data split by hash): what the drift
-  # check compares the newest span with (components/drift_gate.py).
+  # check compares the newest span with (components/drift_gate/drift_gate.py).
   previous: Optional[Tuple[int, Optional[int]]] = None
   previous_glob: str = ""
 

@@ -80,10 +80,10 @@ class TrainingConfig:
       each epoch's end (trainer/checkpoints.py).
     gpus: the GPUs this Trainer was given; it stops, naming what could not be
       loaded, when TensorFlow sees fewer, instead of training on the CPU.
-      `python -m kubeflow compile --resource Trainer:gpus=N` sets it.
+      `python -m commands.kubeflow compile --resource Trainer:gpus=N` sets it.
     progress_seconds: in a log (not a terminal, whose line updates in
       place), a progress line every this many seconds of training
-      (trainer/progress.py).
+      (runtime/progress/training.py).
   """
   train_steps: int = 800
   eval_steps: int = 20
@@ -144,7 +144,7 @@ class TrainingConfig:
 
   def with_values(self, values: Mapping[str, Any]) -> "TrainingConfig":
     """This configuration with `values` (field -> value) applied over it:
-    a search's best hyperparameters (tuner/). Integers stay integers."""
+    a search's best hyperparameters (components/tuner/). Integers stay integers."""
     fields = {f.name: f.type for f in dataclasses.fields(self)}
     unknown = sorted(set(values) - set(fields))
     check("hyperparameters", unknown, not unknown, "only TrainingConfig fields")

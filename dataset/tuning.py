@@ -14,7 +14,7 @@
 
 Every bad entry gets its own line (an unknown field, an empty range, a metric
 the label kind does not have), so one edit fixes them all. The search itself
-is tuner/'s; this module only reads and checks.
+is components/tuner/'s; this module only reads and checks.
 """
 
 import dataclasses

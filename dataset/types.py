@@ -10,9 +10,9 @@ An image feature's settings, and its backbone's, are nested types (`Image`,
 import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from dataset.policies import Drift, Evaluation, Serving, drift_from_dict
+from dataset.records.image_bytes import RAW_DTYPES
+from dataset.thresholds import Drift, Evaluation, Serving, drift_from_dict
 from dataset.tuning import Tuning
-from records.images import RAW_DTYPES
 
 KINDS = ("image", "numeric", "categorical", "sequence")
 ENCODINGS = ("png", "jpeg", "auto", "raw")  # auto: PNG or JPEG, per record
@@ -85,7 +85,7 @@ class Feature:
       hash's bucket. Either way the ids, and so the model's shape, follow
       the declaration and never the data (`id_count`).
     required: whether every record has it; if not, Transform fills a missing
-      value (see components/preprocessing.py). Images are always required.
+      value (see components/transform/preprocessing.py). Images are always required.
     default: numeric, optional: the value for a missing one (default: the
       training mean).
     image: an image feature's encoding and size; None for the other kinds.

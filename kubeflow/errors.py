@@ -1,4 +1,4 @@
-"""The errors `python -m kubeflow` turns into one line and an exit status.
+"""The errors `python -m commands.kubeflow` turns into one line and an exit status.
 
 Here, apart from the modules that raise them, so that the command line can
 name them without loading TFX (compile) or kfp (the API client) before it

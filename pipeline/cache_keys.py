@@ -18,9 +18,9 @@ from google.protobuf import json_format, message
 
 import dataset
 import trainer
-from components import preprocessing
-from components import transform as transform_component
-from components.transform import CACHE_CONFIG_KEY
+from components.transform import preprocessing
+from components.transform import transform as transform_component
+from components.transform.transform import CACHE_CONFIG_KEY
 from dataset import spans
 from pipeline.config import PipelineConfig
 
@@ -80,7 +80,7 @@ def to_json(value):
 
 def analyzer_cache_dir(config: PipelineConfig) -> str:
   """Transform's analyzer cache, shared by the pipeline's runs
-  (components/transform.py)."""
+  (components/transform/transform.py)."""
   return f"{config.pipeline_root.rstrip('/')}/analyzer_cache/{config.pipeline_name}"
 
 
@@ -113,7 +113,7 @@ def training_key(data_root: str, window: spans.Window, custom_config: dict,
   files, the Trainer's custom_config (settings and code) and the window's
   parameters, computed alike on both runners. Recorded beside the model, so
   that a rerun can tell its own earlier model from the baseline it met
-  (components/baseline.py)."""
+  (components/baseline/baseline.py)."""
   settings = {**custom_config, **{k: to_json(v) for k, v in window_params.items()}}
   digest = hashlib.sha256(spans.fingerprint(data_root, window.inputs).encode())
   digest.update(json.dumps(settings, sort_keys=True).encode())

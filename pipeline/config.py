@@ -11,7 +11,7 @@ from typing import List, Mapping, Optional
 from dataset.declaration import Declaration, Evaluation
 from dataset.training import ConfigError, TrainingConfig
 from dataset.training import check as _check
-from launcher import ENGINES
+from trainer.jobs import ENGINES
 
 __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 
@@ -22,7 +22,7 @@ __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
 # component (`dependency_utils.make_beam_dependency_flags`), which
 # DirectRunner never uses: 1-2 s a component (bench/e2e_bench.py). A local
 # run over large inputs gets worker processes instead
-# (components/local_beam.py `local_beam_args`).
+# (runtime/beam.py `local_beam_args`).
 DEFAULT_BEAM_ARGS: tuple = ()
 
 
@@ -82,14 +82,14 @@ class PipelineConfig:
       LocalDagRunner needs every value when the pipeline is built.
     tune: non-empty asks the Tuner for a new search (`--tune`; a new token
       each time, so the step is not served from the cache); "" reuses the
-      latest search when there is one (components/tuner.py).
-    tune_workers: trial workers of a search (tuner/search.py).
+      latest search when there is one (components/tuner/tuner.py).
+    tune_workers: trial workers of a search (components/tuner/search.py).
     scheduled_by: who or what started the run, for the model card: the
       local runner's user and host; on Kubeflow a runtime parameter that
       `submit` and `schedule` set.
     train_workers: 1 trains in the Trainer's own process; N > 1 has the
-      Trainer launch N workers as a job (launcher/) on `train_engine`.
-    train_engine: where those workers run (`launcher.ENGINES`): `local`
+      Trainer launch N workers as a job (trainer/jobs/) on `train_engine`.
+    train_engine: where those workers run (`trainer.jobs.ENGINES`): `local`
       processes, or on a cluster `trainjob`, `tfjob` or `vertex`.
   """
   pipeline_name: str

@@ -9,12 +9,12 @@ from tfx.components.example_validator.component import ExampleValidator
 from tfx.components.schema_gen.component import SchemaGen
 from tfx.proto import example_gen_pb2
 
-from components.anomalies_gate import AnomaliesFound, AnomaliesGate
-from components.curated_schema import curated_schema
-from components.drift import rules_json
-from components.drift_gate import DriftFound, DriftGate
-from components.import_examples import ImportExampleGen
-from components.statistics import StatisticsGen
+from components.anomalies_gate.anomalies_gate import AnomaliesFound, AnomaliesGate
+from components.curated_schema.curated_schema import curated_schema
+from components.drift_gate.drift import rules_json
+from components.drift_gate.drift_gate import DriftFound, DriftGate
+from components.import_examples.import_examples import ImportExampleGen
+from components.statistics.statistics import StatisticsGen
 from dataset import spans
 from pipeline.config import PipelineConfig
 from pipeline.run_parameters import RunParameters, WindowParameters
@@ -55,12 +55,12 @@ def data_components(config: PipelineConfig, run: RunParameters,
   decl = config.declaration
   # Reads the TFRecords as they are: plain or GZIP, pre-split or hash-split,
   # each span of the window into splits of its own; pre-split files are
-  # copied whole, not re-written (components/import_examples.py).
+  # copied whole, not re-written (components/import_examples/import_examples.py).
   example_gen = ImportExampleGen(
       input_base=run.data_root,
       input_config=by_window.input_config, output_config=output_config(config))
   if decl.schema:
-    # A curated schema from schemas/ is the contract; statistics use it too.
+    # A curated schema from dataset/examples/ is the contract; statistics use it too.
     schema_gen = curated_schema(decl.schema)
     statistics_gen = StatisticsGen(
         examples=example_gen.outputs["examples"],

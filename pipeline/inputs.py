@@ -3,7 +3,7 @@
 They are what a run depends on outside the code, and they are resolved once,
 when the run starts: by the local runner (`resolve_inputs`), or by the
 first step of a compiled Kubeflow pipeline over spans
-(pipeline/window_step.py). Building the pipeline reads nothing.
+(kubeflow/steps/span_window.py). Building the pipeline reads nothing.
 """
 
 import dataclasses
@@ -16,9 +16,9 @@ import serving
 from dataset import spans
 from dataset.declaration import Data
 from dataset.tuning import Tuning
-from metadata import previous_statistics
 from pipeline.cache_keys import trainer_config, training_key
 from pipeline.config import PipelineConfig
+from store.metadata import previous_statistics
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +29,7 @@ class RunInputs:
     window: the spans it reads (dataset/spans.py).
     training_key: what its model is trained from (see `training_key`).
     served_version: the served version it compares with and warm-starts
-      from (components/baseline.py), or "" for the newest when the step
+      from (components/baseline/baseline.py), or "" for the newest when the step
       runs (on Kubeflow: without spans, or until SpanWindow resolves it).
   """
   window: spans.Window
@@ -38,7 +38,7 @@ class RunInputs:
   protos: dict = dataclasses.field(default_factory=dict)  # `window_protos`, made once
   drift_baseline: str = "{}"  # what the drift check compares with (`drift_baseline`)
   # With tuning: the search it uses, run if it does not exist, and why
-  # (tuner/record.py `plan`).
+  # (components/tuner/record.py `plan`).
   tuning_search: str = ""
   tuning_why: str = ""
   # The Trainer's custom_config (pipeline/cache_keys.py), computed once: it hashes
@@ -51,7 +51,7 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
             tuning: Optional[Tuning] = None, tune: str = "") -> RunInputs:
   """Lists the data root's spans and the serving dir, now: the one place a
   run's inputs are resolved, for local runs (`resolve_inputs`) and for the
-  SpanWindow step on Kubeflow (pipeline/window_step.py).
+  SpanWindow step on Kubeflow (kubeflow/steps/span_window.py).
 
   Raises:
     DeclarationError: no span found; StorageError: a bucket unreachable.
@@ -71,10 +71,10 @@ def resolve(data: Data, source: str, serving_dir: str, trainer_settings: dict,
 def tuning_choice(tuning: Optional[Tuning], serving_dir: str, window: spans.Window,
                   tune: str = "") -> Tuple[str, str]:
   """(the id of the search the run uses, why), or ("", "") without tuning;
-  `tune` asks for a new one (tuner/record.py)."""
+  `tune` asks for a new one (components/tuner/record.py)."""
   if tuning is None:
     return "", ""
-  from tuner import record
+  from components.tuner import record
   search, _, why = record.choose(tuning, serving_dir,
                                  window.spans[-1][0] if window.spans else None, tune)
   return search, why
@@ -84,7 +84,7 @@ def drift_baseline(window: spans.Window, data: Data, statistics: str = "") -> st
   """JSON: the newest span's training split, and the span before it: its
   training split if the window holds it, else its files' glob below the
   root and, when a local run found them in ML Metadata, its statistics.
-  `{}` when there is no earlier span. components/drift_gate.py reads it."""
+  `{}` when there is no earlier span. components/drift_gate/drift_gate.py reads it."""
   if not window.previous:
     return "{}"
   span, version = window.previous
@@ -121,7 +121,7 @@ def resolve_inputs(config: PipelineConfig, metadata_path: str = "") -> RunInputs
 def unresolved_inputs(config: PipelineConfig) -> RunInputs:
   """The inputs of a compiled Kubeflow pipeline, read from nothing: with
   spans, the pipeline's first step resolves them per run
-  (pipeline/window_step.py); without, the newest served version is taken
+  (kubeflow/steps/span_window.py); without, the newest served version is taken
   when BaselineModel runs."""
   window, training = spans.unresolved(config.declaration.data), config.training
   return RunInputs(window, "", "", window_protos(window, config.materialize,
@@ -133,7 +133,7 @@ def window_protos(window: spans.Window, materialize: bool, train_steps: int,
                   eval_steps: int) -> dict:
   """What the span window sets, by runtime parameter name: ImportExampleGen's
   input splits, the splits Transform analyses, the Trainer's and the
-  Evaluator's splits. `python -m kubeflow submit` passes them afresh."""
+  Evaluator's splits. `python -m commands.kubeflow submit` passes them afresh."""
   return {
       "input_config": example_gen_pb2.Input(splits=[
           example_gen_pb2.Input.Split(name=name, pattern=pattern)

@@ -14,38 +14,38 @@ resolver steps) as well as on LocalDagRunner.
 
 import dataclasses
 import json
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 from tfx.components.trainer.component import Trainer
 from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
 
-import launcher
-from components.baseline import BaselineModel
-from components.evaluator import Evaluator
-from components.pusher import Pusher
-from components.serving_check import ServingCheck
-from components.transform import Transform
-from components.tuner import Tuner, tuner_config
+from components.baseline.baseline import BaselineModel
+from components.evaluator.eval_config import eval_config
+from components.evaluator.evaluator import Evaluator
+from components.pusher.pusher import Pusher
+from components.serving_check.serving_check import ServingCheck
+from components.transform.transform import Transform
+from components.tuner.tuner import Tuner, tuner_config
 from dataset import spans
 from pipeline.cache_keys import checkpoint_root, to_json, transform_config
 from pipeline.config import ConfigError, PipelineConfig
 from pipeline.data_components import DataNodes, data_components
-from pipeline.eval_config import eval_config
 from pipeline.inputs import RunInputs
 from pipeline.run_parameters import RunParameters, WindowParameters
-from pipeline.window_step import SpanWindow, window_spec
+from trainer import jobs
 from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
 
-PREPROCESSING_FN = "components.preprocessing.preprocessing_fn"
+PREPROCESSING_FN = "components.transform.preprocessing.preprocessing_fn"
 RUN_FN = "trainer.run.run_fn"
 
 
-def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
+def create_components(config: PipelineConfig, inputs: RunInputs,
+                      window_step: Optional[Callable] = None) -> List:
   """The pipeline's components, in order."""
   run = RunParameters.of(config)
-  window_step, by_window = _window(config, run, inputs)
+  window_step, by_window = _window(config, run, inputs, window_step)
   data = data_components(config, run, by_window)
   nodes = data.nodes + _model_components(config, run, inputs, by_window, data)
   if window_step:
@@ -59,12 +59,13 @@ def create_components(config: PipelineConfig, inputs: RunInputs) -> List:
   return nodes
 
 
-def _window(config: PipelineConfig, run: RunParameters, inputs: RunInputs):
+def _window(config: PipelineConfig, run: RunParameters, inputs: RunInputs,
+            window_step: Optional[Callable]):
   """(the SpanWindow step or None, what the window sets: WindowParameters).
 
   Resolved inputs (a local run) are constants, or runtime parameters with
   those defaults. A compiled pipeline over spans resolves its window in its
-  first step (pipeline/window_step.py), whose outputs the others read.
+  first step (kubeflow/steps/span_window.py), whose outputs the others read.
   """
   resolved = WindowParameters(
       **inputs.protos, served_version=inputs.served_version, training_key=inputs.training_key,
@@ -73,12 +74,29 @@ def _window(config: PipelineConfig, run: RunParameters, inputs: RunInputs):
       tuning_search=inputs.tuning_search if config.declaration.tuning else None)
   if not inputs.window.unresolved:
     return None, resolved.as_parameters(config)
-  step = SpanWindow(
+  if window_step is None:
+    raise ConfigError("a pipeline whose span window is resolved when it runs needs the "
+                      "step that resolves it (kubeflow/steps/span_window.py); found none")
+  step = window_step(
       data_root=run.data_root, serving_dir=run.serving_dir,
       train_steps=run.train_steps,
       window_spec=window_spec(config, inputs.trainer_config))
   return step, WindowParameters(**{name: step.outputs[name].future()[0].value
                                for name in WindowParameters.names()})
+
+
+def window_spec(config: PipelineConfig, trainer_config: dict) -> str:
+  """What the step needs besides its runtime parameters, fixed when the
+  pipeline is compiled: the data's patterns and window, the Trainer's
+  settings (for the training key) and the evaluation steps."""
+  data = config.declaration.data
+  return json.dumps({
+      "data": {"compression": data.compression, "splits": dict(data.splits),
+               "pattern": data.pattern, "hash_buckets": dict(data.hash_buckets),
+               "window": data.window},
+      "settings": trainer_config, "materialize": config.materialize,
+      "tuning": config.declaration.tuning and config.declaration.tuning.to_dict(),
+      "eval_steps": config.training.eval_steps}, sort_keys=True)
 
 
 def _model_components(config: PipelineConfig, run: RunParameters, inputs: RunInputs,
@@ -90,7 +108,7 @@ def _model_components(config: PipelineConfig, run: RunParameters, inputs: RunInp
   # unless the Trainer's input pipeline is to (materialize=False). Its
   # analyzer cache skips spans analysed by earlier runs. No statistics:
   # StatisticsGen has them, and computing them would read every span again.
-  # Only spans share analysis across runs (components/transform.py).
+  # Only spans share analysis across runs (components/transform/transform.py).
   transform = Transform(
       examples=examples, schema=schema, materialize=config.materialize,
       preprocessing_fn=PREPROCESSING_FN, splits_config=by_window.splits_config,
@@ -114,7 +132,7 @@ def _model_components(config: PipelineConfig, run: RunParameters, inputs: RunInp
   decl = config.declaration
   evaluator = Evaluator(examples=examples, model=trainer_node.outputs["model"],
                         baseline_model=baseline.outputs["model"],
-                        eval_config=eval_config(config), rules=config.evaluation,
+                        eval_config=eval_config(config.declaration, config.evaluation), rules=config.evaluation,
                         classes=decl.label.class_names(), schema=schema,
                         image=next(iter(decl.of_kind("image")), None))
   # Set after construction: on Kubeflow this is a runtime parameter holding
@@ -174,13 +192,13 @@ def _training(config: PipelineConfig, run: RunParameters, inputs: RunInputs, by_
       train_args=by_window.train_args, eval_args=by_window.eval_args,
       # Not in the training key: where checkpoints go changes no model.
       custom_config={**inputs.trainer_config, CONFIG_KEY: checkpoint_root(config),
-                     **({launcher.CONFIG_KEY: config.workers} if config.workers else {})})
+                     **({jobs.CONFIG_KEY: config.workers} if config.workers else {})})
   return tuner, trainer_node
 
 
 def _tuner(config: PipelineConfig, run: RunParameters, by_window: WindowParameters, examples, transform):
   """The Tuner, when the declaration has `tuning:`: it reuses the latest
-  search or runs one (components/tuner.py), on the Trainer's data."""
+  search or runs one (components/tuner/tuner.py), on the Trainer's data."""
   if not config.declaration.tuning:
     return None
   return Tuner(
@@ -203,7 +221,8 @@ def _check_resources(config: PipelineConfig, ids: List[str]) -> None:
 
 def create_pipeline(config: PipelineConfig, inputs: RunInputs,
                     metadata_connection_config: Optional[
-                        metadata.ConnectionConfigType] = None) -> tfx_pipeline.Pipeline:
+                        metadata.ConnectionConfigType] = None,
+                    window_step: Optional[Callable] = None) -> tfx_pipeline.Pipeline:
   """The pipeline for `config`, for any runner. It reads no file.
 
   Args:
@@ -212,6 +231,10 @@ def create_pipeline(config: PipelineConfig, inputs: RunInputs,
       local run, `unresolved_inputs` for a compiled Kubeflow pipeline.
     metadata_connection_config: ML Metadata connection; None lets the runner
       choose (Kubeflow provides its own).
+    window_step: with unresolved inputs, the component that resolves them
+      when the run starts: the compiler hands in Kubeflow's SpanWindow
+      (kubeflow/steps/span_window.py), which runs in the image, so the DAG
+      imports no step code of a runner's.
 
   Returns:
     The TFX pipeline.
@@ -219,7 +242,7 @@ def create_pipeline(config: PipelineConfig, inputs: RunInputs,
   return tfx_pipeline.Pipeline(
       pipeline_name=config.pipeline_name,
       pipeline_root=config.pipeline_root,
-      components=create_components(config, inputs),
+      components=create_components(config, inputs, window_step),
       enable_cache=config.enable_cache,
       metadata_connection_config=metadata_connection_config,
       beam_pipeline_args=list(config.beam_args))

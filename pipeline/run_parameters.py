@@ -22,7 +22,7 @@ def runtime(config: PipelineConfig, name: str, value):
 class RunParameters:
   """What each run may set, made once for the whole pipeline: constants for
   a local run; on Kubeflow, runtime parameters defaulting to them, which
-  `python -m kubeflow submit --param` and recurring runs set.
+  `python -m commands.kubeflow submit --param` and recurring runs set.
 
   Attributes:
     data_root: where the records are.
@@ -53,7 +53,7 @@ class WindowParameters:
   """What the run's window of data sets, by the parameter each step takes
   it as: for a local run the resolved values (constants); compiled for
   Kubeflow, runtime parameters defaulting to them, or the SpanWindow step's
-  outputs when the first step resolves the window (pipeline/window_step.py).
+  outputs when the first step resolves the window (kubeflow/steps/span_window.py).
 
   Attributes:
     input_config: ImportExampleGen's input splits (an Input proto).

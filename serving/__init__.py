@@ -26,7 +26,7 @@ folder that holds `saved_model.pb` without the rest, and the next push
 takes a number above it.
 
 Beside the versions, `tuning/<search id>/` holds the hyperparameter
-searches (`searches_dir`; tuner/record.py writes what is inside): a search
+searches (`searches_dir`; components/tuner/record.py writes what is inside): a search
 found for one model is found again by every later run of the pipeline, on
 either runner.
 
@@ -34,14 +34,14 @@ A rollback (serving/history.py) pushes a copy of an earlier version as the
 newest, recording in `assets.extra/rollback.json` which version it copies
 and which it replaced; nothing is ever deleted. A pushed version also holds,
 in `assets.extra/blessed.json`, the Evaluator's judgement that let it in
-(components/evaluator.py), so `python -m serving versions` lists what
+(components/evaluator/evaluator.py), so `python -m commands.serving versions` lists what
 blessed each version from the serving dir alone, on either runner.
 
 Every exported model also records, in `assets.extra/trained_on.json` (TF
 Serving ignores `assets.extra`), the splits it was trained on and the run's
 training key: a hash of the data's files and the Trainer's settings and
 code (pipeline/cache_keys.py). A run compares with the newest version not
-trained with its own key (components/baseline.py says why).
+trained with its own key (components/baseline/baseline.py says why).
 """
 
 import json
@@ -50,14 +50,14 @@ import time
 import uuid
 from typing import List, Optional, Sequence
 
-import storage
+from runtime import storage
 
 SAVED_MODEL = "saved_model.pb"
 FINGERPRINT = "fingerprint.pb"  # written by tf.saved_model.save since TF 2.12
 TRAINED_ON = os.path.join("assets.extra", "trained_on.json")
 ROLLBACK = os.path.join("assets.extra", "rollback.json")
 BLESSED = os.path.join("assets.extra", "blessed.json")  # the Evaluator's judgement
-CARD = os.path.join("assets.extra", "model_card.md")  # components/model_card.py
+CARD = os.path.join("assets.extra", "model_card.md")  # components/pusher/model_card.py
 CARD_HTML = os.path.join("assets.extra", "model_card.html")
 TRAINING_KEY = "training_key"  # in trained_on.json
 NONE = "none"  # a run's served version when nothing is served

@@ -1,5 +1,5 @@
 """What each version of a serving dir is, and putting an earlier one back:
-`python -m serving versions` and `python -m serving rollback`.
+`python -m commands.serving versions` and `python -m commands.serving rollback`.
 
 A version's own records say what it was trained on (`trained_on.json`),
 what blessed it (`blessed.json`, the Evaluator's judgement, written with
@@ -15,7 +15,7 @@ import os
 from typing import List, Optional
 
 import serving
-import storage
+from runtime import storage
 
 
 def _record(model_dir: str, name: str) -> Optional[dict]:
@@ -33,7 +33,7 @@ def rolled_back(model_dir: str) -> Optional[dict]:
 
 
 def blessed(model_dir: str) -> Optional[dict]:
-  """The judgement that let a version in (components/evaluator.py):
+  """The judgement that let a version in (components/evaluator/evaluator.py):
   `metric`, `value`, `baseline_value`, `judged_against`, and the run that
   pushed it; None for a version pushed before versions recorded it."""
   return _record(model_dir, serving.BLESSED)

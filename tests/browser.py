@@ -1,7 +1,7 @@
 """A real headless Chromium, driven over the DevTools protocol, for page tests.
 
 `open_page(path)` loads a local file in Debian's Chromium (installed by
-`scripts/setup.sh --tests`) and returns what a test needs to check: the
+`setup.sh --tests`) and returns what a test needs to check: the
 result of JavaScript expressions, a PNG screenshot, and every script error
 and console error the page logged. No Selenium or Playwright: the DevTools
 protocol over a WebSocket (websocket-client, already in the lock) is enough.

@@ -6,18 +6,18 @@ import os
 import pytest
 import yaml
 
-import startup
+from runtime import startup
 
 startup.start()  # the Keras choice, before TF loads Keras: as every entry point
 
 # isort: split
-from convert import digits
-from convert.rows import write_rows
 from dataset import declaration
+from dataset.convert import digits
+from dataset.convert.rows import write_rows
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DIGITS_YAML = os.path.join(REPO, "datasets", "digits.yaml")
-DIGITS_SCHEMA = os.path.join(REPO, "schemas", "digits.pbtxt")
+DIGITS_YAML = os.path.join(REPO, "dataset", "examples", "digits.yaml")
+DIGITS_SCHEMA = os.path.join(REPO, "dataset", "examples", "digits.pbtxt")
 
 
 def digits_raw() -> dict:
@@ -103,9 +103,9 @@ def transformed(tmp_path_factory):
 
 
 def compile_digits_spec(out, *extra) -> str:
-  """`python -m kubeflow compile` of the digits onto gs:// paths (unless
+  """`python -m commands.kubeflow compile` of the digits onto gs:// paths (unless
   `extra` flags say otherwise); the spec's path."""
-  from kubeflow.cli import main as kubeflow
+  from commands.kubeflow.cli import main as kubeflow
   assert kubeflow(["compile", "--image", "r/i:1", "--pipeline-root", "gs://b/p",
                    "--data-root", "gs://b/d", "--skip-data-check",
                    "--output-dir", str(out), *extra]) == 0
@@ -148,7 +148,38 @@ def span_declaration(tmp_path, spans=(1, 2, 3), window=2):
   with open(DIGITS_YAML) as f:
     raw = yaml.safe_load(f)
   raw["data"] = span_data(str(root), window)
-  raw["schema"] = os.path.join(REPO, "schemas", "digits.pbtxt")
+  raw["schema"] = os.path.join(REPO, "dataset", "examples", "digits.pbtxt")
   path = tmp_path / "spans.yaml"
   path.write_text(yaml.safe_dump(raw))
   return path, root
+
+
+def model_dir(folder, blocking=False):
+  """A stand-in SavedModel folder for the serving dir's tests."""
+  os.makedirs(os.path.join(folder, "variables"))
+  with open(os.path.join(folder, "saved_model.pb"), "wb") as f:
+    f.write(b"model")
+  if blocking:
+    # Reading a FIFO with no writer waits forever: the copy stops right there,
+    # half done, as a push interrupted by a crash or a preempted node would.
+    os.mkfifo(os.path.join(folder, "variables", "variables.data-00000-of-00001"))
+  return folder
+
+
+@pytest.fixture(scope="module", params=["GZIP", "NONE"])
+def written(request, tmp_path_factory):
+  """40 digits written by convert, and the record bytes as written.
+
+  The encoder orders a record's features freely, so the exact bytes are
+  taken from the file by this project's reader; TensorFlow and an
+  independent reader must return the same bytes, and the records must hold
+  the rows' values.
+  """
+  from dataset.convert.rows import write_rows
+  from dataset.records import format as tfrecord_format
+  rows = digit_rows(40)
+  out = tmp_path_factory.mktemp("w") / "out"
+  result = write_rows(rows, str(out), "d", compression=request.param)
+  records = [r for path in result.files[""] for r in tfrecord_format.read_records(path)]
+  return {"rows": rows, "records": records, "files": result.files[""],
+          "compression": request.param}

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
-from metadata import store as st
+from store.metadata import store as st
 from tests.conftest import REPO
 
 TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
@@ -35,8 +35,8 @@ def run_local(*args):
 
 
 def debug_cli(*args):
-  """Runs `python -m debug` in a fresh process; returns (exit code, stdout, stderr)."""
-  return module_cli("debug", *args)
+  """Runs `python -m commands.debug` in a fresh process; returns (exit code, stdout, stderr)."""
+  return module_cli("commands.debug", *args)
 
 
 def module_cli(module: str, *args):

@@ -2,14 +2,14 @@
 stand-in cluster's tests: `python -m tests.trainer_step INPUTS_JSON`.
 
 It runs what `run_fn` runs in a compiled Trainer step with workers
-(`launcher.launch.launch`) on the FnArgs fields in INPUTS_JSON, with the
+(`trainer.jobs.launch.launch`) on the FnArgs fields in INPUTS_JSON, with the
 step pod's environment: KUBECONFIG, KFP_POD_NAME and HOSTNAME (the step's
 pod) and TRAIN_JOB_POD. Exit 0 when the job succeeded, 1 with the error's line.
 The fields are read into a plain namespace, not TFX's FnArgs: the launcher
 reads only them, and a step that need not import TFX starts in a second.
 """
 
-import startup
+from runtime import startup
 
 startup.start()
 
@@ -19,9 +19,9 @@ import logging
 import sys
 import types
 
-import storage
-from launcher import launch
-from launcher.job import ClusterError, JobFailed
+from runtime import storage
+from trainer.jobs import launch
+from trainer.jobs.job import ClusterError, JobFailed
 
 if __name__ == "__main__":
   logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)

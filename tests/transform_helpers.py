@@ -11,7 +11,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from tensorflow_transform.tf_metadata import dataset_metadata, schema_utils
 from tfx.utils import io_utils
 
-from components import preprocessing
+from components.transform import preprocessing
 
 
 def _instance(row: dict, spec: dict) -> dict:

@@ -15,7 +15,7 @@ import tensorflow as tf
 
 from dataset.declaration import Feature
 from dataset.training import TrainingConfig
-from trainer.images import pixel_dtype
+from trainer.image_decoding import pixel_dtype
 
 keras = tf.keras
 

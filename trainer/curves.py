@@ -2,7 +2,7 @@
 
 Both loops write the same files, the way Keras' TensorBoard callback lays
 them out (`<log_dir>/train` and `<log_dir>/validation`, scalars named
-`epoch_<metric>`), so TensorBoard and the run report (report/) read
+`epoch_<metric>`), so TensorBoard and the run report (store/report/) read
 either. The Trainer passes TFX's `model_run` folder as `log_dir`.
 """
 

@@ -2,7 +2,7 @@
 
 `serving_default` takes a [batch] of serialized `tf.train.Example`s with the
 raw features exactly as stored in the input TFRecords, applies the Transform
-graph and the same image decoding as training (`trainer.images`; scaling
+graph and the same image decoding as training (`trainer.image_decoding`; scaling
 is in the model), and returns `{"probabilities": float32 [batch,
 num_classes]}`, with `all_classes` (the class names, per example) when the
 label declares classes, or `{"value": float32 [batch, 1]}` for a regression
@@ -14,7 +14,7 @@ import tensorflow as tf
 import tensorflow_transform as tft
 
 from dataset.declaration import Declaration
-from trainer.images import decode_batch
+from trainer.image_decoding import decode_batch
 
 SIGNATURE = "serving_default"
 OUTPUT_KEY = "probabilities"
@@ -29,7 +29,7 @@ def prediction_key(decl: Declaration) -> str:
 
 def serving_contract(decl: Declaration) -> dict:
   """What `serving_default` promises, as JSON for the serving check
-  (serving/check.py): each output's dtype and shape (None: the batch), the
+  (components/serving_check/check.py): each output's dtype and shape (None: the batch), the
   output that holds class probabilities, if any, and the label, which a
   request never carries."""
   if decl.label.kind == "regression":

@@ -39,7 +39,7 @@ import tensorflow as tf
 
 from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
-from trainer import images
+from trainer import image_decoding as images
 from trainer.input_sizing import fits_in_memory, parse_block
 
 log = logging.getLogger(__name__)
@@ -112,7 +112,7 @@ def decode(serialized: tf.Tensor, feature_spec: Mapping) -> Dict[str, tf.Tensor]
 
   Returns:
     Each feature of `feature_spec`, keyed by name, with a leading [block]
-    dimension (transformed features: see `components.preprocessing`).
+    dimension (transformed features: see `components.transform.preprocessing`).
   """
   return tf.io.parse_example(serialized, feature_spec)
 

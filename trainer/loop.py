@@ -12,10 +12,10 @@ from typing import Dict, List, Optional
 import tensorflow as tf
 
 from dataset.training import TrainingConfig
+from runtime.progress.training import Steps
 from trainer import curves
 from trainer import model as model_lib
 from trainer.checkpoints import LoopCheckpoint
-from trainer.progress import Steps
 
 keras = tf.keras
 
@@ -86,7 +86,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       classes (cross-entropy, accuracy).
     checkpoint: saved every `checkpoint_every` steps (or at each epoch's
       end) and restored first; None trains without.
-    progress: told each step and its loss (trainer/progress.py), or None;
+    progress: told each step and its loss (runtime/progress/training.py), or None;
       the caller ends it.
 
   Returns:

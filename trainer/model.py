@@ -29,7 +29,7 @@ from dataset import metrics
 from dataset.declaration import Declaration, Feature
 from dataset.training import TrainingConfig
 from trainer.augment import scale_and_augment
-from trainer.images import pixel_dtype
+from trainer.image_decoding import pixel_dtype
 
 keras = tf.keras
 

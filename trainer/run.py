@@ -1,9 +1,7 @@
-"""The Trainer's `run_fn`: it only delegates.
-
-strategy -> datasets -> model (warm-started) -> fit (in two phases with a
-backbone, or the custom loop) -> export. Each
-step is its own module, tested on its own.
-"""
+"""The Trainer's `run_fn` and a training's order: strategy -> datasets ->
+model (warm-started) -> fit -> export, each step a module of its own; here
+too a backbone's two phases (`fit_in_phases`) and the hand-off of a job of
+several workers to trainer/jobs/."""
 
 import logging
 import os
@@ -13,20 +11,20 @@ from typing import List, Optional, Sequence
 import tensorflow as tf
 import tensorflow_transform as tft
 
-import launcher
 from dataset import spans
 from dataset.declaration import Declaration
 from dataset.training import TrainingConfig
-from startup import console
+from runtime.progress import console
+from runtime.progress import training as progress
 from trainer import (
   checkpoints,
   curves,
   distribute,
   export,
   input_pipeline,
+  jobs,
   loop,
   model,
-  progress,
   warm_start,
 )
 
@@ -204,9 +202,9 @@ def export_model(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
 
 def run_fn(fn_args) -> None:
   """TFX Trainer entry point (`fn_args`: TFX's FnArgs): trains here, or with
-  --train-workers N launches a job that trains (launcher/) and waits for it."""
-  if fn_args.custom_config.get(launcher.CONFIG_KEY):
-    from launcher import launch  # only a launching Trainer needs it
+  --train-workers N launches a job that trains (trainer/jobs/) and waits for it."""
+  if fn_args.custom_config.get(jobs.CONFIG_KEY):
+    from trainer.jobs import launch  # only a launching Trainer needs it
     launch.launch(fn_args)
   else:
     train_here(fn_args)
@@ -214,7 +212,7 @@ def run_fn(fn_args) -> None:
 
 def train_here(fn_args) -> None:
   """Trains in this process: alone, or as one worker of a job (`fn_args`:
-  TFX's FnArgs, or a worker's namespace of its fields: launcher/inputs.py).
+  TFX's FnArgs, or a worker's namespace of its fields: trainer/jobs/inputs.py).
 
   `fn_args.custom_config` holds `declaration` (a `Declaration.contract()`),
   `training` (a `TrainingConfig.to_dict()`) and `materialized` (whether
@@ -235,7 +233,7 @@ def train_here(fn_args) -> None:
   config = config.with_train_steps(fn_args.train_steps or config.train_steps)
   distribute.require_gpus(config.gpus)
   tft_output = tft.TFTransformOutput(fn_args.transform_output)
-  # The engines running a job's workers describe the cluster here (launcher/).
+  # The engines running a job's workers describe the cluster here (trainer/jobs/).
   strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))
   key = warm_start.key_for(fn_args.base_model)
   saved = checkpoints.folder(fn_args.custom_config.get(checkpoints.CONFIG_KEY, ""), key,

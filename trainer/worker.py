@@ -1,8 +1,8 @@
 """One worker of a Trainer's job: `python -m trainer.worker INPUTS_URI`.
 
 Every engine starts this same command in the project's image. It learns its
-role from the engine's environment (launcher/roles.py), reads the inputs the
-launcher wrote (launcher/inputs.py) and trains as the Trainer would in one
+role from the engine's environment (trainer/jobs/roles.py), reads the inputs the
+launcher wrote (trainer/jobs/inputs.py) and trains as the Trainer would in one
 process (`trainer.run.train_here`): its own shard of the data, the chief's export
 into the Trainer's output, the others' into temporary folders, checkpoints
 under the output so that a restarted job resumes.
@@ -10,8 +10,8 @@ under the output so that a restarted job resumes.
 
 import os
 
-import startup
-from launcher.job import QUIET_ENV
+from runtime import startup
+from trainer.jobs.job import QUIET_ENV
 
 if __name__ == "__main__":  # importing this sets nothing up
   # On a cluster a worker's pod log keeps what the libraries log, as a
@@ -23,8 +23,8 @@ import argparse
 import logging
 import sys
 
-import storage
-from launcher import inputs, roles
+from runtime import storage
+from trainer.jobs import inputs, roles
 
 log = logging.getLogger("trainer.worker")  # not __main__ under -m
 
@@ -36,7 +36,7 @@ def own_lines(quiet: bool) -> None:
   `resumed from step N of M`)."""
   handler = logging.StreamHandler(sys.stdout)
   handler.setFormatter(logging.Formatter("%(message)s"))
-  for name in ("launcher", "trainer") + (() if quiet else ("absl",)):
+  for name in ("trainer",) + (() if quiet else ("absl",)):
     logger = logging.getLogger(name)
     logger.setLevel(logging.INFO)
     logger.addHandler(handler)
@@ -57,9 +57,9 @@ def main(uri: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m trainer.worker",
-                                   description="one worker of a Trainer's job (launcher/)")
+                                   description="one worker of a Trainer's job (trainer/jobs/)")
   parser.add_argument("inputs", metavar="INPUTS_URI",
-                      help="the job's inputs, as the launcher wrote them (launcher/inputs.py)")
+                      help="the job's inputs, as the launcher wrote them (trainer/jobs/inputs.py)")
   return parser
 
 

@@ -3,11 +3,10 @@
 none (kubeflow/steps/backend.py says how the backend resolves it), and a
 finished run's outcome for `runs`."""
 
-import storage
 from kubeflow.errors import KubeflowError
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
-from storage import run_layout
+from runtime import run_layout, storage
 
 
 def run_root(flag: str, spec: dict) -> str:
@@ -32,8 +31,8 @@ def namespace_root(namespace: str) -> str:
   """
   from kubernetes.client.exceptions import ApiException
 
-  from launcher.job import ClusterError
-  from launcher.kube import Cluster
+  from trainer.jobs.job import ClusterError
+  from trainer.jobs.kube import Cluster
   try:
     found = Cluster().core.read_namespaced_config_map(backend.CONFIG_MAP, namespace)
   except ApiException as e:
@@ -70,7 +69,7 @@ def outcome(run, pipeline: str, default_root) -> str:
 def outcome_at(folder: str, pipeline: str, run_id: str) -> str:
   """What the run in `folder` did, from its steps' records, in one line."""
   from kubeflow.api import client  # kfp: when the command runs
-  from metadata.outcome import Outcome  # TensorFlow: when the command runs
+  from store.metadata.outcome import Outcome  # TensorFlow: when the command runs
   try:
     storage.enable([folder])
     records = step_records.read(folder)

@@ -1,5 +1,5 @@
 """Vertex AI Pipelines: runs, schedules and the runs list, through
-google-cloud-aiplatform (the commands in kubeflow/api/runs.py call these
+google-cloud-aiplatform (the commands in commands/kubeflow/runs.py call these
 with `--backend vertex`).
 
 - The run is aiplatform's PipelineJob of the compiled file, with its runtime
@@ -13,13 +13,13 @@ with `--backend vertex`).
   schedule of the same name is replaced: the new one created, then the old
   one deleted; if creating fails, the old one stays.
 - The runs list reads each finished job's step records in Vertex's layout,
-  `<root>/<project number>/<job id>/` (storage/run_layout.py); the job's
+  `<root>/<project number>/<job id>/` (runtime/run_layout.py); the job's
   resource name carries the project's number.
 
 The API's refusals become one line naming the fix (`describe`). The client
 speaks gRPC to `<region>-aiplatform.googleapis.com`, or REST to
 VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
-tests/fakes/vertex_pipelines.py's stand-in), as launcher/vertex.py does.
+tests/fakes/vertex_pipelines.py's stand-in), as trainer/jobs/vertex.py does.
 """
 
 import argparse
@@ -30,7 +30,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from kubeflow.errors import KubeflowError
-from storage import run_layout
+from runtime import run_layout
 
 ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
 REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")

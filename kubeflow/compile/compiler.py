@@ -21,11 +21,11 @@ import yaml
 from tfx.dsl.io import fileio
 from tfx.orchestration.data_types import RuntimeParameter
 from tfx.orchestration.kubeflow.v2.kubeflow_v2_dag_runner import (
-    KubeflowV2DagRunner,
-    KubeflowV2DagRunnerConfig,
+  KubeflowV2DagRunner,
+  KubeflowV2DagRunnerConfig,
 )
 
-from components.tuner import WORKERS_ENV
+from components.tuner.tuner import WORKERS_ENV
 from dataset import spans
 from kubeflow.compile import backend as backends
 from kubeflow.compile import exit_handler, platform, report_step, retention_step, train_job
@@ -33,10 +33,10 @@ from kubeflow.compile.backend import check_env
 from kubeflow.compile.spec import DEFAULT_RETRIES, retry_policy, tasks
 from kubeflow.errors import CompileError
 from kubeflow.steps import records as step_records
+from kubeflow.steps.span_window import WINDOW_STEP, SpanWindow
 from pipeline.config import PipelineConfig, Resources
 from pipeline.inputs import unresolved_inputs
 from pipeline.pipeline import create_pipeline
-from pipeline.window_step import WINDOW_STEP
 
 SPEC_FILE = "pipeline.yaml"
 JOB_FILE = "pipeline_job.json"
@@ -106,7 +106,7 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
     named = {**env, step_records.PIPELINE_ENV: config.pipeline_name,
              step_records.TASK_ENV: node, step_records.RETRIES_ENV: str(retries),
              step_records.KFP_RUNTIME_ENV: "true"}
-    if node == "Tuner":  # outside the cache key (components/tuner.py)
+    if node == "Tuner":  # outside the cache key (components/tuner/tuner.py)
       named[WORKERS_ENV] = str(config.tune_workers)
     if node == train_job.NODE:  # what its job's workers get (train_job.py)
       named.update(trainer_env or {})
@@ -142,7 +142,7 @@ def uncached_steps(config: PipelineConfig) -> Tuple[str, ...]:
   if spans.has_spans(config.declaration.data):
     return (WINDOW_STEP,)
   # Without spans, nothing chose the Tuner's search when the run started:
-  # the step looks for the latest one when it runs (components/tuner.py).
+  # the step looks for the latest one when it runs (components/tuner/tuner.py).
   return NEVER_CACHED + (("Tuner",) if config.declaration.tuning else ())
 
 
@@ -196,7 +196,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     backends.check_kubernetes_only(platform_args)
   config = dataclasses.replace(config, beam_args=beam_args_for_image(config.beam_args, image))
   # Compiling opens nothing: each run resolves its inputs (submit, or the step).
-  pipeline = create_pipeline(config, unresolved_inputs(config))
+  pipeline = create_pipeline(config, unresolved_inputs(config), window_step=SpanWindow)
   runner = KubeflowV2DagRunner(
       config=KubeflowV2DagRunnerConfig(
           default_image=image, default_commands=ENTRYPOINT,

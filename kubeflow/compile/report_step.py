@@ -16,7 +16,7 @@ from typing import Dict, Optional
 
 from kubeflow.compile.spec import add_step, container_of, first_step
 from kubeflow.steps import report
-from metadata.run_record import EXEC_PROPERTIES
+from store.metadata.run_record import EXEC_PROPERTIES
 
 
 def add(spec: Dict, steps: Dict, retry_policy: Optional[Dict]) -> None:

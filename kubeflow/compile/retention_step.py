@@ -1,9 +1,9 @@
 """Retention on Kubeflow, at compile time: the `Retention` step after
 RunReport (`--keep-runs N`; kubeflow/steps/retention.py runs it), and the
 cache epoch wired into every pipeline over spans, with or without it, so
-that deleting from `python -m kubeflow retention` is as safe as the step.
+that deleting from `python -m commands.kubeflow retention` is as safe as the step.
 
-The epoch (pipeline/cache_epoch.py): every cached step that reads no
+The epoch (store/retention/cache_epoch.py): every cached step that reads no
 artifact takes, as a parameter, the epoch SpanWindow passes on, so that
 raising it makes Kubeflow's cache miss for that window's steps.
 """
@@ -13,7 +13,7 @@ from typing import Dict, List, Optional
 
 from kubeflow.compile.spec import add_step, container_of, uncached
 from kubeflow.steps import notify, report, retention
-from pipeline.window_step import WINDOW_STEP
+from kubeflow.steps.span_window import WINDOW_STEP
 
 EPOCH = retention.EPOCH
 

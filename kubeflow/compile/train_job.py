@@ -1,11 +1,11 @@
 """What each worker of the Trainer's job gets, written into the Trainer step.
 
 With `--train-workers N` (N > 1) the Trainer step launches its workers as a
-job (launcher/). Each worker is given what the Trainer step itself would
+job (trainer/jobs/). Each worker is given what the Trainer step itself would
 get, so `--resource Trainer:gpus=1` means one GPU per worker, and the same
 for the Trainer's node selectors and tolerations, the image pull secrets,
 `--env` and `--secret-env`. The compiler puts that in the Trainer step's
-TRAIN_JOB_POD variable (launcher/job.py `pod_spec`): it is not part of the
+TRAIN_JOB_POD variable (trainer/jobs/job.py `pod_spec`): it is not part of the
 Trainer's configuration, so on the open-source backend where the workers
 run is not a cache key; how many there are is (they change the global
 batch). Vertex AI's cache key holds a step's environment ("Configure
@@ -14,21 +14,19 @@ execution caching"): there a new placement trains again.
 On Vertex AI (`--train-engine vertex`) the CustomJob runs in the project
 and region, as the service account and on the network, that the flags
 below name, else the PipelineJob's own: `wire_vertex_pipeline` hands the
-Trainer step Vertex AI Pipelines' placeholders for them (launcher/vertex.py
+Trainer step Vertex AI Pipelines' placeholders for them (trainer/jobs/vertex.py
 `placement` reads them).
 """
 
 import argparse
 import dataclasses
 import json
-import re
 from typing import Dict, Optional
 
 from kubeflow.errors import CompileError
-from launcher.job import POD_ENV
-from launcher.vertex import PIPELINE_ENV, PROJECT_ENV, REGION_ENVS
 from pipeline.config import PipelineConfig
-from runner import flags
+from trainer.jobs.job import POD_ENV
+from trainer.jobs.vertex import PIPELINE_ENV, PROJECT_ENV, REGION_ENVS
 
 NODE = "Trainer"
 # Vertex AI Pipelines resolves these in a task's input parameters to its
@@ -37,7 +35,7 @@ NODE = "Trainer"
 # components/google-cloud/google_cloud_pipeline_components/_placeholders.py
 # lines 18-35 at 7b70c7b; a task argument in `_implementation/llm/
 # deployment_graph.py` line 64). The open-source backend leaves them as
-# they are (launcher/vertex.py `_resolved`).
+# they are (trainer/jobs/vertex.py `_resolved`).
 PIPELINE_PLACEHOLDERS = {"project": "{{$.pipeline_google_cloud_project_id}}",
                          "region": "{{$.pipeline_google_cloud_location}}",
                          "serviceAccount": "{{$.pipeline_service_account}}",
@@ -52,34 +50,6 @@ VERTEX_FLAGS = {
     # CustomJobSpec.network (aiplatform_v1 types/custom_job.py lines 212-221).
     "network": ("--train-network", "projects/PROJECT_NUMBER/global/networks/NAME",
                 r"projects/\d+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?", "NETWORK")}
-
-
-def add_flags(parser: argparse.ArgumentParser) -> None:
-  parser.add_argument("--train-timeout", type=flags.whole_number(1, unit="a number of seconds"),
-                      metavar="SECONDS",
-                      help="with --train-workers: delete the Trainer's job and fail the "
-                           "step if it has not finished after this long (default: none)")
-  parser.add_argument("--train-machine-type", metavar="TYPE",
-                      help="--train-engine vertex: each worker's machine (default "
-                           "n1-standard-4)")
-  helps = {"project": "the CustomJob's project (default: the PipelineJob's)",
-           "region": "the CustomJob's region (default: the PipelineJob's)",
-           "serviceAccount": "the service account the workers run as (default: the "
-                             "PipelineJob's; docs/kubeflow.md says which roles it needs)",
-           "network": "the VPC the workers are peered with (default: the PipelineJob's)"}
-  for key, (flag, what, pattern, metavar) in VERTEX_FLAGS.items():
-    parser.add_argument(flag, type=_matching(what, pattern), metavar=metavar,
-                        help=f"--train-engine vertex: {helps[key]}")
-
-
-def _matching(what: str, pattern: str):
-  """argparse type: the text when it is `what`, else why not (argparse
-  names the flag)."""
-  def check(text: str) -> str:
-    if not re.fullmatch(pattern, text):
-      raise argparse.ArgumentTypeError(f"expected {what}, found {text!r}")
-    return text
-  return check
 
 
 def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],
@@ -124,7 +94,7 @@ def check_vertex_place(config: PipelineConfig, env: Dict[str, str],
   """Raises CompileError for a Vertex flag given for another engine, or for
   a CustomJob with no project or region: compiled for the open-source
   backend (`--backend kubeflow`), nothing fills in the PipelineJob's, and
-  google-auth's project is never taken (launcher/vertex.py `placement`)."""
+  google-auth's project is never taken (trainer/jobs/vertex.py `placement`)."""
   given = vertex_flags(config, args)
   if config.train_engine != "vertex" or getattr(args, "backend", None) != "kubeflow":
     return

@@ -22,7 +22,7 @@ the report, retention).
 
 from typing import Dict, Iterable, List, Optional
 
-import storage
+from runtime import storage
 
 LOGS = "executor-logs"
 DEFAULT_ROOT = "minio://mlpipeline/v2/artifacts"
@@ -50,7 +50,7 @@ def check_root(uris: Iterable[str]) -> None:
              if uri.startswith(DEFAULT_ROOT + "/") else "under the run's pipeline root")
       raise storage.StorageError(
           f"this run writes its outputs to {uri.rsplit('/', 3)[0]}/..., {why}; "
-          f"TensorFlow cannot open {found}://. Start runs with python -m kubeflow "
+          f"TensorFlow cannot open {found}://. Start runs with python -m commands.kubeflow "
           f"submit or schedule, which send the compiled root, or set "
           f"defaultPipelineRoot (s3://... or gs://...) in the kfp-launcher ConfigMap "
           f"of the run's namespace")

@@ -3,7 +3,7 @@
 It runs TFX's KFP v2 executor (`kubeflow_v2_run_executor._run_executor`),
 after the things TFX 1.16's own entrypoint does not do:
 
-1. The process set-up (startup/), first: TFX's entrypoint imports TFMA,
+1. The process set-up (runtime/startup.py), first: TFX's entrypoint imports TFMA,
    which loads Keras, before any project code would run.
 2. It accepts input artifacts as the open-source Kubeflow Pipelines backend
    hands them over (2.0 to 2.17, `backend/src/v2`): an artifact read back
@@ -20,7 +20,7 @@ after the things TFX 1.16's own entrypoint does not do:
    Vertex AI and the compiled spec describe them, pass through unchanged.
 3. s3:// URIs: the S3 file system is loaded and every bucket the step names
    is checked before the executor starts, and the step exits with its own
-   status, not tensorflow-io's abort at shutdown (storage/).
+   status, not tensorflow-io's abort at shutdown (runtime/storage.py).
 4. Artifacts of the types the run page draws (components/ui_artifacts.py)
    are given their class: TFX would import `system.Metrics` as a module path.
    The launcher's own output (`executor-logs`, kubeflow/steps/backend.py)
@@ -29,14 +29,14 @@ after the things TFX 1.16's own entrypoint does not do:
 5. It records what the step did in the run's folder (kubeflow/steps/records.py,
    on either backend's layout): RUNNING with the URIs it reads and writes,
    then COMPLETE with its outputs' metadata, or FAILED with the error's
-   last line, for the exit step, `python -m kubeflow runs` and retention.
+   last line, for the exit step, `python -m commands.kubeflow runs` and retention.
 6. It drops the cache epoch, a parameter only there to change the step's
-   cache key (pipeline/cache_epoch.py), before TFX sees the parameters.
+   cache key (store/retention/cache_epoch.py), before TFX sees the parameters.
 
 Our entrypoint, not an edit of TFX's installed files: the image and the venv run the same code.
 """
 
-import startup
+from runtime import startup
 
 if __name__ == "__main__":  # a step's process; importing this sets nothing up
   startup.start()  # before TFX's imports below load TensorFlow and Keras
@@ -55,12 +55,12 @@ from google.protobuf import json_format
 from kfp.pipeline_spec import pipeline_spec_pb2
 from tfx.orchestration.kubeflow.v2.container import kubeflow_v2_run_executor as tfx_entry
 
-import storage
 from components import ui_artifacts
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
-from pipeline import cache_epoch
-from startup import console
+from runtime import storage
+from runtime.progress import console
+from store.retention import cache_epoch
 
 # What the open-source backend adds to every artifact it records
 # (metadata/client.go RecordArtifact); not TFX properties.

@@ -3,7 +3,7 @@
 Compiled with `--notify URL` (kubeflow/compile/exit_handler.py), it runs after every
 other step has finished, failed or been skipped. It reads the steps' records
 in the run's folder (kubeflow/steps/records.py), as one run record
-(metadata/outcome.py), and posts one JSON message in
+(store/metadata/outcome.py), and posts one JSON message in
 the shape Slack's incoming webhooks take (and Mattermost's and Rocket.Chat's):
 a `text` line, and an attachment whose fields are the pipeline, the run, the
 state, the step that failed and its message, the blessing with its metric,
@@ -21,11 +21,9 @@ import urllib.error
 import urllib.request
 from typing import List, Optional, Tuple
 
-import startup
-import storage
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
-from storage import run_layout
+from runtime import run_layout, startup, storage
 
 TASK = "notify"
 URL_PARAM = "notify_url"
@@ -40,7 +38,7 @@ def metric_words(outcome) -> Optional[str]:
 
 def payload(outcome, metric: Optional[str]) -> dict:
   """The message, for a Slack-compatible incoming webhook, from the run's
-  `metadata.outcome.Outcome`."""
+  `store.metadata.outcome.Outcome`."""
   pipeline, run = outcome.record.pipeline, outcome.record.run_id
   state = "FAILED" if outcome.failed else "SUCCEEDED"
   fields: List[Tuple[str, str]] = [("pipeline", pipeline), ("run", run), ("state", state)]
@@ -90,7 +88,7 @@ def main(argv: List[str]) -> int:
           file=sys.stderr)
     return 0
   storage.enable([found.run])
-  from metadata.outcome import Outcome  # TensorFlow: when the step runs, not when compiling
+  from store.metadata.outcome import Outcome  # TensorFlow: when the step runs, not when compiling
   outcome = Outcome(step_records.run_record(step_records.read(found.run), pipeline,
                                             found.run_id))
   metric = None

@@ -8,7 +8,7 @@ error's message; the run-id placeholder from 2.5 on (#11599). What every
 version from 2.0 gives a step is its output artifacts' URIs, which all lie
 in the run's own folder: `<pipeline root>/<pipeline name>/<run id>/<task>/…`
 on the open-source backend, `<pipeline root>/<project number>/<job id>/
-<task>_<id>/…` on Vertex AI (storage/run_layout.py cites both).
+<task>_<id>/…` on Vertex AI (runtime/run_layout.py cites both).
 
 So each step finds that folder from its outputs and writes
 `status/<task>.json` there: RUNNING as it starts, with the URIs of the
@@ -18,7 +18,7 @@ line. Each record counts the step's attempts, against the retries it was
 compiled with: a FAILED attempt with retries left may be followed by
 another. A step the cache served writes nothing, since it did not run; a
 step that was killed stays RUNNING. The exit step (kubeflow/steps/notify.py) and
-`python -m kubeflow runs` read these records.
+`python -m commands.kubeflow runs` read these records.
 
 The compiled spec tells each container its pipeline, task and retries
 through the environment (PIPELINE_NAME, PIPELINE_TASK,
@@ -33,9 +33,8 @@ import json
 import os
 from typing import Dict, Optional
 
-import storage
 from kubeflow.steps import backend
-from storage import run_layout
+from runtime import run_layout, storage
 
 FOLDER = "status"
 PIPELINE_ENV = run_layout.PIPELINE_ENV
@@ -51,7 +50,7 @@ def run_of(executor_input: dict, task: str) -> Optional[run_layout.RunFolder]:
   """A compiled step's run folder, from its output artifacts' URIs, else its
   executor output file's: a step with no output artifact (a gate) has that
   file in its task's folder on Vertex AI and on the open-source backend
-  from 2.15 (storage/run_layout.py)."""
+  from 2.15 (runtime/run_layout.py)."""
   output_file = executor_input.get("outputs", {}).get("outputFile") or ""
   uris = artifact_uris(executor_input)["wrote"] + [run_layout.uri_of(output_file)]
   return run_layout.locate(uris, os.environ.get(PIPELINE_ENV, ""), task)
@@ -117,10 +116,10 @@ def seconds(record: dict) -> Optional[float]:
 
 
 def run_record(records: Dict[str, dict], pipeline: str, run: str):
-  """The run's one record (metadata/run_record.py), as its steps' records
+  """The run's one record (store/metadata/run_record.py), as its steps' records
   tell it: each step that ran, in the order it started, with its outputs
   and parameters. A step the cache served wrote no record and is absent."""
-  from metadata import run_record as rr
+  from store.metadata import run_record as rr
   ordered = sorted(records.items(), key=lambda item: item[1].get(
       "started", item[1].get("time", "")))
   outputs = {}

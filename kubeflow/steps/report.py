@@ -1,5 +1,5 @@
 """The run report on Kubeflow: a step that writes the report a local run
-writes (report/), as a `system.HTML` artifact the run page shows.
+writes (store/report/), as a `system.HTML` artifact the run page shows.
 
 A local run's report is read from its ML Metadata store. A Kubeflow step
 has no such store at hand, so the compiled spec gets this step, `RunReport`
@@ -20,11 +20,9 @@ import json
 import sys
 from typing import Dict, List
 
-import startup
-import storage
 from kubeflow.steps import backend
 from kubeflow.steps import records as step_records
-from storage import run_layout
+from runtime import run_layout, startup, storage
 
 TASK = "RunReport"
 OUTPUT = "report"
@@ -43,10 +41,10 @@ def _in_order(upstream: Dict[str, List[str]]) -> List[str]:
 
 
 def run_record(executor_input: dict, records: Dict[str, dict], run_id: str):
-  """The run's one record (metadata/run_record.py), from the steps' records
+  """The run's one record (store/metadata/run_record.py), from the steps' records
   and this step's inputs: every step's outputs, cached ones included."""
   from kubeflow.steps.entrypoint import BACKEND_KEYS, unwrap
-  from metadata import run_record as rr
+  from store.metadata import run_record as rr
   params = executor_input["inputs"].get("parameterValues", {})
   upstream: Dict[str, List[str]] = json.loads(params[UPSTREAM])
   ran = step_records.run_record(records, params["pipeline_name"], run_id)
@@ -78,7 +76,7 @@ def main(argv: List[str]) -> int:
   storage.enable([uri])
   records = step_records.read(folder) if folder else {}
   started = datetime.datetime.now(datetime.timezone.utc).isoformat()
-  from report import render
+  from store.report import render
   text = render(run_record(executor_input, records,
                            found.run_id if found else "(not known)"))
   import tensorflow as tf

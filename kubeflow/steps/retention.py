@@ -1,12 +1,12 @@
 """Retention of Kubeflow runs, as the image runs it: the last step of each
 run of a pipeline compiled with `--keep-runs N`, and the planning that
-`python -m kubeflow retention` shares with it.
+`python -m commands.kubeflow retention` shares with it.
 
     python -m kubeflow.steps.retention '{{$}}'     (the executor input)
 
 The step, `Retention` (kubeflow/compile/retention_step.py adds it), runs
 after RunReport, is never cached, and deletes what only runs older than the
-newest N used (retention/folders.py says what stays and why). It writes
+newest N used (store/retention/folders.py says what stays and why). It writes
 what it did as a `system.Markdown` artifact, which the run page shows.
 """
 
@@ -16,11 +16,9 @@ import os
 import sys
 from typing import List, Set
 
-import startup
-import storage
 from kubeflow.steps import backend, notify, records, report
-from pipeline import cache_epoch
-from storage import run_layout
+from runtime import run_layout, startup, storage
+from store.retention import cache_epoch
 
 TASK = "Retention"
 OUTPUT = "summary"
@@ -31,7 +29,7 @@ def read_runs(layout: run_layout.RunFolder):
   """Every run folder of the pipeline under `layout.runs`, with its records.
   On Vertex AI that folder holds every pipeline's runs (the project's): a
   run is this pipeline's when its records say so."""
-  from retention.folders import Run
+  from store.retention.folders import Run
   fs, runs = storage.gfile(), []
   if not fs.isdir(layout.runs):
     return runs
@@ -50,7 +48,7 @@ def apply(layout: run_layout.RunFolder, keep: int, serving_dir: str, never: Set[
           delete: bool, current: str = "") -> List[str]:
   """Plans, and with `delete` carries out, retention of the pipeline's runs
   under `layout.runs`; returns the report's lines."""
-  from retention import cli, folders
+  from store.retention import apply, folders
   runs = read_runs(layout)
   if not runs:
     return [f"no run of {layout.pipeline} with step records under {layout.runs}: "
@@ -58,14 +56,14 @@ def apply(layout: run_layout.RunFolder, keep: int, serving_dir: str, never: Set[
   found = folders.plan(layout, runs, keep, serving_dir, never, current,
                        history={report.TASK, TASK, notify.TASK})
   if not delete:
-    return cli.report_lines(found, False) + (
+    return apply.report_lines(found, False) + (
         [f"run(s) in flight: {', '.join(found.in_flight)}"] if found.in_flight else [])
 
   def in_flight_now():  # again, once the new epoch is written
     now = datetime.datetime.now(datetime.timezone.utc)
     return [r.id for r in read_runs(layout) if r.id != current and r.in_flight(now)]
   deleted, lines = folders.carry_out(layout, found, {r.id: r for r in runs}, in_flight_now)
-  listed = cli.report_lines(found, deleted)
+  listed = apply.report_lines(found, deleted)
   return (listed if deleted else listed[:-1]) + lines  # no "dry run" line
 
 

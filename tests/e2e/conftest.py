@@ -3,8 +3,8 @@ and the digits in a stand-in bucket for the compiled pipeline's."""
 
 import pytest
 
-from convert.digits import write_digits
-from metadata import outcome
+from dataset.convert.digits import write_digits
+from store.metadata import outcome
 from tests.conftest import DIGITS_SCHEMA, digits_raw, span_data
 from tests.fakes.s3_server import upload_folder
 from tests.fakes.standin_cluster import StandInCluster

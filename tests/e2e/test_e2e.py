@@ -18,8 +18,8 @@ import pytest
 import tensorflow as tf
 import yaml
 
-from metadata import outcome, serving_result
-from metadata import store as st
+from store.metadata import outcome, serving_result
+from store.metadata import store as st
 from tests.conftest import DIGITS_SCHEMA, DIGITS_YAML
 from tests.runs import (
   ALL_NODES,
@@ -200,7 +200,7 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
 
   # The serving dir's versions, with the judgement the Pusher recorded
   # beside the version: no ML Metadata needed.
-  code, out, err = module_cli("serving", "versions", "--serving-dir", digits_run["serving"])
+  code, out, err = module_cli("commands.serving", "versions", "--serving-dir", digits_run["serving"])
   assert code == 0, err
   version = os.path.basename(result.pushed_dir.rstrip("/"))
   assert out.startswith(f"{version}  served  pushed "), out
@@ -378,8 +378,8 @@ def test_debug_skew_lists_the_features_served_requests_moved(digits_run, tmp_pat
 def test_convert_then_run_needs_no_hand_editing(tmp_path):
   """Raw-pixel digits from NumPy, converted to plain (uncompressed) TFRecords,
   then the pipeline on them as is."""
-  from cli.main import main as tfrecords
-  from convert.digits import load_images
+  from commands.tfrecords.main import main as tfrecords
+  from dataset.convert.digits import load_images
   images, labels = load_images()
   images = images[..., None]
   np.savez(tmp_path / "digits.npz", images=images, labels=labels,
@@ -463,8 +463,8 @@ def test_a_push_is_refused_when_another_run_pushed_after_the_judgement(digits_ru
   from tfx.types import standard_artifacts, standard_component_specs
 
   import serving
-  from components.evaluator import JUDGEMENT
-  from components.pusher import REFUSED, SERVING_DIR, Executor
+  from components.evaluator.evaluator import JUDGEMENT
+  from components.pusher.pusher import REFUSED, SERVING_DIR, Executor
   candidate = digits_run["outcome"].pushed_dir
   model = standard_artifacts.Model()
   model.uri = str(tmp_path / "model")

@@ -21,7 +21,7 @@ whole under an unsuffixed URI (the digits run on 2.17, their third run
 with logs off; the first steps on 2.17 with logs off and a ConfigMap root:
 tests/e2e/test_kubeflow_versions.py). Raw pixels over
 spans with a float label run through local_runner.py on s3://
-(tests/unit/test_storage.py); a TFJob's four workers through incidents in
+(tests/e2e/test_s3_runs.py); a TFJob's four workers through incidents in
 tests/e2e/test_train_workers.py. Tiny data, a few training steps: what is
 judged is that every step runs and the model is pushed and answers in the
 label's names, not its accuracy.
@@ -34,9 +34,9 @@ import numpy as np
 import pytest
 import yaml
 
-from convert.digits import load_images
-from convert.rows import write_rows
-from kubeflow.cli import main as kubeflow
+from commands.kubeflow.cli import main as kubeflow
+from dataset.convert.digits import load_images
+from dataset.convert.rows import write_rows
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, steps
 from tests.fakes.kfp_backend import Backend
 from tests.fakes.s3_server import download, env, read, s3_server, upload_folder

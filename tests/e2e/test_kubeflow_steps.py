@@ -8,7 +8,7 @@ Stand-ins, since no cluster and no cloud bucket can be had here:
   environment and secrets;
 - tests/fakes/s3_server.py, moto's S3 server on 127.0.0.1, for the pipeline root,
   the data and the serving dir;
-- tests/fakes/kfp_server.py, the Kubeflow API, which `python -m kubeflow submit`
+- tests/fakes/kfp_server.py, the Kubeflow API, which `python -m commands.kubeflow submit`
   talks to and which hands the submitted parameters to the backend.
 
 The digits are one span. `submit` starts a run; its first step, SpanWindow,
@@ -31,7 +31,7 @@ window once a cached step's output of it is gone.
 
 The spec is compiled with `--notify`: its exit step posts each run's outcome
 to a webhook on 127.0.0.1 (the third run's webhook cannot be reached, and
-the run succeeds anyway), and `python -m kubeflow runs` lists the four runs.
+the run succeeds anyway), and `python -m commands.kubeflow runs` lists the four runs.
 
 The backend is 2.17, its launcher publishing each step's log as an output
 (a retried step's with the attempt's index); for the third run the install
@@ -57,10 +57,10 @@ import tensorflow as tf
 import tensorflow_data_validation as tfdv
 import yaml
 
+from commands.kubeflow.cli import main as kubeflow
 from components import ui_artifacts
-from kubeflow.cli import main as kubeflow
 from kubeflow.compile.spec import tasks as spec_tasks
-from pipeline import cache_epoch
+from store.retention import cache_epoch
 from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket
 from tests.fakes import kfp_server
@@ -103,11 +103,11 @@ def preemptions(client) -> dict:
 
 
 def submit(spec: str, url: str, endpoint: str, state, *extra) -> dict:
-  """`python -m kubeflow submit` in its own process, as a user runs it;
+  """`python -m commands.kubeflow submit` in its own process, as a user runs it;
   returns the run's id and the parameters the API server received."""
   before = set(state.runs)
   proc = subprocess.run(
-      [sys.executable, "-m", "kubeflow", "submit", "--spec", spec, "--host", url,
+      [sys.executable, "-m", "commands.kubeflow", "submit", "--spec", spec, "--host", url,
        "--train-steps", "400", *extra], cwd=REPO, capture_output=True, text=True,
       env={**os.environ, **env(endpoint)}, timeout=600)
   assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
@@ -238,7 +238,7 @@ def ran(request, tmp_path_factory):
     cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
     serving3 = download(client, "s3://serving/digits", root / "serving3")
     listed = subprocess.run(
-        [sys.executable, "-m", "kubeflow", "runs", "--spec", spec, "--host", url],
+        [sys.executable, "-m", "commands.kubeflow", "runs", "--spec", spec, "--host", url],
         cwd=REPO, capture_output=True, text=True, env={**os.environ, **env(endpoint)},
         timeout=600)
     # Span 2 withdrawn: the window is span 1's again, over which run 3's
@@ -387,7 +387,7 @@ def test_a_new_span_reruns_what_reads_it_and_transform_analyses_only_it(ran):
   assert json.loads(values["example_splits"]) == ["eval_span1", "eval_span2"]
   states = steps(ran["run3"])
   # Everything runs again: the curated schema too, which reads no artifact
-  # and so takes the new window's cache epoch (pipeline/cache_epoch.py).
+  # and so takes the new window's cache epoch (store/retention/cache_epoch.py).
   assert set(states.values()) == {"EXECUTED"}, states
   spans_before = {key.split("/")[0] for key in ran["cache"]}
   assert spans_before == {"train_span1"}, ran["cache"]

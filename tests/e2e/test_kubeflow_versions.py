@@ -26,7 +26,7 @@ import json
 import pytest
 import yaml
 
-from kubeflow.cli import main as kubeflow
+from commands.kubeflow.cli import main as kubeflow
 from tests.e2e.conftest import digits_in_bucket
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps
 from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, StepFailed
@@ -136,7 +136,7 @@ def test_a_run_in_the_in_cluster_default_root_stops_at_its_first_step_naming_the
   assert text.startswith("step SpanWindow exited 1"), text[:300]
   (line,) = [x for x in text.splitlines() if x.startswith("error: ")]
   assert DEFAULT_ROOT in line and "kfp-launcher" in line and "defaultPipelineRoot" in line \
-      and "python -m kubeflow submit" in line, line
+      and "python -m commands.kubeflow submit" in line, line
   assert "Traceback" not in text, text[-3000:]
   # 2.17's manifests retry Errors only (Argo's OnError): a step that exits 1
   # is Failed, and not started again.

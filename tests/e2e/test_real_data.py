@@ -15,7 +15,7 @@ import tensorflow as tf
 import tfx
 
 from dataset import declaration
-from metadata import outcome
+from store.metadata import outcome
 from tests.runs import run_local
 
 pytestmark = pytest.mark.e2e
@@ -26,7 +26,7 @@ TAXI_CSV = os.path.join(os.path.dirname(tfx.__file__), "examples", "chicago_taxi
 
 @pytest.fixture(scope="module")
 def taxi_run(tmp_path_factory):
-  from cli.main import main as tfrecords
+  from commands.tfrecords.main import main as tfrecords
   root = tmp_path_factory.mktemp("taxi")
   assert tfrecords(["convert", "table", TAXI_CSV, "--label", "tips", "--output",
                     str(root / "taxi"), "--eval-percent", "20"]) == 0
@@ -102,8 +102,8 @@ def test_a_folder_of_mixed_png_and_jpeg_photos_converts_and_trains(tmp_path):
   `encoding: auto` and the class names, and the model decodes both kinds."""
   from PIL import Image
 
-  from cli.main import main as tfrecords
-  from convert.digits import load_images
+  from commands.tfrecords.main import main as tfrecords
+  from dataset.convert.digits import load_images
   images, labels = load_images()
   for i, (pixels, label) in enumerate(zip(images, labels)):
     folder = tmp_path / "photos" / NAMES[label]

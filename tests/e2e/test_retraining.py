@@ -19,12 +19,12 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from convert import digits
-from convert.rows import write_rows
 from dataset import declaration
-from metadata import outcome
-from metadata import store as st
-from retention.plan import used_by
+from dataset.convert import digits
+from dataset.convert.rows import write_rows
+from store.metadata import outcome
+from store.metadata import store as st
+from store.retention.plan import used_by
 from tests.conftest import DIGITS_SCHEMA, span_pipeline, write_declaration
 from tests.runs import ALL_NODES, module_cli, run_local, serve_accuracy
 
@@ -171,7 +171,7 @@ def test_a_rerun_with_no_new_span_is_all_cached_and_says_so(span2, rerun):
   """A scheduled rerun with nothing new: no work, exit 0, and it says so."""
   assert rerun["code"] == 0, rerun["stderr"][-3000:]
   # The model span 2's run pushed is not the baseline of its own rerun
-  # (components/baseline.py), so even BaselineModel, and with it the Trainer's
+  # (components/baseline/baseline.py), so even BaselineModel, and with it the Trainer's
   # warm start, comes from the cache.
   assert rerun["outcome"].states == {n: "CACHED" for n in ALL_NODES + ["DriftGate"]}
   assert rerun["versions"] == span2["versions"]
@@ -238,7 +238,7 @@ def test_the_report_shows_the_drift_and_both_distributions_of_what_drifted(drift
   assert "within" in calm and "DRIFTED" not in calm and "<img" not in calm, calm[:2000]
 
 
-# Retention (retention/): the four runs above and three more make seven; the
+# Retention (store/retention/): the four runs above and three more make seven; the
 # three import the data again without the cache (`--to-node ImportExampleGen
 # --no-cache`), each writing new examples, as reruns do. Keeping two, the
 # first of the three is older: its examples go, not only the drifted run's.
@@ -287,10 +287,10 @@ def retained(home, drifted):
   kept_ids = used_by(store, runs[-KEEP:])
   before = _artifacts(home["metadata"])
   lineage = _served_lineage(home["metadata"], home["serving"])
-  dry = module_cli("retention", "--keep", str(KEEP), *where)
+  dry = module_cli("commands.retention", "--keep", str(KEEP), *where)
   after_dry = _artifacts(home["metadata"])
   listed_exist = [os.path.exists(uri) for uri in _listed(dry[1])]
-  real = module_cli("retention", "--keep", str(KEEP), "--delete", *where)
+  real = module_cli("commands.retention", "--keep", str(KEEP), "--delete", *where)
   return {"runs": [r.id for r in runs], "kept_ids": kept_ids, "before": before,
           "after_dry": after_dry, "listed_exist": listed_exist, "after": _artifacts(home["metadata"]), "lineage": lineage,
           "dry": dry, "real": real, "cache": sorted(os.listdir(home["cache"])),
@@ -363,7 +363,7 @@ def test_after_retention_a_run_and_a_rollback_still_work(retained, home):
              for line in out.splitlines()), out[-2000:]
   # A rollback needs the serving dir alone: the version before the newest
   # comes back as a new version.
-  code, out, err = module_cli("serving", "rollback", "--serving-dir", home["serving"])
+  code, out, err = module_cli("commands.serving", "rollback", "--serving-dir", home["serving"])
   assert code == 0, err[-3000:]
   now = versions(home["serving"])
   assert len(now) == len(before) + 1, (before, now)

@@ -31,7 +31,7 @@ from tests.fakes.s3_server import env, s3_server
 
 pytestmark = pytest.mark.e2e
 
-PUSH = ("import storage, serving, sys\n"
+PUSH = ("import serving, sys\nfrom runtime import storage\n"
         "print(serving.push(sys.argv[1], sys.argv[2]))\n"
         "storage.exit(0)\n")
 

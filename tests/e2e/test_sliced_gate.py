@@ -19,9 +19,9 @@ import os
 
 import pytest
 
-from convert import digits
-from convert.rows import write_rows
-from metadata import outcome
+from dataset.convert import digits
+from dataset.convert.rows import write_rows
+from store.metadata import outcome
 from tests.conftest import span_pipeline, write_declaration
 from tests.runs import run_local
 
@@ -56,7 +56,7 @@ def runs(tmp_path_factory):
   raw.pop("schema")  # the curated schema knows no site: SchemaGen infers one
   raw["features"]["site"] = {"kind": "categorical", "dtype": "string"}
   # The default minimum of 100: every site is small (about 37 to 100 eval
-  # examples), so each is judged on its evidence (components/gate.py).
+  # examples), so each is judged on its evidence (components/evaluator/gate.py).
   raw["evaluation"] = {"slices": ["site"]}
   args = ["--dataset", write_declaration(tmp_path, raw), "--output-dir", out, *ARGS]
   home = os.path.join(out, "sliced")

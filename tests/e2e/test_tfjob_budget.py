@@ -1,4 +1,4 @@
-"""A TFJob's restart budget (launcher/tfjob.py) against the Training
+"""A TFJob's restart budget (trainer/jobs/tfjob.py) against the Training
 Operator's own accounting, as the stand-in controller does it
 (tests/fakes/training_engines.py, from release-1.9 `pkg/core/job.go`
 PastBackoffLimit): the restart counts of the Running pods, summed over the
@@ -21,9 +21,9 @@ import time
 
 import pytest
 
-from launcher import tfjob
-from launcher.job import Job
 from tests.fakes import kubernetes_api, training_engines
+from trainer.jobs import tfjob
+from trainer.jobs.job import Job
 
 pytestmark = pytest.mark.e2e
 
@@ -129,13 +129,13 @@ def test_a_trainjob_whose_jobset_names_are_too_long_never_starts_and_says_so_in_
   """JobSet's webhook refuses the JobSet the Trainer builds when its pods'
   names would pass 63 characters: a TrainJob named with 49 characters and 4
   workers. The TrainJob itself is accepted (its own rule is 63); the Trainer
-  records an Event and starts nothing. The launcher's names (launcher/job.py,
+  records an Event and starts nothing. The launcher's names (trainer/jobs/job.py,
   `train-` and 12 hex digits) are far inside."""
   import yaml
 
-  from launcher import trainjob
-  from launcher.job import name_for as job_name
   from tests.fakes.standin_cluster import REPO
+  from trainer.jobs import trainjob
+  from trainer.jobs.job import name_for as job_name
   store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "events"})
   with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
     store.create(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",

@@ -1,5 +1,5 @@
 """`local_runner.py --train-workers 2`: the Trainer launches two worker
-processes (launcher/local.py) that train one model under
+processes (trainer/jobs/local.py) that train one model under
 MultiWorkerMirroredStrategy, as a job on a cluster would; then a worker
 killed mid-training fails the run, naming it."""
 
@@ -13,9 +13,9 @@ from typing import Dict
 
 import pytest
 
-from launcher import tfjob
 from tests.fakes.standin_cluster import NAMESPACE, RUNTIME_KEY, WORKFLOW
 from tests.runs import start_local
+from trainer.jobs import tfjob
 
 pytestmark = pytest.mark.e2e
 
@@ -240,11 +240,11 @@ TRAINING_VPC = "projects/123456789012/global/networks/training-vpc"
 
 
 def vertex_pod(*flags) -> Dict:
-  """TRAIN_JOB_POD as `python -m kubeflow compile --train-workers 2
+  """TRAIN_JOB_POD as `python -m commands.kubeflow compile --train-workers 2
   --train-engine vertex FLAGS` writes it (kubeflow/compile/train_job.py)."""
   import types
 
-  from kubeflow.cli import parser
+  from commands.kubeflow.cli import parser
   from kubeflow.compile import train_job
   args = parser().parse_args(["compile", "--image", "i", "--pipeline-root", "gs://b/r",
                               "--output-dir", "o", "--train-workers", "2",
@@ -256,7 +256,7 @@ def vertex_pod(*flags) -> Dict:
 
 
 # The pipeline's own account and network when no flag names one:
-# tests/unit/test_vertex.py, with the other choices of `placement`.
+# tests/unit/trainer/jobs/test_vertex.py, with the other choices of `placement`.
 @pytest.mark.parametrize("flags,pipeline,account,network", [
     (("--train-service-account", TRAINER_SA, "--train-network", TRAINING_VPC),
      {}, TRAINER_SA, TRAINING_VPC)], ids=["asked-for"])
@@ -281,7 +281,7 @@ def test_a_vertex_step_creates_its_customjob_in_the_users_project_and_region(
 
 
 # A step compiled before issue 57 (no region) is refused before any call, a
-# malformed network at compile (tests/unit/test_vertex.py). Here, a refusal
+# malformed network at compile (tests/unit/trainer/jobs/test_vertex.py). Here, a refusal
 # of Vertex's own (400, as for a malformed network) reaches the step's log
 # as one line.
 @pytest.mark.parametrize("change,expected", [
@@ -310,8 +310,8 @@ def test_a_preempted_vertex_replica_restarts_every_replica_and_the_job_goes_on(v
   the workers here; a replica that fails on its own fails the job (above)."""
   from google.cloud import aiplatform_v1
 
-  from launcher import vertex as launcher_vertex
-  from launcher.job import Job
+  from trainer.jobs import vertex as launcher_vertex
+  from trainer.jobs.job import Job
   done = tmp(vertex) / "done"
   command = ["python", "-c", f"import os, time\nwhile not os.path.exists({str(done)!r}): "
                              "time.sleep(0.2)"]

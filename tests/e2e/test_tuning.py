@@ -16,12 +16,12 @@ import time
 import numpy as np
 import pytest
 
-from convert.digits import write_digits
+from components.tuner import record
 from dataset import declaration
+from dataset.convert.digits import write_digits
 from dataset.tuning import Dimension, Tuning
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
 from tests.runs import run_local, start_local
-from tuner import record
 
 pytestmark = pytest.mark.e2e
 
@@ -118,16 +118,16 @@ def test_the_report_and_debug_artifacts_show_the_search(tuned, tmp_path):
 
 
 def _first_run_id(tuned) -> str:
-  from metadata import store as st
+  from store.metadata import store as st
   metadata = str(tuned["root"] / "out" / "digits" / "metadata.sqlite")
   return st.runs(st.open_store(metadata), "digits")[0].id
 
 
 def test_hyperband_runs_its_brackets_through_the_trainers_code(tuned):
   """TFX's own Tuner crashes writing Hyperband's results (tfx#7778)."""
+  from components.tuner import search
+  from components.tuner.trial import TrialData
   from dataset.training import TrainingConfig
-  from tuner import search
-  from tuner.trial import TrialData
   out = tuned["root"] / "out" / "digits" / "pipeline_root"
   examples = sorted((out / "ImportExampleGen" / "examples").iterdir())[-1]
   graph = sorted((out / "Transform" / "transform_graph").iterdir())[-1]

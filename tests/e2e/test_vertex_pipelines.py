@@ -19,7 +19,7 @@ import sys
 import pytest
 import yaml
 
-from kubeflow.cli import main as kubeflow
+from commands.kubeflow.cli import main as kubeflow
 from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket
 from tests.e2e.test_kubeflow_steps import webhook
@@ -34,11 +34,11 @@ WHERE = ["--project", PROJECT, "--region", REGION]
 
 
 def command(vp, s3_env, *args, code: int = 0) -> str:
-  """`python -m kubeflow ARGS` in its own process, as a user runs it (the SDK's
+  """`python -m commands.kubeflow ARGS` in its own process, as a user runs it (the SDK's
   gRPC settings are read once, at its start: tests/fakes/vertex_pipelines.py);
   its output, and its error output when it is to fail."""
   base = {k: v for k, v in os.environ.items() if k != "GOOGLE_APPLICATION_CREDENTIALS"}
-  done = subprocess.run([sys.executable, "-m", "kubeflow", *args], cwd=REPO, text=True,
+  done = subprocess.run([sys.executable, "-m", "commands.kubeflow", *args], cwd=REPO, text=True,
                         env={**base, **vp.env, **s3_env}, capture_output=True, timeout=900)
   assert done.returncode == code, done.stdout + done.stderr[-3000:]
   return done.stdout if code == 0 else done.stderr

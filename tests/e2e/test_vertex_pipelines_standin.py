@@ -30,7 +30,7 @@ import yaml
 from google.cloud import aiplatform_v1
 from google.oauth2.credentials import Credentials
 
-from kubeflow.cli import main as kubeflow
+from commands.kubeflow.cli import main as kubeflow
 from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket
 from tests.e2e.test_kubeflow_steps import first_steps

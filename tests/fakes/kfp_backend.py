@@ -126,7 +126,7 @@ With `cluster` (tests/fakes/standin_cluster.py), each run is an Argo
 Workflow in the stand-in Kubernetes API and each step's pod is registered
 there, owned by it, as Argo's pods are; the step reaches the API as its
 service account would, through a KUBECONFIG here (KFP_POD_NAME is its
-pod's name, HOSTNAME that name cut to 63 characters). The Trainer's launcher (launcher/) needs both.
+pod's name, HOSTNAME that name cut to 63 characters). The Trainer's launcher (trainer/jobs/) needs both.
 
 To test retries, `kills` names tasks whose first attempt is killed (SIGKILL
 to its process group) once a predicate of the executor input holds, polled
@@ -786,8 +786,7 @@ def pod_image(folder: str) -> Dict:
   code = os.path.join(image, "code")
   os.makedirs(code)
   for name in os.listdir(repo):
-    if os.path.isfile(os.path.join(repo, name, "__init__.py")) or name in (
-        "datasets", "schemas"):
+    if os.path.isfile(os.path.join(repo, name, "__init__.py")):
       subprocess.run(["cp", "-al", os.path.join(repo, name), code], check=True)
   # The folders are the copy's own; the files are the originals' inodes,
   # whose modes stay as they are.

@@ -1,7 +1,7 @@
 """A STAND-IN Kubeflow Pipelines API server on 127.0.0.1, for contract tests.
 
 No Kubeflow cluster can run here. This server implements the part of the
-v2beta1 REST API that `python -m kubeflow submit|schedule|schedules` call
+v2beta1 REST API that `python -m commands.kubeflow submit|schedule|schedules` call
 through `kfp.Client`, keeps its state in memory, and checks every request
 body against the `kfp_server_api` models installed with kfp: an unknown
 field, a wrong type or a value outside an enum is answered with HTTP 400,

@@ -1,7 +1,7 @@
 """A STAND-IN Kubernetes API server on 127.0.0.1, for the training launcher's tests.
 
 No Kubernetes control plane runs here. This serves the part of the API that
-launcher/ calls through the real `kubernetes` client (given a KUBECONFIG
+trainer/jobs/ calls through the real `kubernetes` client (given a KUBECONFIG
 that points here): create, get, list, watch and delete of custom objects
 (TrainJob, TrainingRuntime, TFJob, Argo's Workflow), and get, list and logs
 of pods. The engines' controllers that act on those objects are in

@@ -29,7 +29,7 @@ says:
 
 The one thing that differs from a cluster: names do not resolve here, so
 each worker's host name is mapped to a port on 127.0.0.1 in the
-TRAIN_HOST_ALIASES variable (launcher/roles.py applies it). Not modelled:
+TRAIN_HOST_ALIASES variable (trainer/jobs/roles.py applies it). Not modelled:
 scheduling, gang scheduling, DNS, images (the command runs in this venv),
 resources, RBAC beyond the API's forbidden list; for a TrainJob, a pod
 deleted with its node (a crash is modelled); the TFJob's second failure

@@ -1,15 +1,15 @@
 """A STAND-IN for Vertex AI's JobService (aiplatform v1, over REST) and for
 the Compute Engine metadata server a Vertex AI Pipelines step gets its
-project and token from. For launcher/vertex.py's tests.
+project and token from. For trainer/jobs/vertex.py's tests.
 
 No Vertex AI runs here. The real `google-cloud-aiplatform` client (REST
 transport) and `google-auth` talk to this server on 127.0.0.1: the step's
-environment names it in VERTEX_API_ENDPOINT (launcher/vertex.py) and in
+environment names it in VERTEX_API_ENDPOINT (trainer/jobs/vertex.py) and in
 GCE_METADATA_HOST/GCE_METADATA_IP (google-auth's own override).
 
 As Vertex AI does, by its API reference and its training docs:
 - create, get and list (with a `labels.KEY="VALUE"` filter) of CustomJobs
-  under `projects/P/locations/L`, what launcher/vertex.py calls; a body
+  under `projects/P/locations/L`, what trainer/jobs/vertex.py calls; a body
   with a field the API does not have answers 400; a missing job 404; an
   unauthenticated call 401; a permission not granted 403 PERMISSION_DENIED
   naming it (`forbidden`);
@@ -48,7 +48,7 @@ As a Vertex AI Pipelines step is fed (`start_step`):
   lines 90-126).
 
 The one thing that differs: host names do not resolve here, so each is
-mapped to a port on 127.0.0.1 in TRAIN_HOST_ALIASES (launcher/roles.py).
+mapped to a port on 127.0.0.1 in TRAIN_HOST_ALIASES (trainer/jobs/roles.py).
 Not modelled: machines, accelerators, images (the command runs in this
 venv), quotas, the job's timeout, how often Vertex restarts a preempted
 replica before it fails the job, Cloud Logging. google-auth's regional

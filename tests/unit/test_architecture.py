@@ -1,12 +1,15 @@
-"""The house's rules, as a newcomer relies on them: the packages import one
-way (floors, STYLE.md 10), no two folders import each other, and modules and
-functions stay short enough to read in one sitting."""
+"""The house's rules, as a newcomer relies on them (docs/layout.md): a top
+level read in one glance; the packages import one way (floors, STYLE.md 10)
+and no two folders import each other; modules and functions short enough to
+read in one sitting; and each module's tests at its mirrored path."""
 
 import ast
+import fnmatch
 import os
 import re
 
 from tests.conftest import REPO
+from tests.tested_elsewhere import TESTED_ELSEWHERE
 
 
 def read(name: str) -> str:
@@ -49,10 +52,8 @@ def imports_of(package: str) -> set:
 
 # Floors, lowest first (STYLE.md 10): a package imports only from its own floor
 # or below, so data flows one way and no two folders import each other.
-FLOORS = [{"startup"}, {"storage", "records", "serving"}, {"convert"}, {"dataset", "launcher"},
-          {"trainer", "components", "tuner", "metadata"},
-          {"pipeline"}, {"report"}, {"runner"},
-          {"cli", "kubeflow", "bench", "debug", "retention"}]
+FLOORS = [{"runtime"}, {"dataset", "serving"}, {"trainer", "components"}, {"store"},
+          {"pipeline"}, {"commands", "kubeflow", "bench"}]
 
 
 def test_no_import_runs_up_a_floor():
@@ -99,7 +100,7 @@ def test_modules_and_functions_stay_short():
 # kubeflow/ by where its code runs (STYLE.md, Kubeflow's own backend/src/v2):
 # what the image runs imports no compile or API code (a step never needs
 # kfp's client or TFX's compiler), and compiling talks to no API server.
-KUBEFLOW_ROOMS = {"steps": {"compile", "api"}, "compile": {"api"}}
+KUBEFLOW_ROOMS = {"steps": {"compile", "api"}, "compile": {"api"}, "api": {"compile"}}
 
 
 def test_kubeflow_code_imports_only_what_runs_where_it_runs():
@@ -116,3 +117,86 @@ def test_kubeflow_code_imports_only_what_runs_where_it_runs():
                     if m.split(".")[:2] in (["kubeflow", f] for f in forbidden)]
   assert not crossed, "\n".join(crossed)
   assert os.path.isdir(os.path.join(REPO, "kubeflow", "steps")), "kubeflow/steps is gone"
+
+
+# At most about twelve folders a newcomer reads in one glance (docs/layout.md).
+TOP_LEVEL_FOLDERS = 12
+
+
+def _ignored(name: str) -> bool:
+  patterns = [line.strip().rstrip("/") for line in read(".gitignore").splitlines()
+              if line.strip() and not line.startswith("#")]
+  return name.startswith(".") or any(fnmatch.fnmatch(name, p) for p in patterns)
+
+
+def test_the_top_level_is_read_in_one_glance():
+  folders = sorted(d for d in os.listdir(REPO)
+                   if os.path.isdir(os.path.join(REPO, d)) and not _ignored(d))
+  assert len(folders) <= TOP_LEVEL_FOLDERS, (
+      f"expected at most {TOP_LEVEL_FOLDERS} top-level folders, found {len(folders)}: {folders}")
+  listed = re.findall(r"^(\w+)/ ", read("docs/layout.md"), re.M)
+  assert sorted(listed) == folders, f"docs/layout.md lists {sorted(listed)}, the tree has {folders}"
+
+
+TESTS = ("tests/unit", "tests/processes")  # mirrored: fast ones, and ones that start processes
+CROSS_CUTTING = {"tests/unit/test_architecture.py", "tests/unit/test_docs.py",
+                 "tests/unit/test_docker_image.py", "tests/processes/test_lint.py"}
+
+
+def _modules():
+  """(module file, its mirrored stem) for every module with code."""
+  for package in sorted(project_packages() | {"bench"}):
+    for folder, dirs, files in os.walk(os.path.join(REPO, package)):
+      dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+      for name in sorted(files):
+        where = os.path.relpath(os.path.join(folder, name), REPO)
+        if not name.endswith(".py") or name == "__main__.py":
+          continue
+        if name == "__init__.py":
+          body = ast.parse(read(where)).body
+          if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in body):
+            continue  # a docstring and names: nothing of its own to test
+          yield where, os.path.dirname(where)
+        else:
+          yield where, where[:-3]
+  yield "local_runner.py", "local_runner"
+
+
+def _test_files():
+  for base in TESTS:
+    for folder, dirs, files in os.walk(os.path.join(REPO, base)):
+      dirs[:] = [d for d in dirs if d != "__pycache__"]
+      yield from (os.path.relpath(os.path.join(folder, n), REPO)
+                  for n in files if n.startswith("test_") and n.endswith(".py"))
+
+
+def _mirrors(test: str, stem: str) -> bool:
+  """`tests/unit/a/test_b.py` (or `test_b_<aspect>.py`) mirrors `a/b`."""
+  base = next(b for b in TESTS if test.startswith(b + "/"))
+  folder, name = os.path.split(os.path.relpath(test, base))
+  module_folder, module = os.path.split(stem)
+  return folder == module_folder and (name == f"test_{module}.py"
+                                      or name.startswith(f"test_{module}_"))
+
+
+def test_every_module_has_its_tests_at_its_mirrored_path_or_says_where():
+  tests = list(_test_files())
+  modules = dict(_modules())
+  missing = [where for where, stem in modules.items()
+             if where not in TESTED_ELSEWHERE and not any(_mirrors(t, stem) for t in tests)]
+  assert not missing, ("expected tests at tests/unit/<path>/test_<module>.py (or under "
+                       "tests/processes/), or a reason in tests/tested_elsewhere.py; "
+                       f"found neither for: {missing}")
+  stale = sorted(set(TESTED_ELSEWHERE) - set(modules))
+  assert not stale, f"tests/tested_elsewhere.py names modules that are gone: {stale}"
+  both = sorted(where for where, stem in modules.items() if where in TESTED_ELSEWHERE
+                and any(_mirrors(t, stem) for t in tests))
+  assert not both, f"tests/tested_elsewhere.py lists modules with their own tests: {both}"
+
+
+def test_every_test_file_mirrors_a_module():
+  stems = [stem for _, stem in _modules()]
+  strays = sorted(t for t in _test_files() if t not in CROSS_CUTTING
+                  and not any(_mirrors(t, stem) for stem in stems))
+  assert not strays, ("expected each file under tests/unit/ and tests/processes/ at the "
+                      f"mirrored path of a module (test_<module>[_<aspect>].py), found: {strays}")

@@ -26,7 +26,7 @@ from trainer import distribute
 
 def test_pyproject_the_dockerfile_and_the_imports_agree_on_the_packages():
   copied = set(re.findall(r"^COPY (\w+) \1$", read("kubeflow/Dockerfile"), re.M))
-  data_folders = {"datasets", "schemas"}
+  data_folders = set()
   assert packaged() == project_packages(), (packaged(), project_packages())
   assert copied - data_folders == packaged(), (copied, packaged())
   for package in packaged():
@@ -97,7 +97,7 @@ def test_the_image_runs_as_a_non_root_user_that_any_uid_can_replace():
 
 
 def test_the_image_declares_the_keras_choice_for_processes_it_does_not_start():
-  from startup import KERAS_ENV
+  from runtime.startup import KERAS_ENV
   env = image_env()
   assert {k: env.get(k) for k in KERAS_ENV} == KERAS_ENV, env
 

@@ -33,17 +33,17 @@ def _parsers():
     tuner_bench,
     workers_bench,
   )
-  from cli import main as tfrecords
-  from debug import cli as debug_cli
-  from kubeflow import cli as kubeflow_cli
-  from retention import cli as retention_cli
-  from serving import cli as serving_cli
+  from commands.debug import cli as debug_cli
+  from commands.kubeflow import cli as kubeflow_cli
+  from commands.retention import cli as retention_cli
+  from commands.serving import cli as serving_cli
+  from commands.tfrecords import main as tfrecords
   from trainer import worker as trainer_worker
   return {"local_runner.py": local_runner.build_parser,
-          "-m kubeflow": kubeflow_cli.parser,
-          "-m debug": debug_cli.build_parser,
-          "-m serving": serving_cli.build_parser,
-          "-m retention": retention_cli.build_parser,
+          "-m commands.kubeflow": kubeflow_cli.parser,
+          "-m commands.debug": debug_cli.build_parser,
+          "-m commands.serving": serving_cli.build_parser,
+          "-m commands.retention": retention_cli.build_parser,
           "tfrecords": tfrecords.build_parser,
           "-m bench.convert_bench": convert_bench.build_parser,
           "-m bench.e2e_bench": e2e_bench.build_parser,
@@ -122,8 +122,8 @@ CASES = [(page, n, tokens, whole) for page in PAGES for n, tokens, whole in comm
 
 def test_the_pages_show_commands_of_every_entry_point():
   shown = {entry(tokens)[0] for _, _, tokens, _ in CASES}
-  assert shown >= {"local_runner.py", "-m kubeflow", "-m debug", "-m serving",
-                   "-m retention", "tfrecords"}, shown
+  assert shown >= {"local_runner.py", "-m commands.kubeflow", "-m commands.debug", "-m commands.serving",
+                   "-m commands.retention", "tfrecords"}, shown
 
 
 @pytest.mark.parametrize("page,line,tokens,whole", CASES,
@@ -131,8 +131,8 @@ def test_the_pages_show_commands_of_every_entry_point():
 def test_a_shown_command_parses(page, line, tokens, whole):
   name, args = entry(tokens)
   parsers = _parsers()
-  if name not in parsers:  # python -m pytest, -m kubeflow.steps.entrypoint
-    assert name in ("-m pytest", "-m kubeflow.steps.entrypoint"), \
+  if name not in parsers:  # python -m pytest, the image's commands
+    assert name in ("-m pytest", "-m kubeflow.steps.entrypoint", "-m components.tuner.worker"), \
         f"{page}:{line}: expected a known entry point, found {name}"
     return
   for variant in _alternatives(args):
@@ -156,8 +156,8 @@ def test_a_shown_command_parses(page, line, tokens, whole):
 
 
 def test_setup_flags_shown_exist():
-  script = open(os.path.join(REPO, "scripts", "setup.sh"), encoding="utf-8").read()
+  script = open(os.path.join(REPO, "setup.sh"), encoding="utf-8").read()
   for page in PAGES:
     for line in open(os.path.join(REPO, page), encoding="utf-8"):
-      for flag in re.findall(r"scripts/setup\.sh (--[\w-]+)", line):
-        assert flag in script, f"{page}: setup.sh {flag}: not a flag of scripts/setup.sh"
+      for flag in re.findall(r"setup\.sh (--[\w-]+)", line):
+        assert flag in script, f"{page}: setup.sh {flag}: not a flag of setup.sh"

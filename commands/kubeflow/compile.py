@@ -1,0 +1,138 @@
+"""`python -m commands.kubeflow compile`: its flags, and the checks before compiling."""
+
+import argparse
+import os
+import re
+
+from commands.run import flags
+from commands.run.flags import keep_count
+from kubeflow.compile import backend, exit_handler, platform, train_job
+from kubeflow.compile.spec import DEFAULT_RETRIES
+from pipeline.config import Resources
+from trainer.jobs import CLUSTER_ENGINES
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DIGITS = os.path.join(REPO, "dataset", "examples", "digits.yaml")
+
+
+def resource(text: str):
+  """NODE:cpu=4,memory=16,gpus=1[,gpu_type=nvidia.com/gpu] -> (NODE, Resources fields)."""
+  node, _, spec = text.partition(":")
+  types = {"cpu": float, "memory": float, "gpus": int, "gpu_type": str}
+  values = {}
+  for item in filter(None, spec.split(",")):
+    key, _, value = item.partition("=")
+    if key not in types:
+      raise argparse.ArgumentTypeError(
+          f"--resource {text!r}: expected keys {', '.join(types)}, found {key!r}")
+    try:
+      values["memory_gb" if key == "memory" else key] = types[key](value)
+    except ValueError:
+      raise argparse.ArgumentTypeError(
+          f"--resource {text!r}: {key} expected a {types[key].__name__}, "
+          f"found {value!r}") from None
+  if not node or not values:
+    raise argparse.ArgumentTypeError(
+        f"--resource: expected NODE:cpu=N,memory=GB,gpus=N, found {text!r}")
+  return node, values
+
+
+# argparse type of `--retries`.
+retries = flags.whole_number(0, 10)
+
+
+def env_var(text: str):
+  """NAME=VALUE -> (NAME, VALUE)."""
+  name, sep, value = text.partition("=")
+  if not (sep and name):
+    raise argparse.ArgumentTypeError(f"--env: expected NAME=VALUE, found {text!r}")
+  return name, value
+
+
+def run(args) -> int:
+  """Prepares the run as the local runner does (commands/run/preparation.py:
+  the declaration, the locations, the first records unless skipped), then
+  compiles."""
+  resources = {node: Resources(**values) for node, values in args.resource}
+  # What the backend cannot take is said before TensorFlow loads, and
+  # before the records are read (an s3:// root would fail there otherwise).
+  if args.backend == backend.VERTEX:
+    root = args.data_root or flags.load_declaration(args).data.root
+    backend.check_vertex(args, root)
+  backend.check_gpus(args.backend, args.resource, args.train_engine or "")
+  # TensorFlow and TFX load here, once the flags have parsed.
+  from commands.run.preparation import prepare_compiled
+  from kubeflow.compile.compiler import check_name, compile_pipeline
+  config = prepare_compiled(args, resources)
+  check_name(config.pipeline_name)
+  spec, job = compile_pipeline(config, args.image, args.output_dir,
+                               env=dict(args.env), platform_args=args,
+                               notify=args.notify, retries=args.retries,
+                               keep_runs=args.keep_runs, backend=args.backend)
+  print(f"pipeline spec: {spec}\npipeline job: {job}")
+  return 0
+
+
+def add_parser(sub) -> None:
+  c = sub.add_parser("compile", help="compile the pipeline for Kubeflow Pipelines v2")
+  flags.add_pipeline_flags(c, default_dataset=DIGITS)
+  backend.add_flag(c)
+  c.add_argument("--image", required=True, help="REGISTRY/NAME:TAG built from kubeflow/Dockerfile")
+  c.add_argument("--pipeline-root", required=True, help="URI for artifacts, e.g. gs://bucket/root")
+  c.add_argument("--output-dir", required=True, help="where the compiled files go")
+  c.add_argument("--serving-dir", help="default for the push destination "
+                                       "(default: PIPELINE_ROOT/NAME/serving)")
+  c.add_argument("--resource", action="append", type=resource, default=[],
+                 metavar="NODE:cpu=N,memory=GB,gpus=N[,gpu_type=T]",
+                 help="a component's container resources (repeatable)")
+  c.add_argument("--env", action="append", type=env_var, default=[], metavar="NAME=VALUE",
+                 help="an environment variable for every step, e.g. "
+                      "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
+                      "see --secret-env)")
+  c.add_argument("--train-engine", choices=CLUSTER_ENGINES,
+                 help="with --train-workers N > 1: the engine that runs the Trainer's "
+                      "workers: a Kubeflow Trainer TrainJob, a Training Operator "
+                      "TFJob, or a Vertex AI CustomJob (docs/kubeflow.md, "
+                      "\"Training on several machines\")")
+  _train_job_flags(c)
+  platform.add_flags(c)
+  exit_handler.add_flag(c)
+  c.add_argument("--retries", type=retries, default=DEFAULT_RETRIES, metavar="N",
+                 help="start a failed step's pod again up to N times, with backoff "
+                      "(default 2; 0: no retry policy, though a 2.17 install still retries a "
+                      "deleted pod twice); see docs/kubeflow.md for which backends honour it")
+  c.add_argument("--keep-runs", type=keep_count, metavar="N",
+                 help="end each run deleting what only runs older than the newest N "
+                      "used (kubeflow/steps/retention.py)")
+  c.add_argument("--skip-data-check", action="store_true",
+                 help="do not read the first records (when this machine cannot "
+                      "reach the data)")
+  c.set_defaults(func=run)
+
+
+def _train_job_flags(parser: argparse.ArgumentParser) -> None:
+  parser.add_argument("--train-timeout", type=flags.whole_number(1, unit="a number of seconds"),
+                      metavar="SECONDS",
+                      help="with --train-workers: delete the Trainer's job and fail the "
+                           "step if it has not finished after this long (default: none)")
+  parser.add_argument("--train-machine-type", metavar="TYPE",
+                      help="--train-engine vertex: each worker's machine (default "
+                           "n1-standard-4)")
+  helps = {"project": "the CustomJob's project (default: the PipelineJob's)",
+           "region": "the CustomJob's region (default: the PipelineJob's)",
+           "serviceAccount": "the service account the workers run as (default: the "
+                             "PipelineJob's; docs/kubeflow.md says which roles it needs)",
+           "network": "the VPC the workers are peered with (default: the PipelineJob's)"}
+  for key, (flag, what, pattern, metavar) in train_job.VERTEX_FLAGS.items():
+    parser.add_argument(flag, type=_matching(what, pattern), metavar=metavar,
+                        help=f"--train-engine vertex: {helps[key]}")
+
+
+def _matching(what: str, pattern: str):
+  """argparse type: the text when it is `what`, else why not (argparse
+  names the flag)."""
+  def check(text: str) -> str:
+    if not re.fullmatch(pattern, text):
+      raise argparse.ArgumentTypeError(f"expected {what}, found {text!r}")
+    return text
+  return check

@@ -1,0 +1,1 @@
+"""`python -m commands.retention --keep N [--delete]`: a local pipeline's retention (store/retention/)."""

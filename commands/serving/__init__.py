@@ -1,0 +1,1 @@
+"""`python -m commands.serving versions|rollback`: the serving dir's versions (serving/)."""

@@ -1,0 +1,31 @@
+"""The `tfrecords` command line: tools around the dataset declaration.
+
+    tfrecords convert images|table|arrays ...   raw data -> sharded TFRecords
+    tfrecords inspect FILES...                   counts, feature spec, examples
+    tfrecords verify FILES...                    every record's CRCs
+    tfrecords schema DECLARATION                 a starting schema to curate
+"""
+
+import argparse
+import sys
+from typing import List, Optional
+
+from commands.tfrecords import convert_cmd, inspect_cmd, schema_cmd, verify_cmd
+
+
+def build_parser() -> argparse.ArgumentParser:
+  parser = argparse.ArgumentParser(
+      prog="tfrecords", description="Tools for TFRecord datasets of tf.train.Example.")
+  commands = parser.add_subparsers(dest="command", required=True)
+  for module in (convert_cmd, inspect_cmd, verify_cmd, schema_cmd):
+    module.add_parser(commands)
+  return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+  args = build_parser().parse_args(argv)
+  return args.run(args)
+
+
+if __name__ == "__main__":
+  sys.exit(main())

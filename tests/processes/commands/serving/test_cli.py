@@ -1,0 +1,67 @@
+"""`python -m commands.serving rollback`: a copy of an earlier version pushed as
+the newest, and a version that is not there refused in one line."""
+
+import json
+import os
+import subprocess
+import sys
+
+import serving
+from serving import history, latest, push
+from tests.conftest import REPO, model_dir
+
+
+def _serving(*args):
+  return subprocess.run([sys.executable, "-m", "commands.serving", *args], cwd=REPO,
+                        capture_output=True, text=True, timeout=300)
+
+
+def test_rollback_pushes_a_copy_of_the_earlier_version_as_the_newest(tmp_path):
+  base = tmp_path / "serving"
+  judged = {"metric": "accuracy", "value": 0.95, "baseline_value": None,
+            "judged_against": "none", "pipeline_run": "run-1", "pushed_unix": 1}
+  good = push(model_dir(str(tmp_path / "good")), str(base),
+              extra={serving.BLESSED: json.dumps(judged)})
+  serving.record(good, ["train_span1"], "k-good")
+  bad_model = model_dir(str(tmp_path / "bad"))
+  serving.record(bad_model, ["train_span2"], "k-bad")
+  bad = push(bad_model, str(base))
+  before = sorted(os.listdir(base))
+
+  proc = _serving("rollback", "--serving-dir", str(base))
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  newest = latest(str(base))
+  assert newest not in (good, bad) and int(os.path.basename(newest)) > int(
+      os.path.basename(bad)), (newest, good, bad)
+  assert f"is a copy of {os.path.basename(good)}" in proc.stdout, proc.stdout
+  # Nothing deleted; the copy is the good model, and says what it replaced.
+  assert set(before) <= set(os.listdir(base))
+  assert serving.trained_on(newest) == ["train_span1"]
+  assert history.rolled_back(newest) == {"to": os.path.basename(good),
+                                         "from": os.path.basename(bad)}
+  # The next run compares with the model actually served: the copy, even
+  # when it trains on the bad model's data and settings again.
+  assert serving.baseline_version(str(base), "k-bad") == os.path.basename(newest)
+
+  listed = _serving("versions", "--serving-dir", str(base))
+  assert listed.returncode == 0, listed.stderr[-2000:]
+  lines = listed.stdout.strip().splitlines()
+  assert len(lines) == 3 and lines[0].startswith(f"{os.path.basename(newest)}  served"), lines
+  assert f"rollback: a copy of {os.path.basename(good)} (replacing " \
+         f"{os.path.basename(bad)})" in lines[0], lines[0]
+  assert "trained on train_span2" in lines[1], lines[1]
+  # What blessed each version, from the version's own record: the copy
+  # keeps the original's; a version pushed without one says so.
+  assert "accuracy 0.9500" in lines[0] and "accuracy 0.9500" in lines[2], lines
+  assert "blessing: not recorded" in lines[1], lines[1]
+
+
+def test_rollback_to_a_version_that_is_not_there_is_one_line(tmp_path):
+  base = tmp_path / "serving"
+  push(model_dir(str(tmp_path / "only")), str(base))
+  proc = _serving("rollback", "--serving-dir", str(base))
+  assert proc.returncode == 2 and proc.stderr.strip().startswith(
+      f"error: {base}: nothing to roll back to: one complete version"), proc.stderr
+  proc = _serving("rollback", "--serving-dir", str(base), "--to", "12345")
+  assert proc.returncode == 2 and "version 12345: expected one of" in proc.stderr, proc.stderr
+  assert len([n for n in os.listdir(base) if n.isdigit()]) == 1

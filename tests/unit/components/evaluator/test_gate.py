@@ -1,0 +1,117 @@
+"""components/evaluator/gate.py on many simulated evaluations: what its rules cost a
+stationary stream, and what they catch.
+
+Each evaluation is two models as good as each other (independent errors at
+the same rate) on small slices, with intervals computed as TFMA's
+jackknife computes them (20 buckets, t with 19 degrees of freedom around
+the buckets' mean: tensorflow_model_analysis/evaluators/jackknife.py and
+utils/math_util.py). tests/unit/components/evaluator/test_evaluator_slices.py runs TFMA itself on one
+evaluation; here a thousand show the rates.
+"""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from components.evaluator import gate
+from dataset.thresholds import Evaluation, Slice
+
+KEY = "sparse_categorical_accuracy"
+SLICES = ("square", "tall", "wide")
+
+
+def _jackknife(candidate: np.ndarray, served: np.ndarray, buckets: np.ndarray) -> dict:
+  """A slice's entry of evaluation.load: values and 95% intervals."""
+  def interval(values):
+    leave_out = np.array([values[buckets != b].mean() for b in range(20)])
+    mean = leave_out.mean()
+    error = np.sqrt(19 / 20 * ((leave_out - mean) ** 2).sum())
+    t = stats.t.ppf(0.975, 19)
+    return (mean - t * error, mean + t * error)
+
+  return {"candidate": {KEY: candidate.mean(), "example_count": len(candidate)},
+          "baseline": {KEY: served.mean()},
+          "change": {KEY: candidate.mean() - served.mean()},
+          "candidate interval": {KEY: interval(candidate)},
+          "change interval": {KEY: interval(candidate - served)}}
+
+
+def _evaluation(rng, per_slice: int, accuracy=0.9, collapsed: str = "") -> dict:
+  found, everything = {}, []
+  for name in SLICES:
+    served = (rng.random(per_slice) < accuracy).astype(float)
+    rate = 0.15 if name == collapsed else accuracy
+    candidate = (rng.random(per_slice) < rate).astype(float)
+    buckets = rng.integers(0, 20, per_slice)
+    found[(("shape", name),)] = _jackknife(candidate, served, buckets)
+    everything.append((candidate, served, buckets))
+  found[()] = _jackknife(*(np.concatenate(parts) for parts in zip(*everything)))
+  return found
+
+
+RULES = Evaluation("accuracy", threshold=0.5, max_change=0.01, slices=(Slice("shape"),))
+
+
+def _refused(found: dict, rules: Evaluation) -> bool:
+  whole, rows = gate.judge(found, rules, served=True)
+  return bool([r for r in rows if r["failure"]])
+
+
+def test_small_slices_of_a_stationary_stream_refuse_no_more_than_the_family_error():
+  """The slices' own refusals, on a thousand retrains where nothing moved:
+  within 5% in all (the family's error) with a margin for the draw; on
+  the estimate instead, as if the slices were large, most retrains are
+  refused on noise (the reason small slices are judged on evidence)."""
+  rng = np.random.default_rng(0)
+  evaluations = [_evaluation(rng, per_slice=30) for _ in range(1000)]
+  on_evidence = sum(_refused(f, RULES) for f in evaluations) / len(evaluations)
+  on_estimate = sum(_refused(f, Evaluation(**{**RULES.__dict__, "min_slice_examples": 1}))
+                    for f in evaluations) / len(evaluations)
+  assert on_evidence <= 0.05 + 0.02, f"{on_evidence:.3f} of stationary retrains refused"
+  assert on_estimate > 0.5, f"on the estimate, {on_estimate:.3f} refused"
+
+
+def test_widening_for_the_slices_judged_keeps_the_family_error_down(monkeypatch):
+  """Each interval alone at 95% (no widening) refuses more often than the
+  widened family: the multiplicity control is what keeps the rate low."""
+  rng = np.random.default_rng(1)
+  evaluations = [_evaluation(rng, per_slice=30) for _ in range(1000)]
+  widened = sum(_refused(f, RULES) for f in evaluations)
+  # The family of four (the whole and three slices) as four 95% intervals.
+  monkeypatch.setattr(gate, "FAMILY_ERROR", 0.05 * 4)
+  unwidened = sum(_refused(f, RULES) for f in evaluations)
+  assert unwidened > widened * 1.5, (unwidened, widened)
+
+
+@pytest.mark.parametrize("per_slice", [30, 48, 80])
+def test_a_collapsed_small_slice_is_refused_every_time(per_slice):
+  """A slice that fell from 0.9 to 0.15 on its 30 to 80 examples: refused in
+  each of 50 evaluations, the line ending with its count; the two that did
+  not move, seldom (each draw a stationary pair, as above)."""
+  rng = np.random.default_rng(per_slice)
+  false_refusals = 0
+  for _ in range(50):
+    found = _evaluation(rng, per_slice, collapsed="wide")
+    _, rows = gate.judge(found, RULES, served=True)
+    by_name = {r["slice"]: r for r in rows}
+    wide = by_name["shape=wide"]
+    assert wide["failure"].endswith(f"; {per_slice} examples)"), wide["note"]
+    false_refusals += sum(bool(by_name[s]["failure"]) for s in ("shape=square", "shape=tall"))
+  assert false_refusals <= 5, f"{false_refusals} of 100 stationary slices refused"
+
+
+@pytest.mark.parametrize("tfma_blessed, on, failures, expected", [
+    (True, "tfma", [], True),                    # TFMA blessed, nothing refused
+    (True, "tfma", ["slice s=a ..."], False),    # a slice refuses
+    (False, "tfma", ["accuracy value ..."], False),  # TFMA's own refusal counts
+    (False, "tfma", [], False),                  # TFMA refused without a line: it stands
+    (False, "evidence", [], True),               # a small whole passed on its evidence
+    (False, "evidence", ["the whole ..."], False),
+])
+def test_the_verdict_is_tfmas_unless_the_gate_decides(tfma_blessed, on, failures, expected):
+  assert gate.blessed(tfma_blessed, {"whole": {"on": on}, "failures": failures}) is expected
+
+
+def test_a_judgement_from_before_the_rules_keeps_tfmas_verdict():
+  assert gate.blessed(False, {"failures": []}) is False
+  assert gate.blessed(True, {"failures": []}) is True

@@ -1,0 +1,85 @@
+"""Training for real on the digits: fit and the custom loop on one device
+reach the accuracy threshold, their progress lines in a log."""
+
+import dataclasses
+import json
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_transform as tft
+
+from store.report.training import read_curves
+from tests.training import (
+  CONFIG,
+  MIN_ACCURACY,
+  transformed_digits,
+)
+from trainer import distribute, input_pipeline, run
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+  """All 1797 digits through the real preprocessing_fn, split 1400 / 397."""
+  return transformed_digits(tmp_path_factory.mktemp("digits"))
+
+
+def _accuracy(model, digits, decl, spec):
+  correct = total = 0
+  for x, y in input_pipeline.make_dataset(digits["eval"], spec, decl, CONFIG, False):
+    correct += int(np.sum(np.argmax(model(x, training=False), axis=1) == y.numpy()))
+    total += len(y)
+  assert total == 397
+  return correct / total
+
+
+@pytest.mark.parametrize("loop", ["fit", "custom"])
+def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop, tmp_path, capsys):
+  tf.keras.utils.set_random_seed(0)
+  output = tft.TFTransformOutput(digits["transform_dir"])
+  decl = digits["decl"]
+  config = dataclasses.replace(CONFIG, loop=loop, progress_seconds=0.3)
+  model = run.train(digits["train"], digits["eval"], output, decl, config,
+                    tf.distribute.get_strategy(), log_dir=str(tmp_path / "logs"))
+  # Its progress, in a log (pytest's capture is no terminal): lines written
+  # while it trained, each with the step, the loss, the rate, the time left.
+  lines = re.findall(r"^  Trainer: step (\d+) of (\d+), loss (\d+\.\d+), (\d+) examples/s, "
+                     r"(\S+) left$", capsys.readouterr().out, re.M)
+  assert lines and all(total == "400" for _, total, *_ in lines), lines
+  assert any(int(step) < 400 for step, *_ in lines), lines
+  accuracy = _accuracy(model, digits, decl, output.transformed_feature_spec())
+  assert accuracy >= MIN_ACCURACY, (
+      f"{loop}: eval accuracy {accuracy:.3f}, expected >= {MIN_ACCURACY}")
+  # Both loops leave the same TensorBoard curves, which the run report draws.
+  curves = read_curves(str(tmp_path / "logs"))
+  assert sorted(curves["loss"]) == ["train"] + (["validation"] if loop == "fit" else [])
+  assert sorted(curves["accuracy"]) == ["train", "validation"], curves.keys()
+  for split, points in curves["accuracy"].items():
+    assert [step for step, _ in points] == list(range(CONFIG.epochs)), (split, points)
+  assert curves["accuracy"]["validation"][-1][1] >= MIN_ACCURACY - 0.1, curves["accuracy"]
+
+
+# `fit` on one worker is the compiled Trainer's case: tests/e2e/test_kubeflow_steps.py
+# kills it at its first checkpoint, and the retry resumes and serves >= 0.95.
+
+
+@pytest.mark.parametrize("tf_config, tasks", [
+    (None, 0), ("", 0),
+    (json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}), 1),
+    (json.dumps({"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1"], "ps": ["d:1"]},
+                 "task": {"type": "chief", "index": 0}}), 3)])
+def test_only_a_cluster_of_two_or_more_tasks_means_multi_worker(tf_config, tasks):
+  assert distribute.cluster_tasks(tf_config) == tasks
+  if tasks < 2:
+    strategy = distribute.make_strategy(tf_config)
+    assert strategy.num_replicas_in_sync == 1  # no GPU here: the default
+    assert distribute.is_chief(strategy)
+
+
+def test_batches_prefetched_to_a_device_are_the_same_batches():
+  # The GPU feed, pointed at the CPU: what a GPU run does before its steps.
+  ds = tf.data.Dataset.range(10).batch(3)
+  fed = distribute.feed_device(ds, "/cpu:0")
+  assert [b.numpy().tolist() for b in fed] == [b.numpy().tolist() for b in ds]
+  assert distribute.feed_device(ds, None) is ds
