@@ -52,7 +52,8 @@ def _time(images: List[bytes]) -> dict:
   start = time.perf_counter()
   prints = [fingerprint(data, jpeg) for data in images]
   fingerprinted = time.perf_counter()
-  groups = duplicates.groups([p.phash for p in prints], [p.digest for p in prints])
+  groups = duplicates.groups([p.phash for p in prints], [p.digest for p in prints],
+                            [p.thumb for p in prints])
   grouped = time.perf_counter()
   return {"images": len(images), "fingerprint_s": fingerprinted - start,
           "group_s": grouped - fingerprinted, "groups": len(groups),

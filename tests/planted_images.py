@@ -18,9 +18,10 @@ def picture(seed: int, size: int = SIZE):
   coarse = rng.uniform(0, 255, (5, 5, 3)).astype(np.uint8)
   image = Image.fromarray(coarse).resize((size, size), Image.BICUBIC)
   draw = ImageDraw.Draw(image)
+  span = max(size // 6, 2)
   for _ in range(4):
-    x0, y0 = rng.integers(0, size - 16, 2)
-    x1, y1 = x0 + rng.integers(8, 40), y0 + rng.integers(8, 40)
+    x0, y0 = rng.integers(0, size - span, 2)
+    x1, y1 = x0 + rng.integers(span // 2, 3 * span), y0 + rng.integers(span // 2, 3 * span)
     color = tuple(int(c) for c in rng.integers(0, 256, 3))
     (draw.ellipse if rng.random() < 0.5 else draw.rectangle)([x0, y0, x1, y1], fill=color)
   return image

@@ -83,7 +83,8 @@ def judge(items: Sequence[Item], decl: Declaration, train_splits: Sequence[str],
       add(kind, [item], [item])
   decoded = [item for item in items if item.print is not None]
   for group in duplicates.groups([i.print.phash for i in decoded],
-                                 [i.print.digest for i in decoded]):
+                                 [i.print.digest for i in decoded],
+                                 [i.print.thumb for i in decoded]):
     members = [decoded[index] for index in group]
     for kind, counted in findings.group_kinds(members, train_splits, eval_splits).items():
       add(kind, counted, members)

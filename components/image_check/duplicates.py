@@ -1,14 +1,15 @@
 """Groups of copies among many images, without comparing every pair.
 
 Exact copies share a digest. Near copies are pHashes at most NEAR_BITS
-apart, found by bit-sampling locality-sensitive hashing (Indyk and Motwani;
+apart whose thumbnails correlate at least MIN_CORRELATION (fingerprint.py),
+found by bit-sampling locality-sensitive hashing (Indyk and Motwani;
 Gionis, Indyk and Motwani 1999): each of TABLES tables keys an image by
 KEY_BITS bits of its hash at fixed positions, and only images that share a
 key somewhere are compared. Two hashes d bits apart share a table's key
-with probability (1 - d/64)^KEY_BITS, so copies (d <= 8: 0.98 over 32
-tables) are nearly always compared and unrelated images (d near 32:
-2^-16 a table) almost never: the work grows with the images, not their
-pairs. A bucket that is large all the same (data made of one picture's
+with probability (1 - d/64)^KEY_BITS: over 48 tables, 0.98 at d = 12 (a
+copy cropped by 4 pixels is 8 bits away at the median, 12 at the 95th
+percentile), and 2^-12 a table for unrelated images (d near 32), so the
+comparisons grow with the images, not with their pairs. A bucket that is large all the same (data made of one picture's
 crops, bench/photos.py) compares each member with its first BUCKET_CAP
 members only; copies still join through them.
 
@@ -22,8 +23,9 @@ import numpy as np
 
 from components.image_check.fingerprint import HASH_BITS
 
-NEAR_BITS = 10  # at most this many of 64 bits apart: a near copy
-TABLES, KEY_BITS = 32, 16
+NEAR_BITS = 20  # at most this many of 64 bits apart, and
+MIN_CORRELATION = 0.88  # thumbnails at least this alike: a near copy
+TABLES, KEY_BITS = 48, 12
 BUCKET_CAP = 8
 _SEED = 20261128  # the tables' bit positions: the same in every run and worker
 
@@ -70,20 +72,23 @@ def popcount(values: np.ndarray) -> np.ndarray:
   return np.unpackbits(as_bytes, axis=1).sum(axis=1)
 
 
-def groups(hashes: Sequence[int], digests: Sequence[str]) -> List[List[int]]:
-  """Groups of two or more indexes whose images are copies (exact, or
-  pHashes at most NEAR_BITS apart), each sorted, largest first."""
+def groups(hashes: Sequence[int], digests: Sequence[str],
+           thumbs: Sequence[bytes]) -> List[List[int]]:
+  """Groups of two or more indexes whose images are copies (exact, or near:
+  see the module), each sorted, largest first."""
   from scipy.sparse import coo_matrix
   from scipy.sparse.csgraph import connected_components
   n = len(hashes)
   if n < 2:
     return []
-  edges = [_same(digests), _same([str(h) for h in hashes])]
+  edges = [_same(digests)]
   values = np.array(hashes, dtype=np.uint64)
+  unit = np.frombuffer(b"".join(thumbs), dtype=np.int8).reshape(n, -1).astype(np.float32) / 127
   for keys in table_keys(values):
     pairs = candidate_pairs(keys)
-    near = popcount(values[pairs[:, 0]] ^ values[pairs[:, 1]]) <= NEAR_BITS
-    edges.append(pairs[near])
+    pairs = pairs[popcount(values[pairs[:, 0]] ^ values[pairs[:, 1]]) <= NEAR_BITS]
+    alike = np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]) >= MIN_CORRELATION
+    edges.append(pairs[alike])
   found = np.concatenate(edges)
   graph = coo_matrix((np.ones(len(found)), (found[:, 0], found[:, 1])), shape=(n, n))
   _, labels = connected_components(graph, directed=False)

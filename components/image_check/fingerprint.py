@@ -8,7 +8,10 @@ The hash is imagehash's pHash (`imagehash.phash`, 64 bits): the sign of the
 8x8 lowest frequencies of the 32x32 gray image's DCT against their median.
 Re-encoding, resizing, a small crop and a brightness change move few of its
 bits; two unrelated pictures differ in about half (DEVELOPERS.md says why
-this hash and not a learned embedding)."""
+this hash and not a learned embedding). A copy is confirmed by a second,
+independent signature: the 8x8 gray thumbnail, its mean taken out and its
+length made 1, whose correlation with a copy's stays above 0.9 where two
+unrelated pictures' rarely pass 0.6 (duplicates.py)."""
 
 import dataclasses
 import hashlib
@@ -35,6 +38,8 @@ class Fingerprint:
     mean: mean gray level, 0 to 255 (dark, light).
     spread: standard deviation of the gray levels (blank: near-constant).
     sharpness: variance of the gray image's Laplacian (blurry).
+    thumb: the normalized 8x8 gray thumbnail, THUMB values as int8
+      (value * 127).
   """
   phash: int
   digest: str
@@ -44,6 +49,10 @@ class Fingerprint:
   mean: float
   spread: float
   sharpness: float
+  thumb: bytes
+
+
+THUMB = 64  # 8x8
 
 
 def fingerprint(data: bytes, image: Image) -> Fingerprint:
@@ -58,7 +67,8 @@ def fingerprint(data: bytes, image: Image) -> Fingerprint:
   return Fingerprint(
       phash=_phash(gray), digest=hashlib.sha1(data).hexdigest(),
       height=pixels.shape[0], width=pixels.shape[1], channels=pixels.shape[2],
-      mean=float(gray.mean()), spread=float(gray.std()), sharpness=_sharpness(gray))
+      mean=float(gray.mean()), spread=float(gray.std()), sharpness=_sharpness(gray),
+      thumb=_thumb(gray))
 
 
 def _pixels(data: bytes, image: Image) -> np.ndarray:
@@ -100,6 +110,15 @@ def _phash(gray: np.ndarray) -> int:
   from PIL import Image as PILImage
   hashed = imagehash.phash(PILImage.fromarray(np.clip(gray, 0, 255).astype(np.uint8)))
   return int(str(hashed), 16)
+
+
+def _thumb(gray: np.ndarray) -> bytes:
+  from PIL import Image as PILImage
+  small = np.asarray(PILImage.fromarray(gray.astype(np.float32), mode="F").resize(
+      (8, 8), PILImage.BILINEAR), dtype=np.float32).ravel()
+  small = small - small.mean()
+  small = small / (np.linalg.norm(small) or 1.0)
+  return np.round(small * 127).astype(np.int8).tobytes()
 
 
 def _sharpness(gray: np.ndarray) -> float:

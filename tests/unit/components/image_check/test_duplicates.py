@@ -23,7 +23,8 @@ def found():
   for variant, make in VARIANTS.items():
     items += [(variant, i, make(pictures[i], originals[i])) for i in range(COPIED)]
   prints = [fingerprint(data, JPEG) for _, _, data in items]
-  groups = duplicates.groups([p.phash for p in prints], [p.digest for p in prints])
+  groups = duplicates.groups([p.phash for p in prints], [p.digest for p in prints],
+                            [p.thumb for p in prints])
   group_of = {index: g for g, members in enumerate(groups) for index in members}
   return {"items": items, "groups": groups, "group_of": group_of}
 
