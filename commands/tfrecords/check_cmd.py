@@ -63,7 +63,11 @@ def run(args) -> int:
 
 
 def _splits(names, files) -> list:
-  """The input splits of the window's train (or eval) splits."""
+  """The splits the window trains (or judges) on: its input splits', or,
+  for data split by hash, the output splits themselves ("all" is read and
+  each record assigned as ImportExampleGen would)."""
+  if "all" in files:
+    return list(names)
   return [split for split in files if any(split == n or split.startswith(n) for n in names)]
 
 

@@ -31,7 +31,10 @@ def image_feature(decl: Declaration) -> Feature:
 
 
 def fingerprint_records(path: str, split: str, decl: Declaration) -> List[Item]:
-  """Every record of one TFRecord file (plain or GZIP) as an Item of `split`."""
+  """Every record of one TFRecord file (plain or GZIP) as an Item of `split`;
+  for data ImportExampleGen splits by hash (`split` "all"), of the split
+  each record will land in, assigned as ImportExampleGen assigns it
+  (components/import_examples/hash_split.py)."""
   from tfx_bsl.coders import example_coder
 
   from dataset.records import format as tfrecord
@@ -39,6 +42,12 @@ def fingerprint_records(path: str, split: str, decl: Declaration) -> List[Item]:
   label = decl.label.name
   decoder = example_coder.ExamplesToRecordBatchDecoder()
   records = list(tfrecord.read_records(path))
+  splits = [split] * len(records)
+  if decl.data.hash_buckets and split == "all":
+    from components.import_examples.hash_split import bucket_bounds, split_of
+    names = list(decl.data.hash_buckets)
+    bounds = bucket_bounds(list(decl.data.hash_buckets.values()))
+    splits = [names[split_of(record, bounds)] for record in records]
   items = []
   for start in range(0, len(records), 1024):
     chunk = records[start:start + 1024]
@@ -46,7 +55,8 @@ def fingerprint_records(path: str, split: str, decl: Declaration) -> List[Item]:
     images = batch.get(feature.name, [None] * len(chunk))
     labels = batch.get(label, [None] * len(chunk))
     for offset in range(len(chunk)):
-      items.append(_item(images[offset], labels[offset], path, start + offset, split, feature))
+      items.append(_item(images[offset], labels[offset], path, start + offset,
+                         splits[start + offset], feature))
   return items
 
 
