@@ -11,6 +11,8 @@ import sys
 
 from dataset import declaration
 
+SHOWN = 4  # of an example's images, with --examples
+
 
 def add_parser(commands) -> None:
   p = commands.add_parser("check", help="find copies, leaks, label conflicts and "
@@ -55,7 +57,9 @@ def run(args) -> int:
     print(finding.line())
     if args.examples:
       for example in finding.examples:
-        print("  " + "; ".join(getattr(e, "where", lambda e=e: str(e))() for e in example))
+        shown = [e.where() if hasattr(e, "where") else str(e) for e in example[:SHOWN]]
+        more = f"; and {len(example) - SHOWN} more" if len(example) > SHOWN else ""
+        print("  " + "; ".join(shown) + more)
   stops = [f for f in found if f.decision == "stop"]
   if not found:
     print("image check: nothing found")

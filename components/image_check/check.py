@@ -15,6 +15,10 @@ from dataset import image_checks
 from dataset.types import Declaration, Feature
 
 EXAMPLES = 6  # groups or images kept per kind, for the report's thumbnails
+# Below this many pixels a side, a picture has too little in it for a
+# perceptual hash: the bundled 8x8 digits of one class are all "near
+# copies" of each other. Such images are checked for exact copies only.
+NEAR_MIN_SIDE = 24
 
 
 def image_feature(decl: Declaration) -> Feature:
@@ -94,7 +98,9 @@ def judge(items: Sequence[Item], decl: Declaration, train_splits: Sequence[str],
   decoded = [item for item in items if item.print is not None]
   for group in duplicates.groups([i.print.phash for i in decoded],
                                  [i.print.digest for i in decoded],
-                                 [i.print.thumb for i in decoded]):
+                                 [i.print.thumb for i in decoded],
+                                 [min(i.print.height, i.print.width) >= NEAR_MIN_SIDE
+                                  for i in decoded]):
     members = [decoded[index] for index in group]
     for kind, counted in findings.group_kinds(members, train_splits, eval_splits).items():
       add(kind, counted, members)

@@ -17,7 +17,7 @@ The groups are the connected components of the pairs found
 (scipy.sparse.csgraph), so a copy of a copy is in the same group.
 """
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -72,10 +72,11 @@ def popcount(values: np.ndarray) -> np.ndarray:
   return np.unpackbits(as_bytes, axis=1).sum(axis=1)
 
 
-def groups(hashes: Sequence[int], digests: Sequence[str],
-           thumbs: Sequence[bytes]) -> List[List[int]]:
+def groups(hashes: Sequence[int], digests: Sequence[str], thumbs: Sequence[bytes],
+           comparable: Optional[Sequence[bool]] = None) -> List[List[int]]:
   """Groups of two or more indexes whose images are copies (exact, or near:
-  see the module), each sorted, largest first."""
+  see the module), each sorted, largest first. Images not `comparable` (too
+  small for a perceptual hash to tell pictures apart) join exact copies only."""
   from scipy.sparse import coo_matrix
   from scipy.sparse.csgraph import connected_components
   n = len(hashes)
@@ -84,8 +85,10 @@ def groups(hashes: Sequence[int], digests: Sequence[str],
   edges = [_same(digests)]
   values = np.array(hashes, dtype=np.uint64)
   unit = np.frombuffer(b"".join(thumbs), dtype=np.int8).reshape(n, -1).astype(np.float32) / 127
+  allowed = np.ones(n, dtype=bool) if comparable is None else np.asarray(comparable, bool)
   for keys in table_keys(values):
     pairs = candidate_pairs(keys)
+    pairs = pairs[allowed[pairs[:, 0]] & allowed[pairs[:, 1]]]
     pairs = pairs[popcount(values[pairs[:, 0]] ^ values[pairs[:, 1]]) <= NEAR_BITS]
     alike = np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]) >= MIN_CORRELATION
     edges.append(pairs[alike])

@@ -66,3 +66,21 @@ def test_a_declaration_without_an_image_is_refused_in_one_line():
   import dataclasses
   with pytest.raises(ValueError, match="needs an image feature"):
     check.judge([], dataclasses.replace(DECL, features=()), ["train"], ["eval"])
+
+
+def test_pictures_too_small_for_a_hash_are_checked_for_exact_copies_only():
+  """The bundled 8x8 digits: a perceptual hash of 64 pixels calls every
+  digit of a class a copy of the others; only the byte-identical one is."""
+  import dataclasses
+
+  from tests.conftest import digit_rows
+  digits = Image("png", 8, 8, 1)
+  decl = dataclasses.replace(DECL, features=(Feature(name="image", kind="image", image=digits),))
+  rows = digit_rows(300)
+  items = [Item("train", "d", i, str(r["label"][0]), fingerprint(r["image"][0], digits))
+           for i, r in enumerate(rows)]
+  items.append(Item("eval", "d", 0, str(rows[5]["label"][0]),
+                    fingerprint(rows[5]["image"][0], digits)))
+  found = _by_kind(check.judge(items, decl, ["train"], ["eval"]))
+  counts = {kind: f.count for kind, f in found.items()}
+  assert counts == {"leak": 1, "exact_duplicate": 1}, [f.line() for f in found.values()]
