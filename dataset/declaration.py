@@ -16,6 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from dataset import image_checks
 from dataset import thresholds as policies
 from dataset.categories import categorical
 from dataset.fields import MISSING, DeclarationError, FieldReader
@@ -180,7 +181,7 @@ def parse(raw: Any, path: str) -> Declaration:
   r = FieldReader(path)
   base = os.path.dirname(os.path.abspath(path))
   raw = r.mapping(raw, "", ("name", "data", "schema", "label", "features", "evaluation",
-                            "drift", "serving", "tuning"))
+                            "drift", "serving", "tuning", "image_checks"))
   name = r.get(raw, "", "name", str)
   if not name.replace("-", "").replace("_", "").isalnum():
     raise r.fail("name", "letters, digits, '-' and '_' only", name)
@@ -207,7 +208,8 @@ def parse(raw: Any, path: str) -> Declaration:
                      serving=policies.serving(r, raw.get("serving", {})),
                      tuning=parse_tuning(r, raw.get("tuning"), label, evaluation.metric,
                                          any(f.image.backbone for f in features
-                                             if f.kind == "image")))
+                                             if f.kind == "image")),
+                     image_checks=image_checks.parse(r, raw.get("image_checks", {})))
 
 
 def _label(r: FieldReader, node: Any) -> Label:

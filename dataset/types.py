@@ -196,6 +196,7 @@ class Declaration:
   drift: Drift = Drift()
   serving: Serving = Serving()
   tuning: Optional[Tuning] = None  # dataset/tuning.py
+  image_checks: Tuple[Tuple[str, str], ...] = ()  # (kind, decision): dataset/image_checks.py
 
   def of_kind(self, kind: str) -> List[Feature]:
     return [f for f in self.features if f.kind == kind]
@@ -233,4 +234,5 @@ class Declaration:
         evaluation=Evaluation.from_dict(d.get("evaluation", {})),
         drift=drift_from_dict(d.get("drift")),
         serving=Serving(tuple(tuple(p) for p in (d.get("serving") or {}).get("p99_ms", ()))),
-        tuning=Tuning.from_dict(d.get("tuning")))
+        tuning=Tuning.from_dict(d.get("tuning")),
+        image_checks=tuple(tuple(pair) for pair in d.get("image_checks", ())))

@@ -101,6 +101,7 @@ TESTED_ELSEWHERE = {
     'trainer/augment.py': 'with unit/trainer/test_model.py',
     'trainer/curves.py': 'with unit/trainer/test_loop.py',
     'trainer/jobs/inputs.py': 'with unit/trainer/jobs/test_vertex.py and e2e/test_train_workers.py, what the workers read',
+    'bench/image_check_bench.py': BENCH,
     'bench/rerun_bench.py': BENCH,
     'bench/tuner_bench.py': BENCH,
     'bench/refusal_bench.py': BENCH,

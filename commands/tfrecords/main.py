@@ -3,6 +3,7 @@
     tfrecords convert images|table|arrays ...   raw data -> sharded TFRecords
     tfrecords inspect FILES...                   counts, feature spec, examples
     tfrecords verify FILES...                    every record's CRCs
+    tfrecords check DECLARATION                  copies, leaks, unusable images
     tfrecords schema DECLARATION                 a starting schema to curate
 """
 
@@ -10,14 +11,14 @@ import argparse
 import sys
 from typing import List, Optional
 
-from commands.tfrecords import convert_cmd, inspect_cmd, schema_cmd, verify_cmd
+from commands.tfrecords import check_cmd, convert_cmd, inspect_cmd, schema_cmd, verify_cmd
 
 
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(
       prog="tfrecords", description="Tools for TFRecord datasets of tf.train.Example.")
   commands = parser.add_subparsers(dest="command", required=True)
-  for module in (convert_cmd, inspect_cmd, verify_cmd, schema_cmd):
+  for module in (convert_cmd, inspect_cmd, verify_cmd, check_cmd, schema_cmd):
     module.add_parser(commands)
   return parser
 

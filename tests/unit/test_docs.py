@@ -24,6 +24,7 @@ def _parsers():
   from bench import (
     convert_bench,
     e2e_bench,
+    image_check_bench,
     input_bench,
     model_ceiling,
     refusal_bench,
@@ -47,6 +48,7 @@ def _parsers():
           "tfrecords": tfrecords.build_parser,
           "-m bench.convert_bench": convert_bench.build_parser,
           "-m bench.e2e_bench": e2e_bench.build_parser,
+          "-m bench.image_check_bench": image_check_bench.build_parser,
           "-m bench.input_bench": input_bench.build_parser,
           "-m bench.model_ceiling": model_ceiling.build_parser,
           "-m bench.refusal_bench": refusal_bench.build_parser,

@@ -23,7 +23,7 @@ ENTRY_POINTS = {
     "commands.serving": ("module", ["versions", "rollback"]),
     "commands.retention": ("module", []),
     "commands.tfrecords": ("module", ["convert", "convert table", "convert images", "convert arrays",
-                       "inspect", "verify", "schema"]),  # the `tfrecords` command
+                       "inspect", "verify", "check", "schema"]),  # the `tfrecords` command
     "bench.convert_bench": ("module", []),
 }
 

@@ -1,0 +1,121 @@
+"""The image check over a dataset's records: every image of each split is
+fingerprinted, copies are grouped across all of them, and each kind's
+findings are counted and decided (findings.py).
+
+`check` runs in one process (`tfrecords check`, tests); the pipeline's step
+runs the same functions on Beam (`fingerprint_records` per file, `judge`
+once over the fingerprints)."""
+
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+
+from components.image_check import duplicates, findings
+from components.image_check.findings import Finding, Item
+from components.image_check.fingerprint import NotAnImage, fingerprint
+from dataset import image_checks
+from dataset.types import Declaration, Feature
+
+EXAMPLES = 6  # groups or images kept per kind, for the report's thumbnails
+# Below this many pixels a side, a picture has too little in it for a
+# perceptual hash: the bundled 8x8 digits of one class are all "near
+# copies" of each other. Such images are checked for exact copies only.
+NEAR_MIN_SIDE = 24
+
+
+def image_feature(decl: Declaration) -> Feature:
+  """The declaration's first image feature.
+
+  Raises:
+    ValueError: it declares none.
+  """
+  images = decl.of_kind("image")
+  if not images:
+    raise ValueError(f"{decl.name}: the image check needs an image feature; "
+                     "the declaration has none")
+  return images[0]
+
+
+def fingerprint_records(path: str, split: str, decl: Declaration) -> List[Item]:
+  """Every record of one TFRecord file (plain or GZIP) as an Item of `split`;
+  for data ImportExampleGen splits by hash (`split` "all"), of the split
+  each record will land in, assigned as ImportExampleGen assigns it
+  (components/import_examples/hash_split.py)."""
+  from tfx_bsl.coders import example_coder
+
+  from dataset.records import format as tfrecord
+  feature = image_feature(decl)
+  label = decl.label.name
+  decoder = example_coder.ExamplesToRecordBatchDecoder()
+  records = list(tfrecord.read_records(path))
+  splits = [split] * len(records)
+  if decl.data.hash_buckets and split == "all":
+    from components.import_examples.hash_split import bucket_bounds, split_of
+    names = list(decl.data.hash_buckets)
+    bounds = bucket_bounds(list(decl.data.hash_buckets.values()))
+    splits = [names[split_of(record, bounds)] for record in records]
+  items = []
+  for start in range(0, len(records), 1024):
+    chunk = records[start:start + 1024]
+    batch = decoder.DecodeBatch(chunk).to_pydict()
+    images = batch.get(feature.name, [None] * len(chunk))
+    labels = batch.get(label, [None] * len(chunk))
+    for offset in range(len(chunk)):
+      items.append(_item(images[offset], labels[offset], path, start + offset,
+                         splits[start + offset], feature))
+  return items
+
+
+def _item(images, labels, path: str, index: int, split: str, feature: Feature) -> Item:
+  label = None if not labels else _label_text(labels[0])
+  if not images:
+    return Item(split, path, index, label, None, "no image in the record")
+  try:
+    return Item(split, path, index, label, fingerprint(images[0], feature.image))
+  except NotAnImage as e:
+    return Item(split, path, index, label, None, str(e))
+
+
+def _label_text(value) -> str:
+  return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+
+
+def judge(items: Sequence[Item], decl: Declaration, train_splits: Sequence[str],
+          eval_splits: Sequence[str],
+          declared: Optional[Mapping[str, str]] = None) -> List[Finding]:
+  """Every kind with something found, in KINDS' order."""
+  decision = image_checks.decisions(decl.image_checks, declared or {})
+  image = image_feature(decl).image
+  found: Dict[str, Finding] = {}
+
+  def add(kind: str, counted: Iterable[Item], example: list) -> None:
+    entry = found.setdefault(kind, Finding(kind, decision[kind], 0, []))
+    entry.count += len(list(counted))
+    if len(entry.examples) < EXAMPLES:
+      entry.examples.append(example)
+
+  for item in items:
+    for kind in findings.quality_kinds(item, image):
+      add(kind, [item], [item])
+  decoded = [item for item in items if item.print is not None]
+  for group in duplicates.groups([i.print.phash for i in decoded],
+                                 [i.print.digest for i in decoded],
+                                 [i.print.thumb for i in decoded],
+                                 [min(i.print.height, i.print.width) >= NEAR_MIN_SIDE
+                                  for i in decoded]):
+    members = [decoded[index] for index in group]
+    for kind, counted in findings.group_kinds(members, train_splits, eval_splits).items():
+      add(kind, counted, members)
+  if decl.label.kind == "classes":
+    for split, low in findings.minority_classes(items).items():
+      for label, count in low:
+        add("minority_class", [None], [split, label, count])
+  return [found[kind] for kind in findings.KINDS if kind in found
+          and found[kind].decision != "ignore"]
+
+
+def check(files: Mapping[str, Sequence[str]], decl: Declaration,
+          train_splits: Sequence[str], eval_splits: Sequence[str],
+          declared: Optional[Mapping[str, str]] = None) -> List[Finding]:
+  """The findings over files by split, in this process."""
+  items = [item for split, paths in files.items() for path in paths
+           for item in fingerprint_records(path, split, decl)]
+  return judge(items, decl, train_splits, eval_splits, declared)
