@@ -6,7 +6,8 @@ findings are counted and decided (findings.py).
 runs the same functions on Beam (`fingerprint_records` per file, `judge`
 once over the fingerprints)."""
 
-from typing import Dict, Iterable, List, Mapping, Optional, Sequence
+import itertools
+from typing import BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from components.image_check import duplicates, findings
 from components.image_check.findings import Finding, Item
@@ -15,6 +16,7 @@ from dataset import image_checks
 from dataset.types import Declaration, Feature
 
 EXAMPLES = 6  # groups or images kept per kind, for the report's thumbnails
+CHUNK = 1024  # records decoded at a time
 # Below this many pixels a side, a picture has too little in it for a
 # perceptual hash: the bundled 8x8 digits of one class are all "near
 # copies" of each other. Such images are checked for exact copies only.
@@ -34,34 +36,42 @@ def image_feature(decl: Declaration) -> Feature:
   return images[0]
 
 
-def fingerprint_records(path: str, split: str, decl: Declaration) -> List[Item]:
+def fingerprint_records(path: str, split: str, decl: Declaration,
+                        opener: Callable[[str, str], BinaryIO] = open) -> List[Item]:
   """Every record of one TFRecord file (plain or GZIP) as an Item of `split`;
   for data ImportExampleGen splits by hash (`split` "all"), of the split
   each record will land in, assigned as ImportExampleGen assigns it
-  (components/import_examples/hash_split.py)."""
+  (components/import_examples/hash_split.py). `opener` opens the file:
+  the builtin `open`, or `tf.io.gfile.GFile` for a bucket."""
   from tfx_bsl.coders import example_coder
 
   from dataset.records import format as tfrecord
-  feature = image_feature(decl)
-  label = decl.label.name
+  feature, label = image_feature(decl), decl.label.name
+  assign = _hash_split(decl) if split == "all" else None
   decoder = example_coder.ExamplesToRecordBatchDecoder()
-  records = list(tfrecord.read_records(path))
-  splits = [split] * len(records)
-  if decl.data.hash_buckets and split == "all":
-    from components.import_examples.hash_split import bucket_bounds, split_of
-    names = list(decl.data.hash_buckets)
-    bounds = bucket_bounds(list(decl.data.hash_buckets.values()))
-    splits = [names[split_of(record, bounds)] for record in records]
-  items = []
-  for start in range(0, len(records), 1024):
-    chunk = records[start:start + 1024]
+  items: List[Item] = []
+  records = tfrecord.read_records(path, opener=opener)
+  while True:
+    chunk = list(itertools.islice(records, CHUNK))
+    if not chunk:
+      return items
     batch = decoder.DecodeBatch(chunk).to_pydict()
     images = batch.get(feature.name, [None] * len(chunk))
     labels = batch.get(label, [None] * len(chunk))
-    for offset in range(len(chunk)):
-      items.append(_item(images[offset], labels[offset], path, start + offset,
-                         splits[start + offset], feature))
-  return items
+    for offset, record in enumerate(chunk):
+      items.append(_item(images[offset], labels[offset], path, len(items),
+                         assign(record) if assign else split, feature))
+
+
+def _hash_split(decl: Declaration) -> Optional[Callable[[bytes], str]]:
+  """The split name ImportExampleGen gives a record, for data it splits by
+  hash; None for data split by folder."""
+  if not decl.data.hash_buckets:
+    return None
+  from components.import_examples.hash_split import bucket_bounds, split_of
+  names = list(decl.data.hash_buckets)
+  bounds = bucket_bounds(list(decl.data.hash_buckets.values()))
+  return lambda record: names[split_of(record, bounds)]
 
 
 def _item(images, labels, path: str, index: int, split: str, feature: Feature) -> Item:
