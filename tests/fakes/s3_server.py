@@ -31,6 +31,9 @@ def env(endpoint: str) -> dict:
           "S3_VERIFY_SSL": "0", "AWS_ACCESS_KEY_ID": KEY, "AWS_SECRET_ACCESS_KEY": SECRET}
 
 
+START_SECONDS = 120
+
+
 @contextlib.contextmanager
 def s3_server(buckets=(), auth: bool = False):
   """Yields (endpoint URL, a boto3 client) for a fresh server with `buckets`."""
@@ -44,11 +47,19 @@ def s3_server(buckets=(), auth: bool = False):
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
   endpoint = f"http://127.0.0.1:{port}"
   try:
-    for _ in range(300):
+    # Up to START_SECONDS for the first answer: on a busy machine moto's
+    # first request (its routes load then) can take seconds to answer, which
+    # a 1-second read timeout once took for a dead server (CI, 503fdcd).
+    deadline = time.monotonic() + START_SECONDS
+    while True:
       try:
-        requests.get(endpoint, timeout=1)
+        requests.get(endpoint, timeout=10)
         break
-      except requests.ConnectionError:
+      except (requests.ConnectionError, requests.Timeout) as e:
+        if proc.poll() is not None or time.monotonic() > deadline:
+          raise RuntimeError(f"moto's S3 server on {endpoint}: expected an answer within "
+                             f"{START_SECONDS} s, found {type(e).__name__} (server exit "
+                             f"status: {proc.poll()})") from None
         time.sleep(0.1)
     client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY,
                           aws_secret_access_key=SECRET, region_name="us-east-1")
