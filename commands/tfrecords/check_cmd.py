@@ -31,9 +31,9 @@ def add_parser(commands) -> None:
 
 def run(args) -> int:
   import dataclasses
+  import os
 
-  import tensorflow as tf
-
+  from commands.tfrecords.inspect_cmd import expand
   from components.image_check import check
   from dataset import spans
   try:
@@ -43,16 +43,14 @@ def run(args) -> int:
           decl.data, root=declaration.resolve(".", args.data_root)))
     declared = _decisions(args.decide)
     window = spans.resolve(decl.data, args.declaration)
-    files = {split: sorted(tf.io.gfile.glob(f"{decl.data.root}/{glob}"))
+    files = {split: expand([os.path.join(decl.data.root, glob)])
              for split, glob in window.inputs.items()}
     found = check.check(files, decl, _splits(window.train_splits, files),
                         _splits(window.eval_splits, files), declared)
-  except (declaration.DeclarationError, ValueError) as e:
+  except (declaration.DeclarationError, ValueError, FileNotFoundError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
-  total = sum(len(paths) for paths in files.values())
-  print(f"checked {', '.join(f'{s}: {len(p)} file(s)' for s, p in files.items())}"
-        + ("" if total else " (no files)"))
+  print(f"checked {', '.join(f'{s}: {len(p)} file(s)' for s, p in files.items())}")
   for finding in found:
     print(finding.line())
     if args.examples:

@@ -100,3 +100,11 @@ def test_a_new_spans_eval_repeating_an_older_spans_training_is_a_leak(tmp_path, 
   out = capsys.readouterr().out
   assert code == 1 and "image check: leak: 1 eval images" in out, out
   assert "span-2/eval" in out and "span-1/train" in out and "span-0" not in out, out
+
+
+def test_a_split_with_no_records_is_one_line_naming_it_and_exit_2(photos, tmp_path, capsys):
+  empty = tmp_path / "empty"
+  (empty / "train").mkdir(parents=True)
+  assert main(["check", photos, "--data-root", str(empty)]) == 2
+  err = capsys.readouterr().err
+  assert err.startswith(f"error: {empty}/") and err.endswith("/*.gz: no such file\n"), err
