@@ -65,6 +65,7 @@ def run_pipeline(pipeline: str, data_dir: str, decl_path: str, kind: str,
     measured = json.load(f)
   return {"total_s": measured["total_s"], "peak_mb": measured["peak_mb"],
           "eval_accuracy": measured["eval_accuracy"],
+          "image_check": measured.get("image_check", []),
           "components": {k: v["seconds"] for k, v in measured["components"].items()},
           "peak_mb_by_component": {k: v["peak_mb"]
                                    for k, v in measured["components"].items()}}

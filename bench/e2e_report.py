@@ -6,7 +6,7 @@ import math
 from bench import photos
 
 PIPELINES = ("stock", "project")
-SHOWN = ("ImportExampleGen", "StatisticsGen", "SchemaGen", "ExampleValidator",
+SHOWN = ("ImportExampleGen", "ImageCheck", "StatisticsGen", "SchemaGen", "ExampleValidator",
          "Transform", "Trainer", "Evaluator", "ServingCheck", "Pusher")
 EVAL_FRACTION = 1 / 5  # hash buckets 4:1
 BATCH_SIZE = 64
@@ -17,11 +17,14 @@ MAX_ACCURACY_CHANGE = 0.01
 # photos (issue "Speed on the data this pipeline exists for"): time and
 # peak memory, project / stock.
 GOAL_PHOTOS_RATIO, GOAL_PHOTOS_MEMORY = 0.40, 0.5
+# The image check's share of the project's run at 10,000 photos, at most
+# (issue 55); its growth from 10,000 to 100,000 is bench/image_check_bench.py's.
+GOAL_IMAGE_CHECK_SHARE = 0.15
 
 
 def rows_of(component: str, results: dict):
   rows, train_steps = results["rows"], results["train_steps"]
-  if component in ("ImportExampleGen", "StatisticsGen", "Transform"):
+  if component in ("ImportExampleGen", "ImageCheck", "StatisticsGen", "Transform"):
     return rows
   if component == "Evaluator":
     return eval_count(results)
@@ -107,7 +110,7 @@ def goal_lines(results: dict, earlier: dict = None) -> list:
     memory = results["project"]["peak_mb"] / results["stock"]["peak_mb"]
     lines.append(f"{met(memory <= GOAL_PHOTOS_MEMORY)}: project/stock peak memory "
                  f"{memory:.2f} (goal at most {GOAL_PHOTOS_MEMORY})")
-    return lines
+    return lines + image_check_lines(results)
   lines.append(f"{met(change <= MAX_ACCURACY_CHANGE)}: eval accuracy "
                f"differs by {change:.4f} (goal at most {MAX_ACCURACY_CHANGE})")
   if earlier and earlier["rows"] < rows:
@@ -116,6 +119,24 @@ def goal_lines(results: dict, earlier: dict = None) -> list:
                  f"{rows:,} rows is {growth:.2f}x that at {earlier['rows']:,} "
                  f"(goal at most 1.3x)")
   return lines
+
+
+def image_check_lines(results: dict) -> list:
+  """The image check's share of the project's run, and what it found (its
+  decisions all at warn: the photos are crops of two photos, which
+  overlap by design)."""
+  project = results["project"]
+  seconds = project["components"].get("ImageCheck")
+  if seconds is None:
+    return []
+  share = seconds / project["total_s"]
+  rate = per_second(results["rows"] / seconds) if seconds > 0 else "-"
+  goal = (f"goal at most {GOAL_IMAGE_CHECK_SHARE:.0%} at 10,000"
+          if results["rows"] >= 10_000 else "the goal is set at 10,000 images")
+  ok = share <= GOAL_IMAGE_CHECK_SHARE or results["rows"] < 10_000
+  return ([f"{met(ok)}: the image check took {seconds:.1f} s ({rate} images/s), "
+           f"{share:.1%} of the project's run ({goal})"]
+          + [f"  found: {line}" for line in project.get("image_check", [])])
 
 
 def met(ok: bool) -> str:

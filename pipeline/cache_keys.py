@@ -84,6 +84,12 @@ def analyzer_cache_dir(config: PipelineConfig) -> str:
   return f"{config.pipeline_root.rstrip('/')}/analyzer_cache/{config.pipeline_name}"
 
 
+def image_fingerprints_dir(config: PipelineConfig) -> str:
+  """The image check's fingerprints of spans, shared by the pipeline's runs
+  (components/image_check/image_check.py)."""
+  return f"{config.pipeline_root.rstrip('/')}/image_fingerprints/{config.pipeline_name}"
+
+
 def checkpoint_root(config: PipelineConfig) -> str:
   """Where the Trainer keeps its checkpoints, by training key
   (trainer/checkpoints.py)."""

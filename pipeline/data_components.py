@@ -3,6 +3,7 @@
 that stops a run on anomalies; and what those gates raise."""
 
 import dataclasses
+import json
 from typing import Any, List, Optional
 
 from tfx.components.example_validator.component import ExampleValidator
@@ -13,15 +14,17 @@ from components.anomalies_gate.anomalies_gate import AnomaliesFound, AnomaliesGa
 from components.curated_schema.curated_schema import curated_schema
 from components.drift_gate.drift import rules_json
 from components.drift_gate.drift_gate import DriftFound, DriftGate
+from components.image_check.image_check import ImageCheck, ImagesRefused
 from components.import_examples.import_examples import ImportExampleGen
 from components.statistics.statistics import StatisticsGen
 from dataset import spans
+from pipeline.cache_keys import image_fingerprints_dir, to_json
 from pipeline.config import PipelineConfig
 from pipeline.run_parameters import RunParameters, WindowParameters
 
 # What a gate raises to stop a run on its data: a runner says it in a line
 # and "no model pushed", not with a traceback.
-GATE_STOPS = (AnomaliesFound, DriftFound)
+GATE_STOPS = (AnomaliesFound, DriftFound, ImagesRefused)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +37,12 @@ class DataNodes:
   schema_gen: Any
   gate: Any
   drift_gate: Optional[Any] = None
+  image_check: Optional[Any] = None
+
+  @property
+  def gates(self) -> List:
+    """What Transform waits for: the anomalies gate, and the image check."""
+    return [self.gate] + ([self.image_check] if self.image_check else [])
 
 
 def output_config(config: PipelineConfig):
@@ -77,9 +86,10 @@ def data_components(config: PipelineConfig, run: RunParameters,
       schema=schema_gen.outputs["schema"])
   # Stops the run on anomalies: Transform waits for it.
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
+  checks = image_check(config, example_gen, by_window)
   if not spans.has_spans(decl.data):
-    return DataNodes([example_gen, statistics_gen, schema_gen, example_validator, gate],
-                     example_gen, statistics_gen, schema_gen, gate)
+    return DataNodes([example_gen, *checks, statistics_gen, schema_gen, example_validator,
+                      gate], example_gen, statistics_gen, schema_gen, gate, None, *checks)
   # With spans: the newest span against the one before, before the schema's
   # check (a renamed category is drift first, an anomaly second).
   drift_gate = DriftGate(
@@ -87,5 +97,22 @@ def data_components(config: PipelineConfig, run: RunParameters,
       drift_baseline=by_window.drift_baseline,
       data_root=run.data_root, rules=rules_json(decl))
   example_validator.add_upstream_node(drift_gate)
-  return DataNodes([example_gen, statistics_gen, schema_gen, drift_gate, example_validator,
-                    gate], example_gen, statistics_gen, schema_gen, gate, drift_gate)
+  return DataNodes([example_gen, *checks, statistics_gen, schema_gen, drift_gate,
+                    example_validator, gate], example_gen, statistics_gen, schema_gen, gate,
+                   drift_gate, *checks)
+
+
+def image_check(config: PipelineConfig, example_gen, by_window: WindowParameters) -> List:
+  """[ImageCheck] for data with an image feature, else []: every image of
+  the window's train and eval splits fingerprinted and judged, copies
+  across splits and spans included (components/image_check/image_check.py);
+  a kind decided `stop` fails it, and Transform waits for it."""
+  decl = config.declaration
+  if not decl.of_kind("image"):
+    return []
+  declared = {**decl.contract(), "image_checks": [list(p) for p in decl.image_checks]}
+  return [ImageCheck(
+      examples=example_gen.outputs["examples"],
+      declaration=json.dumps(declared, sort_keys=True),
+      train_args=to_json(by_window.train_args), eval_splits=by_window.example_splits,
+      cache_dir=image_fingerprints_dir(config) if spans.has_spans(decl.data) else "")]

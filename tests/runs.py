@@ -11,7 +11,7 @@ import tensorflow as tf
 from store.metadata import store as st
 from tests.conftest import REPO
 
-TRAINING_NODES = ["ImportExampleGen", "CuratedSchema", "StatisticsGen",
+TRAINING_NODES = ["ImportExampleGen", "ImageCheck", "CuratedSchema", "StatisticsGen",
                   "ExampleValidator", "AnomaliesGate", "Transform", "Trainer"]
 ALL_NODES = TRAINING_NODES + ["BaselineModel", "Evaluator", "ServingCheck", "Pusher"]
 

@@ -133,3 +133,28 @@ def _sharpness(gray: np.ndarray) -> float:
 
 def hamming(a: int, b: int) -> int:
   return (a ^ b).bit_count()
+
+
+THUMBNAIL = 64  # the report's thumbnails: pixels on the longer side
+
+
+def thumbnail(data: bytes, image: Image) -> str:
+  """One stored image as a data URI of at most THUMBNAIL pixels a side (the
+  report's examples): a photo as a JPEG (a fifth of a PNG's bytes), a tiny
+  picture as a PNG scaled up pixel by pixel.
+
+  Raises:
+    NotAnImage: as `fingerprint`.
+  """
+  import base64
+
+  from PIL import Image as PILImage
+  pixels = _pixels(data, image)
+  picture = PILImage.fromarray(pixels[:, :, 0] if pixels.shape[2] == 1 else pixels[:, :, :3])
+  scale = THUMBNAIL / max(picture.size)
+  size = (max(1, round(picture.size[0] * scale)), max(1, round(picture.size[1] * scale)))
+  picture = picture.resize(size, PILImage.NEAREST if scale > 1 else PILImage.BILINEAR)
+  kind = "png" if scale > 1 else "jpeg"
+  out = io.BytesIO()
+  picture.save(out, format=kind.upper(), **({"quality": 85} if kind == "jpeg" else {}))
+  return f"data:image/{kind};base64," + base64.b64encode(out.getvalue()).decode("ascii")

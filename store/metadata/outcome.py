@@ -128,6 +128,10 @@ class Outcome:
     return _json(self.record.uri("DriftGate", "result")) if self.record else {}
 
   @functools.cached_property
+  def image_check(self) -> dict:  # components/image_check/result.py, if it ran
+    return _json(self.record.uri("ImageCheck", "result")) if self.record else {}
+
+  @functools.cached_property
   def serving_check(self) -> Optional[dict]:
     """ServingCheck's result file (components/serving_check/check.py) with whether it checked;
     None if it did not run."""
@@ -162,7 +166,7 @@ class Outcome:
     blessing and why, and what was pushed."""
     from components.evaluator import gate
     from components.serving_check import check as serving_check
-    lines = list(self.notes) + self._drift_lines()
+    lines = list(self.notes) + self._image_lines() + self._drift_lines()
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       value = "unknown" if self.value is None else f"{self.value:.4f}"
@@ -189,6 +193,11 @@ class Outcome:
     return [f"  against the served model (version {judged['judged_against']}, "
             f"{judged['baseline_value']:.4f} on the same examples): change "
             f"{judged['change']:+.4f}{interval}"]
+
+  def _image_lines(self) -> list:  # the kinds the image check let the run go on with
+    warned = [f"{f['kind']} {f['count']}" for f in self.image_check.get("findings", [])
+              if f["decision"] == "warn"]
+    return [f"image check (warn): {', '.join(warned)}; the report shows examples"] if warned else []
 
   def _drift_lines(self) -> list:
     if not self.drift.get("compared"):

@@ -104,9 +104,10 @@ def from_store(store, pipeline: str, run: st.Run,
       outputs[(node, key)] = Found(
           artifact.uri, {k: _plain(v) for k, v in artifact.custom_properties.items()},
           st.split_uris(store, artifact) if "split_names" in artifact.properties else {})
-  drift = _stopped_drift_gate(store, run)
-  if drift and ("DriftGate", "result") not in outputs:
-    outputs[("DriftGate", "result")] = Found(drift)
+  for node, input_key in STOPPING_GATES.items():
+    found = _stopped_gate(store, run, node, input_key)
+    if found and (node, "result") not in outputs:
+      outputs[(node, "result")] = Found(found)
   return RunRecord(
       pipeline=pipeline, run_id=run.id, started=f"{run.started:%Y-%m-%d %H:%M:%S}",
       state=run.state, parent=run.parent, upstream=upstream, outputs=outputs,
@@ -129,20 +130,26 @@ def _message(execution) -> str:
   return message.strip().splitlines()[-1] if message.strip() else ""
 
 
-def _stopped_drift_gate(store, run: st.Run) -> Optional[str]:
-  """What DriftGate measured in a run it stopped: such a run published no
-  output (and the local runner deleted its output folder), so the file it
-  wrote beside that folder is read: `<pipeline root>/DriftGate/result/<execution
+# A gate that stops a run writes its `result` beside its output folder
+# (components/drift_gate/drift_gate.py, components/image_check/image_check.py):
+# gate -> the input whose URI places the pipeline root.
+STOPPING_GATES = {"DriftGate": "statistics", "ImageCheck": "examples"}
+
+
+def _stopped_gate(store, run: st.Run, name: str, input_key: str) -> Optional[str]:
+  """What a gate found in a run it stopped: such a run published no output
+  (and the local runner deleted its output folder), so the file it wrote
+  beside that folder is read: `<pipeline root>/<gate>/result/<execution
   id>.json` (tfx/orchestration/portable/outputs_utils.py's layout), the
-  pipeline root being three levels above its statistics input."""
-  node = run.nodes.get("DriftGate")
+  pipeline root being three levels above its input's URI."""
+  node = run.nodes.get(name)
   if node is None:
     return None
   inputs = dict(st.events(store, node.execution.id, st.INPUTS))
-  if "statistics" not in inputs:
+  if input_key not in inputs:
     return None
-  root = os.path.dirname(os.path.dirname(os.path.dirname(inputs["statistics"].uri)))
-  path = os.path.join(root, "DriftGate", "result", f"{node.execution.id}.json")
+  root = os.path.dirname(os.path.dirname(os.path.dirname(inputs[input_key].uri)))
+  path = os.path.join(root, name, "result", f"{node.execution.id}.json")
   return path if storage.gfile().exists(path) else None
 
 

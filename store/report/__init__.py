@@ -4,7 +4,9 @@
 
 Sections (each a <section> with this id): `dag` (each component's state and
 duration), `statistics` (train and eval side by side, and images by decoded
-size and format), `drift` (the newest span against the one before it),
+size and format), `image_check` (copies within and across the splits,
+unusable pictures and the classes' balance, with thumbnails), `drift`
+(the newest span against the one before it),
 `anomalies`, `training` (curves from the Trainer's
 TensorBoard logs), `evaluation` (overall and per class, the blessing and its
 thresholds, the baseline, each slice's verdict; for images, a few of each
@@ -21,7 +23,7 @@ from components.evaluator import evaluation, gate, image_samples
 from store.metadata import run_record
 from store.metadata import store as st
 from store.metadata.outcome import Outcome
-from store.report import dag, data, drift, images, serving, training, tuning
+from store.report import dag, data, drift, image_check, images, serving, training, tuning
 from store.report.html import Raw, esc, page, png, section, table
 from trainer import warm_start
 
@@ -78,6 +80,8 @@ def render(run: run_record.RunRecord) -> str:
                   run.splits("StatisticsGen", "statistics")))
               + ["<h3>Images</h3>"]
               + data.images_section(run.splits("ImportExampleGen", "examples"), decl)),
+      section("image_check", "Image check", image_check.section_parts(
+          outcome.image_check, "ImageCheck" in run.nodes)),
       section("drift", "Drift from the earlier span",
               drift.section_parts(outcome.drift, "DriftGate" in run.nodes)),
       section("anomalies", "Anomalies", data.anomalies_section(

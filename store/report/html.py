@@ -23,6 +23,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note { color: #555; font-style: italic; }
 code { background: #f4f4f4; padding: 0 3px; }
 .side { display: flex; gap: 2em; flex-wrap: wrap; }
+.group { display: inline-block; border: 1px solid #ccc; border-radius: 4px; margin: 4px;
+         vertical-align: top; }
 .thumbs figure { display: inline-block; margin: 4px; text-align: center; font-size: 12px; }
 td img { margin-right: 4px; }
 """

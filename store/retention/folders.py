@@ -45,7 +45,7 @@ from dataset import spans
 from runtime import storage
 from runtime.run_layout import RunFolder
 from store.retention import cache_epoch
-from store.retention.plan import Doomed, Plan, cache_entries, size_of
+from store.retention.plan import Doomed, Plan, size_of, span_cache_entries
 
 STALE_HOURS = 24
 RETRY_GRACE_HOURS = 1  # longer than a retry's backoff (kubeflow/compile/spec.py BACKOFF)
@@ -199,8 +199,7 @@ def plan(layout: RunFolder, runs: List[Run], keep: int, serving_dir: str,
                                     uri, size_of(uri), run.id))
         if task not in never_cached and epochs_used:
           result.windows.add(windows[run.id])
-  result.doomed += cache_entries(f"{layout.root}/analyzer_cache/{layout.pipeline}",
-                                  set(result.kept_spans))
+  result.doomed += span_cache_entries(layout.root, layout.pipeline, set(result.kept_spans))
   return result
 
 

@@ -133,12 +133,25 @@ def plan(store, pipeline: str, keep: int, pipeline_root: str, serving_dir: str) 
       continue
     result.doomed.append(Doomed(_node_and_key(store, artifact.id), artifact.uri,
                                 size_of(artifact.uri), run_of[artifact.id], artifact.id))
-  result.doomed += cache_entries(f"{root}analyzer_cache/{pipeline}", set(result.kept_spans))
+  result.doomed += span_cache_entries(root, pipeline, set(result.kept_spans))
   return result
 
 
-def cache_entries(cache_dir: str, kept_spans: Set[str]) -> List[Doomed]:
-  """Analyzer cache entries of spans no kept run read."""
+# Folders under the pipeline root that a pipeline's runs share, an entry per
+# span split (pipeline/cache_keys.py): Transform's analyzer cache and the
+# image check's fingerprints.
+SPAN_CACHES = ("analyzer_cache", "image_fingerprints")
+
+
+def span_cache_entries(root: str, pipeline: str, kept_spans: Set[str]) -> List[Doomed]:
+  """The shared caches' entries of spans no kept run read."""
+  return [doomed for cache in SPAN_CACHES for doomed in cache_entries(
+      f"{root.rstrip('/')}/{cache}/{pipeline}", kept_spans, cache.replace("_", " "))]
+
+
+def cache_entries(cache_dir: str, kept_spans: Set[str],
+                  what: str = "analyzer cache") -> List[Doomed]:
+  """A shared cache's entries of spans no kept run read."""
   gfile = storage.gfile()
   if not kept_spans or not gfile.isdir(cache_dir):
     return []  # without spans, the cache is not written (components/transform/transform.py)
@@ -146,7 +159,7 @@ def cache_entries(cache_dir: str, kept_spans: Set[str]) -> List[Doomed]:
   for name in sorted(n.rstrip("/") for n in gfile.listdir(cache_dir)):
     path = f"{cache_dir}/{name}"
     if spans.is_span_split(name) and name not in kept_spans and gfile.isdir(path):
-      doomed.append(Doomed(f"analyzer cache {name}", path, size_of(path)))
+      doomed.append(Doomed(f"{what} {name}", path, size_of(path)))
   return doomed
 
 

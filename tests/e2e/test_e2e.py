@@ -244,8 +244,8 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
     text = page.evaluate("Object.fromEntries([...document.querySelectorAll('section')]"
                          ".map(s => [s.id, s.innerText]))")
     errors = page.errors
-  assert sections == ["dag", "statistics", "drift", "anomalies", "training", "evaluation",
-                      "serving", "pushed"]
+  assert sections == ["dag", "statistics", "image_check", "drift", "anomalies", "training",
+                      "evaluation", "serving", "pushed"]
   alts = [alt for alt, *_ in images]
   assert sorted(a for a in alts if "per epoch" in a) == [
       "accuracy per epoch", "loss per epoch"], images
@@ -267,6 +267,10 @@ def test_the_run_report_opens_in_a_real_browser_with_every_section(digits_run, t
   assert "train: 1474 examples, eval: 323 examples" in text["statistics"]
   assert "png 500" in text["statistics"] and "8x8x1" in text["statistics"]
   assert "No anomalies" in text["anomalies"]
+  # The bundled digits have no copies, no unusable picture, no rare class.
+  assert "1797 images checked (eval: 323, train: 1474)." in text["image_check"], \
+      text["image_check"]
+  assert "Nothing found" in text["image_check"], text["image_check"]
   # What the Trainer decided (and, after an interruption, "resumed from step ...").
   assert "warm start: none, no model is served yet" in text["training"], text["training"]
   assert "No drift check in this run: the data has no spans" in text["drift"], text["drift"]

@@ -38,7 +38,7 @@ def test_curated_schema_is_imported_and_used_by_statistics():
   assert set(nodes) == {
       "ImportExampleGen", "StatisticsGen", "CuratedSchema", "ExampleValidator",
       "AnomaliesGate", "Transform", "Trainer", "BaselineModel",
-      "Evaluator", "ServingCheck", "Pusher"}
+      "Evaluator", "ServingCheck", "Pusher", "ImageCheck"}
   with open(DIGITS_SCHEMA) as f:
     assert nodes["CuratedSchema"].exec_properties["schema_text"] == f.read()
   assert "schema" in nodes["StatisticsGen"].inputs
@@ -65,9 +65,10 @@ def test_hash_split_and_pre_split_inputs(tmp_path):
       "train": "train/*.tfrecord.gz", "eval": "eval/*.tfrecord.gz"}
 
 
-def test_transform_waits_for_the_anomalies_gate():
+def test_transform_waits_for_the_anomalies_gate_and_the_image_check():
   nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
   assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
+  assert nodes["ImageCheck"] in nodes["Transform"].upstream_nodes
 
 
 def test_evaluator_has_value_and_change_thresholds():

@@ -1,0 +1,116 @@
+"""The ImageCheck step (components/image_check/image_check.py), its executor
+run on ImportExampleGen-shaped output with Beam's in-process runner: a
+stop fails it naming the kind and the count and leaves its findings beside
+its output folder; a warning lets it finish; a span's fingerprints are
+computed once and read back by the next run."""
+
+import json
+import os
+import shutil
+
+import pytest
+from tfx.types import standard_artifacts
+
+from components.image_check.image_check import Executor, ImagesRefused
+from dataset.convert.rows import write_rows
+from tests.planted_images import VARIANTS, encode, flat, picture
+
+DECLARED = {"name": "photos", "path": "", "data": {"root": ""},
+            "label": {"name": "label", "kind": "classes", "num_classes": 3},
+            "features": [{"name": "image", "kind": "image",
+                          "image": {"encoding": "jpeg", "height": 96, "width": 96,
+                                    "channels": 3}}]}
+
+
+@pytest.fixture(scope="module")
+def rows():
+  pictures = [picture(seed) for seed in range(40)]
+  rows = [{"image": [encode(p)], "label": [i % 3]} for i, p in enumerate(pictures)]
+  # Planted: eval's last image is train 0 re-encoded at quality 60; a black
+  # picture in train.
+  train = rows[:30] + [{"image": [flat(0)], "label": [1]}]
+  evals = rows[30:] + [{"image": [VARIANTS["quality60"](pictures[0], None)], "label": [0]}]
+  return {"train": train, "eval": evals}
+
+
+def _examples(folder, rows, names) -> standard_artifacts.Examples:
+  """An Examples artifact as ImportExampleGen leaves it: a split folder each."""
+  examples = standard_artifacts.Examples()
+  examples.uri = str(folder)
+  examples.split_names = json.dumps(list(names.values()))
+  for split, name in names.items():
+    write_rows(rows[split], os.path.join(str(folder), f"Split-{name}"), "data")
+  return examples
+
+
+def _run(tmp_path, examples, trains, evals, checks=(), cache="", execution=1):
+  result = standard_artifacts.String()
+  result.uri = str(tmp_path / "root" / "ImageCheck" / "result" / str(execution) / "value")
+  os.makedirs(os.path.dirname(result.uri), exist_ok=True)
+  props = {"declaration": json.dumps({**DECLARED, "image_checks": [list(c) for c in checks]}),
+           "train_args": json.dumps({"splits": trains}), "eval_splits": json.dumps(evals),
+           "cache_dir": cache}
+  Executor().Do({"examples": [examples]}, {"result": [result]}, props)
+  return result
+
+
+def test_a_leak_fails_the_step_naming_it_and_leaves_its_findings_beside_the_output(
+    tmp_path, rows):
+  examples = _examples(tmp_path / "examples", rows, {"train": "train", "eval": "eval"})
+  with pytest.raises(ImagesRefused, match=r"leak: 1 eval images that repeat a train image"):
+    _run(tmp_path, examples, ["train"], ["eval"])
+  beside = tmp_path / "root" / "ImageCheck" / "result" / "1.json"
+  found = {f["kind"]: f for f in json.loads(beside.read_text())["findings"]}
+  assert found["leak"]["decision"] == "stop" and found["dark"]["decision"] == "warn", found
+  group = found["leak"]["examples"][0]
+  assert {(m["split"], m["index"]) for m in group} == {("eval", 10), ("train", 0)}, group
+  assert all(m["thumb"].startswith("data:image/jpeg;base64,") for m in group), group
+
+
+def test_warned_kinds_let_the_step_finish_with_its_result(tmp_path, rows, capsys):
+  examples = _examples(tmp_path / "examples", rows, {"train": "train", "eval": "eval"})
+  result = json.loads(_run(tmp_path, examples, ["train"], ["eval"],
+                           checks=[("leak", "warn")]).read())
+  # The black picture is dark and blank; the re-encoded copy a near one too.
+  assert [f["kind"] for f in result["findings"]] == [
+      "leak", "near_duplicate", "dark", "blank"], result["findings"]
+  assert result["images"] == {"train": 31, "eval": 11}, result["images"]
+  assert result["classes"]["eval"] == {"0": 5, "1": 3, "2": 3}, result["classes"]
+  out = capsys.readouterr().out
+  assert "image check: leak: 1 eval images that repeat a train image" in out, out
+
+
+def test_a_spans_fingerprints_are_computed_once_and_read_by_the_next_run(tmp_path, rows):
+  names = {"train": "train_span1", "eval": "eval_span1"}
+  cache = str(tmp_path / "cache")
+  first = _examples(tmp_path / "run1", rows, names)
+  args = (["train_span1"], ["eval_span1"], [("leak", "warn")], cache)
+  one = json.loads(_run(tmp_path, first, *args, execution=1).read())
+  assert (one["files"], one["reused"]) == (2, 0), one
+  assert sorted(os.listdir(cache)) == ["eval_span1", "train_span1"]
+  # The next run's ImportExampleGen output: the same files, elsewhere.
+  shutil.copytree(tmp_path / "run1", tmp_path / "run2")
+  second = standard_artifacts.Examples()
+  second.uri, second.split_names = str(tmp_path / "run2"), first.split_names
+  two = json.loads(_run(tmp_path, second, *args, execution=2).read())
+  assert (two["files"], two["reused"]) == (2, 2), two
+  assert [f["count"] for f in two["findings"]] == [f["count"] for f in one["findings"]]
+  shown = two["findings"][0]["examples"][0][0]["file"]
+  assert shown.startswith(str(tmp_path / "run2")), shown  # this run's copy of the records
+
+
+def test_a_changed_file_is_fingerprinted_again(tmp_path, rows):
+  names = {"train": "train_span1", "eval": "eval_span1"}
+  cache = str(tmp_path / "cache")
+  args = (["train_span1"], ["eval_span1"], [("leak", "warn")], cache)
+  first = _examples(tmp_path / "run1", rows, names)
+  _run(tmp_path, first, *args, execution=1)
+  # The next run's: the same eval file, a train file with fewer records.
+  shutil.copytree(tmp_path / "run1", tmp_path / "run2")
+  shutil.rmtree(tmp_path / "run2" / "Split-train_span1")
+  write_rows(rows["train"][:20], str(tmp_path / "run2" / "Split-train_span1"), "data")
+  second = standard_artifacts.Examples()
+  second.uri, second.split_names = str(tmp_path / "run2"), first.split_names
+  again = json.loads(_run(tmp_path, second, *args, execution=2).read())
+  assert (again["files"], again["reused"]) == (2, 1), again
+  assert again["images"]["train_span1"] == 20, again["images"]
