@@ -11,11 +11,21 @@ many others by design, the case a bucketed search can degrade on). Prints
 each stage's seconds and images per second, and the growth of the time
 against the growth of the images, between the smallest and the largest
 size: near 1 (linear) is the goal, the issue's bound is about 12x for
-10x the images. One process; the pipeline's step spreads the
-fingerprinting over Beam's workers.
+10x the images. One process.
+
+Then the pipeline's step itself (components/image_check/image_check.py) on
+the photo crops, written as ImportExampleGen leaves them (GZIP shards of
+about 4 MB, 4 in 5 images to train): its executor, every decision at
+`warn`, on Beam's DirectRunner with the arguments a local run would choose
+for that much data (runtime/beam.py: one worker process per core from 50
+MB on), the report's thumbnails included. Its share of a whole run is
+bench/e2e_bench.py's (`--data photos`).
 """
 
 import argparse
+import json
+import os
+import tempfile
 import time
 from typing import List, Optional
 
@@ -60,6 +70,43 @@ def _time(images: List[bytes]) -> dict:
           "in_groups": sum(len(g) for g in groups)}
 
 
+def _step(images: List[bytes], folder: str) -> dict:
+  """The ImageCheck step's executor over `images`, as a local run runs it."""
+  from tfx.dsl.components.base.base_beam_executor import BaseBeamExecutor
+  from tfx.types import standard_artifacts
+
+  from components.image_check.image_check import Executor
+  from dataset.convert.rows import write_rows
+  from dataset.image_checks import DEFAULTS
+  from runtime.beam import local_beam_args
+  rows = [{"image": [data], "label": [i % 8]} for i, data in enumerate(images)]
+  splits = {"train": [r for i, r in enumerate(rows) if i % 5], "eval": rows[::5]}
+  examples = standard_artifacts.Examples()
+  examples.uri, examples.split_names = f"{folder}/examples", json.dumps(list(splits))
+  for name, part in splits.items():
+    write_rows(part, f"{examples.uri}/Split-{name}", "data", shard_mb=4)
+  result = standard_artifacts.String()
+  result.uri = f"{folder}/ImageCheck/result/1/value"
+  os.makedirs(os.path.dirname(result.uri))
+  declared = {"name": "photos", "path": "", "data": {"root": ""},
+              "label": {"name": "label", "kind": "classes", "num_classes": 8},
+              "features": [{"name": "image", "kind": "image", "image": {
+                  "encoding": "jpeg", "height": 96, "width": 96, "channels": 3}}],
+              "image_checks": [[kind, "warn"] for kind in DEFAULTS]}
+  mb = sum(len(data) for data in images) / 1e6
+  beam_args = local_beam_args(mb)
+  start = time.perf_counter()
+  Executor(BaseBeamExecutor.Context(beam_pipeline_args=beam_args)).Do(
+      {"examples": [examples]}, {"result": [result]},
+      {"declaration": json.dumps(declared), "train_args": json.dumps({"splits": ["train"]}),
+       "eval_splits": json.dumps(["eval"]), "cache_dir": ""})
+  seconds = time.perf_counter() - start
+  found = json.loads(result.read())
+  return {"images": len(images), "mb": mb, "beam_args": beam_args, "step_s": seconds,
+          "files": found["files"],
+          "found": {f["kind"]: f["count"] for f in found["findings"]}}
+
+
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
   results = {}
@@ -78,6 +125,19 @@ def main(argv: Optional[List[str]] = None) -> int:
               for stage in ("fingerprint_s", "group_s")}
       print(f"{case:>11}: {last['images'] / first['images']:.0f}x the images took "
             f"{grew['fingerprint_s']:.1f}x to fingerprint, {grew['group_s']:.1f}x to group")
+  results["step"] = []
+  for size in args.sizes:
+    with tempfile.TemporaryDirectory(prefix="image_check_bench-") as folder:
+      found = _step(_photos(size), folder)
+    results["step"].append(found)
+    print(f"       step {size:>7}: {found['step_s']:7.1f} s, "
+          f"{size / found['step_s']:6.0f} images/s ({found['files']} files, "
+          f"{found['mb']:.0f} MB, Beam {' '.join(found['beam_args']) or 'in memory'}); "
+          f"found {found['found']}")
+  first, last = results["step"][0], results["step"][-1]
+  if last is not first:
+    print(f"       step: {last['images'] / first['images']:.0f}x the images took "
+          f"{last['step_s'] / first['step_s']:.1f}x (the issue's bound: about 12x)")
   if args.json:
     from bench.output import save
     save(results, args.json, None, None)

@@ -65,8 +65,8 @@ def test_partial_run_with_no_earlier_run_says_so_and_runs_nothing(tmp_path):
   assert code == 2, stderr[-3000:]
   assert stderr.strip().splitlines()[-1] == (
       f"error: partial run: expected an earlier successful run under {out / 'digits'} "
-      "to reuse the outputs of BaselineModel, CuratedSchema, ImportExampleGen, StatisticsGen, "
-      "ExampleValidator, AnomaliesGate, Transform, found none. Run the whole pipeline "
-      "once first."), stderr
+      "to reuse the outputs of BaselineModel, CuratedSchema, ImportExampleGen, ImageCheck, "
+      "StatisticsGen, ExampleValidator, AnomaliesGate, Transform, found none. Run the whole "
+      "pipeline once first."), stderr
   assert stdout == ""
   assert not (out / "digits" / "metadata.sqlite").exists()

@@ -561,10 +561,11 @@ def test_each_run_ends_deleting_what_only_older_runs_used(ran):
               ("StatisticsGen", "statistics"), ("Pusher", "model_card"),
               ("RunReport", "report")):
     assert key in had and key in has, (key, summary3)
-  # What went is what nothing kept names: the anomalies, and the window's values.
+  # What went is what nothing kept names: the anomalies, the image check's
+  # findings, and the window's values.
   gone = had - has
   assert {key for key in gone if key[0] != "SpanWindow"} == {
-      ("ExampleValidator", "anomalies")}, (gone, summary3)
+      ("ExampleValidator", "anomalies"), ("ImageCheck", "result")}, (gone, summary3)
   # Deleting a cached step's output raised run 1's window's epoch, so a run
   # over that window again runs its steps rather than read deleted files.
   window = cache_epoch.window_digest(ran["run1"].parameters["SpanWindow"]["input_config"])

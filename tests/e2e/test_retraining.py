@@ -325,7 +325,12 @@ def test_retention_deletes_what_only_older_runs_used_and_marks_it_deleted(retain
   assert megabytes >= 0.3, out
   after = retained["after"]
   marked = {i for i, (uri, state) in after.items() if state == "DELETED"}
-  assert {after[i][0] for i in marked} == {u for u in deleted if "analyzer_cache" not in u}
+  caches = ("/analyzer_cache/", "/image_fingerprints/")  # files, not artifacts
+  assert {after[i][0] for i in marked} == {u for u in deleted
+                                           if not any(c in u for c in caches)}
+  # The image check's fingerprints of span 1, which no kept run reads, went.
+  assert {u.rsplit("/", 1)[1] for u in deleted if caches[1] in u} == {
+      "train_span1", "eval_span1"}, deleted
   # What the kept runs used stays, live; so does what each served version needs.
   for i in retained["kept_ids"]:
     uri, state = after[i]
