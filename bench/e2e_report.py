@@ -130,7 +130,7 @@ def image_check_lines(results: dict) -> list:
   if seconds is None:
     return []
   share = seconds / project["total_s"]
-  rate = per_second(results["rows"] / seconds) if seconds > 0 else "-"
+  rate = per_second(results["rows"] / seconds).strip() if seconds > 0 else "-"
   goal = (f"goal at most {GOAL_IMAGE_CHECK_SHARE:.0%} at 10,000"
           if results["rows"] >= 10_000 else "the goal is set at 10,000 images")
   ok = share <= GOAL_IMAGE_CHECK_SHARE or results["rows"] < 10_000

@@ -3,7 +3,8 @@
     python -m bench.image_check_bench [--sizes 10000 100000] [--json out.json]
 
 For each size, N distinct 96x96 JPEG pictures (tests/planted_images.py),
-5% of them copied once more (re-encoded at quality 60), are fingerprinted
+5% of them copied once more (re-encoded at quality 60), in a random order,
+are fingerprinted
 (decode, pHash, quality numbers) and grouped into copies
 (components/image_check/duplicates.py); and the same number of crops of
 the photos benchmark's two photos (bench/photos.py: every image overlaps
@@ -40,10 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _distinct(count: int) -> List[bytes]:
+  """Distinct pictures and 5% re-encoded copies, in a random order: a copy
+  and its original anywhere in the data, as in a user's."""
+  import random
+
   from tests.planted_images import VARIANTS, encode, picture
   pictures = [picture(seed) for seed in range(count - count // 20)]
   images = [encode(p) for p in pictures]
-  return images + [VARIANTS["quality60"](p, None) for p in pictures[:count // 20]]
+  images += [VARIANTS["quality60"](p, None) for p in pictures[:count // 20]]
+  random.Random(0).shuffle(images)
+  return images
 
 
 def _photos(count: int) -> List[bytes]:

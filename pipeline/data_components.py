@@ -4,6 +4,7 @@ that stops a run on anomalies; and what those gates raise."""
 
 import dataclasses
 import json
+import os
 from typing import Any, List, Optional
 
 from tfx.components.example_validator.component import ExampleValidator
@@ -14,11 +15,12 @@ from components.anomalies_gate.anomalies_gate import AnomaliesFound, AnomaliesGa
 from components.curated_schema.curated_schema import curated_schema
 from components.drift_gate.drift import rules_json
 from components.drift_gate.drift_gate import DriftFound, DriftGate
+from components.image_check import check as check_code
 from components.image_check.image_check import ImageCheck, ImagesRefused
 from components.import_examples.import_examples import ImportExampleGen
 from components.statistics.statistics import StatisticsGen
 from dataset import spans
-from pipeline.cache_keys import image_fingerprints_dir, to_json
+from pipeline.cache_keys import code_fingerprint, image_fingerprints_dir, to_json
 from pipeline.config import PipelineConfig
 from pipeline.run_parameters import RunParameters, WindowParameters
 
@@ -115,4 +117,5 @@ def image_check(config: PipelineConfig, example_gen, by_window: WindowParameters
       examples=example_gen.outputs["examples"],
       declaration=json.dumps(declared, sort_keys=True),
       train_args=to_json(by_window.train_args), eval_splits=by_window.example_splits,
-      cache_dir=image_fingerprints_dir(config) if spans.has_spans(decl.data) else "")]
+      cache_dir=image_fingerprints_dir(config) if spans.has_spans(decl.data) else "",
+      code=code_fingerprint([os.path.dirname(check_code.__file__)]))]

@@ -9,9 +9,13 @@ key somewhere are compared. Two hashes d bits apart share a table's key
 with probability (1 - d/64)^KEY_BITS: over 48 tables, 0.98 at d = 12 (a
 copy cropped by 4 pixels is 8 bits away at the median, 12 at the 95th
 percentile), and 2^-12 a table for unrelated images (d near 32), so the
-comparisons grow with the images, not with their pairs. A bucket that is large all the same (data made of one picture's
-crops, bench/photos.py) compares each member with its first BUCKET_CAP
-members only; copies still join through them.
+comparisons grow with the images, not with their pairs. Within a bucket,
+each member is compared with the BUCKET_CAP members that follow it in an
+order of the table's own (a fixed random rank per image and table), so a
+bucket that is large all the same (data made of one picture's crops,
+bench/photos.py; or n/4096 images a bucket on large data) costs BUCKET_CAP
+comparisons a member, and no member is always last: two images far apart
+in the data meet in some table as often as two near its start.
 
 The groups are the connected components of the pairs found
 (scipy.sparse.csgraph), so a copy of a copy is in the same group.
@@ -44,26 +48,24 @@ def table_keys(hashes: np.ndarray) -> np.ndarray:
   return (bits * weights).sum(axis=1)
 
 
-def candidate_pairs(keys: np.ndarray) -> np.ndarray:
-  """[m, 2] index pairs that share `keys` (one table's, [n]): within a bucket
-  each member and the bucket's first BUCKET_CAP members."""
-  order = np.argsort(keys, kind="stable")
+def candidate_pairs(keys: np.ndarray, rank: np.ndarray) -> np.ndarray:
+  """[m, 2] index pairs that share `keys` (one table's, [n]): each member of
+  a bucket with the BUCKET_CAP members after it when the bucket is ordered
+  by `rank` ([n], the table's order)."""
+  order = np.lexsort((rank, keys))
   sorted_keys = keys[order]
-  starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
-  sizes = np.diff(np.r_[starts, len(keys)])
   pairs = [np.empty((0, 2), dtype=np.int64)]
   for offset in range(1, BUCKET_CAP + 1):
-    # The bucket's member number `offset` with each member after it; over
-    # the offsets, each member meets the bucket's first BUCKET_CAP.
-    rows = sizes > offset
-    counts = sizes[rows] - offset
-    if not counts.size:
-      break
-    first_later = np.repeat(starts[rows] + offset, counts)
-    within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    anchors = np.repeat(order[starts[rows] + offset - 1], counts)
-    pairs.append(np.stack([anchors, order[first_later + within]], 1))
+    same = np.flatnonzero(sorted_keys[offset:] == sorted_keys[:-offset])
+    pairs.append(np.stack([order[same], order[same + offset]], 1))
   return np.concatenate(pairs)
+
+
+def table_ranks(n: int) -> np.ndarray:
+  """[TABLES, n] each table's order of the images within a bucket: fixed
+  (the same in every run), and independent between tables."""
+  rng = np.random.default_rng(_SEED + 1)
+  return np.stack([rng.permutation(n) for _ in range(TABLES)])
 
 
 def popcount(values: np.ndarray) -> np.ndarray:
@@ -86,8 +88,8 @@ def groups(hashes: Sequence[int], digests: Sequence[str], thumbs: Sequence[bytes
   values = np.array(hashes, dtype=np.uint64)
   unit = np.frombuffer(b"".join(thumbs), dtype=np.int8).reshape(n, -1).astype(np.float32) / 127
   allowed = np.ones(n, dtype=bool) if comparable is None else np.asarray(comparable, bool)
-  for keys in table_keys(values):
-    pairs = candidate_pairs(keys)
+  for keys, rank in zip(table_keys(values), table_ranks(n)):
+    pairs = candidate_pairs(keys, rank)
     pairs = pairs[allowed[pairs[:, 0]] & allowed[pairs[:, 1]]]
     pairs = pairs[popcount(values[pairs[:, 0]] ^ values[pairs[:, 1]]) <= NEAR_BITS]
     alike = np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]) >= MIN_CORRELATION

@@ -17,7 +17,7 @@ from dataset.types import Image
 # decisions are the declaration's: dataset/image_checks.py)
 KINDS: Dict[str, str] = {
     "leak": "eval images that repeat a train image (exact or near copies)",
-    "label_conflict": "groups of copies under different labels",
+    "label_conflict": "images in groups of copies under different labels",
     "exact_duplicate": "images that are byte-for-byte copies of another",
     "near_duplicate": "images that are near copies of another (re-encoded, resized, "
                       "cropped, brightened)",

@@ -90,7 +90,8 @@ def _pixels(data: bytes, image: Image) -> np.ndarray:
   try:
     with PILImage.open(io.BytesIO(data)) as opened:
       opened.load()
-      mode = "L" if opened.mode in ("1", "L", "I", "I;16", "F") else "RGB"
+      mode = ("L" if opened.mode in ("1", "L", "I", "I;16", "F")
+              else "RGBA" if "A" in opened.mode or "transparency" in opened.info else "RGB")
       pixels = np.asarray(opened.convert(mode))
   except (OSError, ValueError) as e:
     raise NotAnImage(f"does not decode: {e}") from None

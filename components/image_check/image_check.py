@@ -30,6 +30,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionParameter
 
 from components.image_check import check, saved
+from components.image_check import fingerprint as fingerprint_module
 from components.image_check.findings import KINDS, Item
 from runtime.beam import NoPrism
 
@@ -44,14 +45,26 @@ class ImagesRefused(RuntimeError):
 
 
 def fingerprint_key(decl_json: str) -> str:
-  """What names a fingerprint file, besides its records: the code's version,
-  the image feature and the label."""
+  """What names a fingerprint file, besides its records: the code that
+  computes and writes it, the hashing and decoding libraries' versions,
+  the image feature as it is read (raw pixels by their shape and type; an
+  encoded image decodes at its own size, whatever size is declared) and
+  the label."""
+  import imagehash
+  import PIL
+
   from dataset.types import Declaration
   decl = Declaration.from_dict(json.loads(decl_json))
-  feature = check.image_feature(decl)
+  image = check.image_feature(decl)
+  read = ([image.image.encoding, image.image.shape, image.image.raw_dtype]
+          if image.image.encoding == "raw" else [image.image.encoding])
+  code = hashlib.sha256()
+  for module in (fingerprint_module, saved):
+    with open(module.__file__, "rb") as f:
+      code.update(f.read())
   return hashlib.sha256(json.dumps(
-      [FINGERPRINT_VERSION, feature.name, feature.image.encoding, feature.image.shape,
-       feature.image.raw_dtype, decl.label.name], sort_keys=True).encode()).hexdigest()[:12]
+      [FINGERPRINT_VERSION, code.hexdigest(), imagehash.__version__, PIL.__version__,
+       image.name, read, decl.label.name]).encode()).hexdigest()[:12]
 
 
 def _content_digest(path: str) -> str:
@@ -73,7 +86,9 @@ def fingerprint_file(task: Tuple[str, str, str, bool], decl_json: str) -> str:
   import tensorflow as tf
 
   from dataset.types import Declaration
+  from runtime import storage
   split, path, folder, reusable = task
+  storage.enable([path, folder])  # a worker process of its own loads S3 here
   name = f"{fingerprint_key(decl_json)}-{_content_digest(path)}" if reusable else (
       hashlib.sha256(path.encode()).hexdigest()[:24])
   destination = f"{folder}/{name}.jsonl.gz"
@@ -126,6 +141,12 @@ def _tasks(examples, splits: List[str], cache_dir: str, scratch: str) -> List[tu
   return tasks
 
 
+def _remove(folder: str) -> None:
+  import tensorflow as tf
+  if tf.io.gfile.exists(folder):
+    tf.io.gfile.rmtree(folder)
+
+
 class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
   """Fingerprints on Beam, judges here, fails the run on a stop."""
 
@@ -142,11 +163,13 @@ class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
     evals = json.loads(exec_properties["eval_splits"])
     out = artifact_utils.get_single_instance(output_dict["result"])
     scratch = f"{os.path.dirname(out.uri)}/fingerprints"
+    _remove(scratch)  # a retried attempt's: its manifest would count images twice
     tasks = _tasks(examples, list(dict.fromkeys(trains + evals)),
                    exec_properties.get("cache_dir") or "", scratch)
     manifest = fingerprint_all(self._make_beam_pipeline(), tasks, decl_json,
                                f"{scratch}/{MANIFEST}")
     items = read_items(manifest)
+    _remove(scratch)  # read: the result holds what the report needs
     found = check.judge(items, decl, trains, evals)
     result = check_result.as_dict(found, items, decl, manifest)
     out.value = json.dumps(result, sort_keys=True)
@@ -170,7 +193,8 @@ class ImageCheckSpec(ComponentSpec):
   PARAMETERS = {"declaration": ExecutionParameter(type=str),
                 "train_args": ExecutionParameter(type=str),
                 "eval_splits": ExecutionParameter(type=str),
-                "cache_dir": ExecutionParameter(type=str, optional=True)}
+                "cache_dir": ExecutionParameter(type=str, optional=True),
+                "code": ExecutionParameter(type=str, optional=True)}
   INPUTS = {"examples": ChannelParameter(type=standard_artifacts.Examples)}
   OUTPUTS = {"result": ChannelParameter(type=standard_artifacts.String)}
 
@@ -186,13 +210,17 @@ class ImageCheck(base_beam_component.BaseBeamComponent):
       splits): a constant, or the span window's parameter.
     eval_splits: the eval splits, a JSON list (the Evaluator's).
     cache_dir: where spans' fingerprints are kept ("" keeps none).
+    code: a hash of the check's code (pipeline/cache_keys.py): TFX's cache
+      key names the executor by its import path only, so an edited
+      threshold would otherwise be served the earlier findings.
   """
   SPEC_CLASS = ImageCheckSpec
   EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
 
-  def __init__(self, examples, declaration: str, train_args, eval_splits, cache_dir: str = ""):
+  def __init__(self, examples, declaration: str, train_args, eval_splits, cache_dir: str = "",
+               code: str = ""):
     from tfx.types import channel
     super().__init__(spec=ImageCheckSpec(
         examples=examples, declaration=declaration, train_args=train_args,
-        eval_splits=eval_splits, cache_dir=cache_dir,
+        eval_splits=eval_splits, cache_dir=cache_dir, code=code,
         result=channel.Channel(type=standard_artifacts.String)))

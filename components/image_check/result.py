@@ -29,7 +29,7 @@ def as_dict(found: Sequence[Finding], items: Sequence[Item], decl: Declaration,
   images: Dict[str, int] = {}
   for item in items:
     images[item.split] = images.get(item.split, 0) + 1
-  shown = [[m for m in example[:MEMBERS]] for f in found for example in f.examples
+  shown = [_shown(example) for f in found for example in f.examples
            if f.kind != "minority_class"]
   thumbs = _thumbnails([m for example in shown for m in example], decl)
   return {
@@ -47,7 +47,7 @@ def _example(kind: str, example: list, thumbs: Dict[Tuple[str, int], str]):
     split, label, count = example
     return {"split": split, "label": label, "count": count}
   out = []
-  for item in example[:MEMBERS]:
+  for item in _shown(example):
     image = {"split": item.split, "file": item.file, "index": item.index,
              "label": item.label, "more": 0}
     if item.print is not None:
@@ -61,6 +61,17 @@ def _example(kind: str, example: list, thumbs: Dict[Tuple[str, int], str]):
   if len(example) > MEMBERS:
     out[-1]["more"] = len(example) - MEMBERS
   return out
+
+
+def _shown(group: Sequence[Item]) -> List[Item]:
+  """The first MEMBERS of a group, its splits taken in turn: a leak shows
+  the train picture beside the eval copies however many there are."""
+  by_split: Dict[str, List[Item]] = {}
+  for item in group:
+    by_split.setdefault(item.split, []).append(item)
+  turns = [item for rank in range(MEMBERS) for items in by_split.values()
+           if rank < len(items) for item in [items[rank]]]
+  return turns[:MEMBERS]
 
 
 def _thumbnails(wanted: Sequence[Item], decl: Declaration) -> Dict[Tuple[str, int], str]:

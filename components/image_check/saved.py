@@ -36,13 +36,23 @@ def _item(line: dict) -> Item:
 
 
 def write(path: str, items: List[Item]) -> None:
-  """`items` into `path` (any URI TensorFlow opens), whole or not at all."""
+  """`items` into `path` (any URI TensorFlow opens), whole or not at all.
+  Two writers of one path (byte-identical files of a span; two runs over a
+  new span) write the same bytes, each under a name of its own first."""
+  import uuid
+
   import tensorflow as tf
   text = "".join(json.dumps(_line(item), sort_keys=True) + "\n" for item in items)
   tf.io.gfile.makedirs(path.rsplit("/", 1)[0])
-  with tf.io.gfile.GFile(path + ".tmp", "wb") as f:
+  temporary = f"{path}.tmp-{uuid.uuid4().hex}"
+  with tf.io.gfile.GFile(temporary, "wb") as f:
     f.write(gzip.compress(text.encode("utf-8"), compresslevel=3))
-  tf.io.gfile.rename(path + ".tmp", path, overwrite=True)
+  try:
+    tf.io.gfile.rename(temporary, path, overwrite=True)
+  except tf.errors.OpError:
+    if not tf.io.gfile.exists(path):  # not the other writer's: a real failure
+      raise
+    tf.io.gfile.remove(temporary)
 
 
 def read(path: str) -> List[Item]:

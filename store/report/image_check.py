@@ -25,7 +25,7 @@ def section_parts(result: Optional[dict], ran: bool) -> List[str]:
     parts.append('<p class="ok">Nothing found: no copies across or within the splits, '
                  'no unusable pictures, no class far below the others.</p>')
   else:
-    parts.append(table(["kind", "images", "decision", "what"], [
+    parts.append(table(["kind", "found", "decision", "what"], [
         [f["kind"], f["count"], Raw(_decision(f["decision"])), f["describes"]]
         for f in found], numeric=(1,)))
   for finding in found:

@@ -23,7 +23,8 @@ def report_lines(plan, deleted: bool) -> List[str]:
   lines = [f"keeping the newest {len(plan.kept_runs)} of "
            f"{len(plan.kept_runs) + len(plan.older_runs)} runs, the lineage of "
            f"{len(plan.versions)} served version(s) ({', '.join(plan.versions) or 'none'}), "
-           f"and the analyzer cache of {', '.join(plan.kept_spans) or 'no spans'}",
+           f"and the shared caches (Transform's analyzer cache, the image check's "
+           f"fingerprints) of {', '.join(plan.kept_spans) or 'no spans'}",
            summary(plan, deleted) + ":"]
   lines += [f"  {d.what:<34} {_megabytes(d.bytes):>9}  {d.uri}" for d in plan.doomed]
   if plan.skipped_outside:

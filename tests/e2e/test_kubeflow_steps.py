@@ -310,9 +310,11 @@ def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(r
   # The report a local run writes, from the steps' outputs and records.
   _, report, html = page[("RunReport", "report")]
   assert report["display_name"] == "report" and html.startswith("<!DOCTYPE html>"), html[:200]
-  for anchor in ("dag", "statistics", "drift", "anomalies", "tuning", "training",
-                 "evaluation", "serving", "pushed"):
+  for anchor in ("dag", "statistics", "image_check", "drift", "anomalies", "tuning",
+                 "training", "evaluation", "serving", "pushed"):
     assert f'<section id="{anchor}"' in html, anchor
+  # The image check ran as a step on the cluster, and its findings reached the page.
+  assert "1797 images checked (eval_span1: 323, train_span1: 1474)" in html, html
   assert "Blessed." in html and "Per class (label)" in html and "Passed: the model loads" \
       in html and "pushed now" in html, html
   assert "did not run in this run" not in html, html

@@ -28,3 +28,15 @@ def test_the_same_picture_stored_raw_or_as_png_has_the_same_hash():
 def test_bytes_that_are_not_the_declared_image_are_named(data, image, message):
   with pytest.raises(NotAnImage, match=message):
     fingerprint(data, image)
+
+
+def test_a_png_with_alpha_keeps_its_four_channels():
+  """An RGBA PNG declared with 4 channels is as declared (it was read as
+  RGB and flagged odd_size); under 3 declared channels it differs."""
+  from components.image_check.findings import Item, quality_kinds
+  rgba = picture(3).convert("RGBA")
+  found = fingerprint(encode(rgba, "PNG"), Image("png", 96, 96, 4))
+  assert found.channels == 4, found
+  item = Item("train", "f", 0, "0", found)
+  assert "odd_size" not in quality_kinds(item, Image("png", 96, 96, 4))
+  assert "odd_size" in quality_kinds(item, Image("png", 96, 96, 3))

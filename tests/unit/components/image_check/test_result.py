@@ -17,7 +17,7 @@ DECL = Declaration(name="photos", path="", data=Data(root=""),
 
 def _items(tmp_path, train, evals):
   files = {}
-  for split, rows in (("train", train), ("eval", evals)):
+  for split, rows in (("eval", evals), ("train", train)):  # the step's order
     write_rows(rows, str(tmp_path / split), "p")
     files[split] = [str(tmp_path / split / n) for n in sorted(os.listdir(tmp_path / split))]
   return [i for split, paths in files.items() for path in paths
@@ -34,6 +34,8 @@ def test_a_group_shows_its_members_thumbnails_and_counts_the_rest(tmp_path):
   leak = next(f for f in out["findings"] if f["kind"] == "leak")
   group = leak["examples"][0]
   assert len(group) == result.MEMBERS and group[-1]["more"] == 7 - result.MEMBERS, group
+  # The train picture the six eval copies repeat is shown beside them.
+  assert [m["split"] for m in group] == ["eval", "train", "eval", "eval"], group
   assert all(m["thumb"].startswith("data:image/jpeg;base64,") and m["size"] == "96x96"
              for m in group), group
   assert out["classes"] == {"train": {"0": 1, "1": 5}, "eval": {"0": 6}}, out["classes"]
