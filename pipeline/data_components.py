@@ -16,7 +16,8 @@ from components.curated_schema.curated_schema import curated_schema
 from components.drift_gate.drift import rules_json
 from components.drift_gate.drift_gate import DriftFound, DriftGate
 from components.image_check import check as check_code
-from components.image_check.image_check import ImageCheck, ImagesRefused
+from components.image_check.image_check import ImageCheck
+from components.image_check.result import ImagesRefused
 from components.import_examples.import_examples import ImportExampleGen
 from components.statistics.statistics import StatisticsGen
 from dataset import spans
@@ -39,12 +40,6 @@ class DataNodes:
   schema_gen: Any
   gate: Any
   drift_gate: Optional[Any] = None
-  image_check: Optional[Any] = None
-
-  @property
-  def gates(self) -> List:
-    """What Transform waits for: the anomalies gate, and the image check."""
-    return [self.gate] + ([self.image_check] if self.image_check else [])
 
 
 def output_config(config: PipelineConfig):
@@ -86,12 +81,14 @@ def data_components(config: PipelineConfig, run: RunParameters,
   example_validator = ExampleValidator(
       statistics=statistics_gen.outputs["statistics"],
       schema=schema_gen.outputs["schema"])
-  # Stops the run on anomalies: Transform waits for it.
-  gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"])
+  # Stops the run on anomalies, and on what the image check decided stops
+  # it: Transform waits for it.
   checks = image_check(config, example_gen, by_window)
+  gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"],
+                       image_check=checks[0].outputs["result"] if checks else None)
   if not spans.has_spans(decl.data):
     return DataNodes([example_gen, *checks, statistics_gen, schema_gen, example_validator,
-                      gate], example_gen, statistics_gen, schema_gen, gate, None, *checks)
+                      gate], example_gen, statistics_gen, schema_gen, gate)
   # With spans: the newest span against the one before, before the schema's
   # check (a renamed category is drift first, an anomaly second).
   drift_gate = DriftGate(
@@ -101,14 +98,14 @@ def data_components(config: PipelineConfig, run: RunParameters,
   example_validator.add_upstream_node(drift_gate)
   return DataNodes([example_gen, *checks, statistics_gen, schema_gen, drift_gate,
                     example_validator, gate], example_gen, statistics_gen, schema_gen, gate,
-                   drift_gate, *checks)
+                   drift_gate)
 
 
 def image_check(config: PipelineConfig, example_gen, by_window: WindowParameters) -> List:
   """[ImageCheck] for data with an image feature, else []: every image of
   the window's train and eval splits fingerprinted and judged, copies
   across splits and spans included (components/image_check/image_check.py);
-  a kind decided `stop` fails it, and Transform waits for it."""
+  the anomalies gate fails the run on a kind decided `stop`."""
   decl = config.declaration
   if not decl.of_kind("image"):
     return []

@@ -114,8 +114,7 @@ def _model_components(config: PipelineConfig, run: RunParameters, inputs: RunInp
       preprocessing_fn=PREPROCESSING_FN, splits_config=by_window.splits_config,
       disable_statistics=True, custom_config=transform_config(config),
       disable_analyzer_cache=not spans.has_spans(config.declaration.data))
-  for gate in data.gates:
-    transform.add_upstream_node(gate)
+  transform.add_upstream_node(data.gate)
   # The model in production (the newest pushed, unless this very run pushed
   # it), if any: the baseline to beat, and the weights to warm-start from.
   # The version and this run's training key were chosen when the run started

@@ -1,11 +1,16 @@
-"""A gate after ExampleValidator: anomalies stop the run.
+"""The gate before Transform: anomalies, and what the image check decided
+stops the run.
 
 TFX 1.16's ExampleValidator only records anomalies (and a `blessed` flag per
 split) and lets Transform and the Trainer run on bad data. This component
 reads the anomalies and fails, listing every one, so that the pipeline stops
-before Transform; `create_pipeline` makes Transform wait for it.
+before Transform; `create_pipeline` makes Transform wait for it. For data
+with images it also reads ImageCheck's findings, which that step publishes
+whatever they are (so the run page shows them on it), and fails on a kind
+the declaration decides `stop` (components/image_check/result.py).
 """
 
+import json
 import os
 
 from tensorflow_metadata.proto.v0 import anomalies_pb2
@@ -13,6 +18,8 @@ from tfx.dsl.component.experimental.annotations import InputArtifact
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types import standard_artifact_utils, standard_artifacts
 from tfx.utils import io_utils
+
+from components.image_check import result
 
 SCHEMA_DIFF = "SchemaDiff.pb"
 
@@ -47,9 +54,10 @@ def read_anomalies(artifact) -> dict:
 
 @component
 def AnomaliesGate(
-    anomalies: InputArtifact[
-        standard_artifacts.ExampleAnomalies]) -> None:
-  """Fails the run when ExampleValidator found anomalies in any split."""
+    anomalies: InputArtifact[standard_artifacts.ExampleAnomalies],
+    image_check: InputArtifact[standard_artifacts.String] = None) -> None:
+  """Fails the run when ExampleValidator found anomalies in any split, or
+  the image check found a kind that stops it."""
   found = {split: describe(a) for split, a in
            read_anomalies(anomalies).items()}
   found = {split: lines for split, lines in found.items() if lines}
@@ -59,3 +67,7 @@ def AnomaliesGate(
     raise AnomaliesFound(
         f"ExampleValidator found anomalies against the schema; the run stops "
         f"before Transform.\n{report}\nAnomalies: {anomalies.uri}")
+  if image_check is not None:
+    refused = result.refusal(json.loads(image_check.read()))
+    if refused:
+      raise result.ImagesRefused(refused)

@@ -1,6 +1,8 @@
 """ImageCheck: the image check (check.py) as a step of the pipeline, after
-ImportExampleGen; Transform waits for it, so a kind decided `stop` ends the
-run before anything trains.
+ImportExampleGen. It always finishes, its findings published (`result`)
+and shown as a page (`page`, system.HTML: the Kubeflow run page shows it on
+the step); the gate before Transform (components/anomalies_gate/) fails
+the run on a kind decided `stop`, so nothing trains on a leak.
 
 Each TFRecord file of each split is one Beam work item (the DirectRunner
 here; Dataflow, Flink or Spark spread them over workers): its images are
@@ -29,19 +31,16 @@ from tfx.proto import trainer_pb2
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionParameter
 
+from components import ui_artifacts
 from components.image_check import check, saved
 from components.image_check import fingerprint as fingerprint_module
-from components.image_check.findings import KINDS, Item
+from components.image_check.findings import Item
 from runtime.beam import NoPrism
 
 # What a fingerprint file depends on besides the TFRecord file's bytes: a
 # change here, in the image feature or the label, names new files.
 FINGERPRINT_VERSION = 1
 MANIFEST = "manifest"
-
-
-class ImagesRefused(RuntimeError):
-  """The image check found a kind the declaration says stops the run."""
 
 
 def fingerprint_key(decl_json: str) -> str:
@@ -148,12 +147,13 @@ def _remove(folder: str) -> None:
 
 
 class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
-  """Fingerprints on Beam, judges here, fails the run on a stop."""
+  """Fingerprints on Beam, judges here, publishes the findings."""
 
   def Do(self, input_dict: Dict[str, List[types.Artifact]],
          output_dict: Dict[str, List[types.Artifact]], exec_properties: Dict) -> None:
     from google.protobuf import json_format
 
+    from components.image_check import page
     from components.image_check import result as check_result
     from dataset.types import Declaration
     examples = artifact_utils.get_single_instance(input_dict["examples"])
@@ -173,20 +173,11 @@ class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
     found = check.judge(items, decl, trains, evals)
     result = check_result.as_dict(found, items, decl, manifest)
     out.value = json.dumps(result, sort_keys=True)
+    for shown in output_dict.get("page", []):
+      shown.value = page.page(result)
     logging.info("image check: %s", check_result.describe(result))
     for line in check_result.lines(result):  # one per kind found
       print(line, flush=True)
-    stops = [f for f in found if f.decision == "stop"]
-    if stops:
-      # Also written beside the output folder, which the local runner
-      # deletes when the step fails: the report of the run it stops shows
-      # the findings (store/metadata/run_record.py).
-      import tensorflow as tf
-      with tf.io.gfile.GFile(f"{os.path.dirname(out.uri)}.json", "w") as f:
-        f.write(out.value)
-      raise ImagesRefused("the image check stops the run before Transform: " + "; ".join(
-          f"{f.kind}: {f.count} {KINDS[f.kind]}" for f in stops) + " (the declaration's "
-          "image_checks: sets each kind to stop, warn or ignore)")
 
 
 class ImageCheckSpec(ComponentSpec):
@@ -196,7 +187,8 @@ class ImageCheckSpec(ComponentSpec):
                 "cache_dir": ExecutionParameter(type=str, optional=True),
                 "code": ExecutionParameter(type=str, optional=True)}
   INPUTS = {"examples": ChannelParameter(type=standard_artifacts.Examples)}
-  OUTPUTS = {"result": ChannelParameter(type=standard_artifacts.String)}
+  OUTPUTS = {"result": ChannelParameter(type=standard_artifacts.String),
+             "page": ChannelParameter(type=ui_artifacts.HTML)}
 
 
 class ImageCheck(base_beam_component.BaseBeamComponent):
@@ -223,4 +215,5 @@ class ImageCheck(base_beam_component.BaseBeamComponent):
     super().__init__(spec=ImageCheckSpec(
         examples=examples, declaration=declaration, train_args=train_args,
         eval_splits=eval_splits, cache_dir=cache_dir, code=code,
-        result=channel.Channel(type=standard_artifacts.String)))
+        result=channel.Channel(type=standard_artifacts.String),
+        page=channel.Channel(type=ui_artifacts.HTML)))

@@ -22,6 +22,20 @@ from dataset.types import Declaration
 MEMBERS = 4  # images shown of one group of copies
 
 
+class ImagesRefused(RuntimeError):
+  """The image check found a kind the declaration says stops the run."""
+
+
+def refusal(result: dict) -> str:
+  """Why the run stops, in one line; "" when nothing found stops it."""
+  stops = [f for f in result.get("findings", []) if f["decision"] == "stop"]
+  if not stops:
+    return ""
+  return ("the image check stops the run before Transform: " + "; ".join(
+      f"{f['kind']}: {f['count']} {f['describes']}" for f in stops)
+      + " (the declaration's image_checks: sets each kind to stop, warn or ignore)")
+
+
 def as_dict(found: Sequence[Finding], items: Sequence[Item], decl: Declaration,
             manifest: Sequence[dict] = ()) -> dict:
   """The result of the findings over `items`; `manifest`, the fingerprint

@@ -131,9 +131,9 @@ def _message(execution) -> str:
 
 
 # A gate that stops a run writes its `result` beside its output folder
-# (components/drift_gate/drift_gate.py, components/image_check/image_check.py):
-# gate -> the input whose URI places the pipeline root.
-STOPPING_GATES = {"DriftGate": "statistics", "ImageCheck": "examples"}
+# (components/drift_gate/drift_gate.py): gate -> the input whose URI places
+# the pipeline root.
+STOPPING_GATES = {"DriftGate": "statistics"}
 
 
 def _stopped_gate(store, run: st.Run, name: str, input_key: str) -> Optional[str]:

@@ -20,10 +20,11 @@ import os
 from typing import Dict, List, Optional
 
 from components.evaluator import evaluation, gate, image_samples
+from components.image_check import page as image_check
 from store.metadata import run_record
 from store.metadata import store as st
 from store.metadata.outcome import Outcome
-from store.report import dag, data, drift, image_check, images, serving, training, tuning
+from store.report import dag, data, drift, images, serving, training, tuning
 from store.report.html import Raw, esc, page, png, section, table
 from trainer import warm_start
 

@@ -252,13 +252,16 @@ def ran(request, tmp_path_factory):
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
     page = _run_page(backend, client, run1)
+    # Run 3's retention deleted run 1's image check page (nothing kept names
+    # it); run 3's own is on its page.
+    page3 = _run_page(backend, client, run3)
     summaries = [_run_page(backend, client, run)[("Retention", "summary")][2]
                  for run in (run1, run2, run3)]
     (root / "retention.md").write_text("\n".join(summaries))  # to read after a failure
     yield {"folders": folders, "epochs": epochs, "summaries": summaries, "again": again,
            "attempts": attempts,
-           "root": root, "page": page, "first": first, "second": second, "run1": run1,
-           "run2": run2, "run3": run3, "failed": failed, "cache": cache,
+           "root": root, "page": page, "page3": page3, "first": first, "second": second,
+           "run1": run1, "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
            "messages": list(messages), "runs": listed, "published3": published3,
            "ids": [r["id"] for r in (first, second, empty, third)]}
@@ -286,7 +289,9 @@ def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(r
   # What the KFP frontend draws (MetricsVisualizations.tsx): artifacts of
   # these types with a display_name, in these shapes.
   page = ran["page"]
+  # (Run 1's image check page went with run 3's retention: `ran["page3"]`.)
   assert {k: v[0] for k, v in page.items()} == {
+      ("ImageCheck", "page"): "system.HTML",
       ("Evaluator", "metrics"): "system.Metrics",
       ("Evaluator", "classification_metrics"): "system.ClassificationMetrics",
       ("Pusher", "model_card"): "system.Markdown",
@@ -313,8 +318,12 @@ def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(r
   for anchor in ("dag", "statistics", "image_check", "drift", "anomalies", "tuning",
                  "training", "evaluation", "serving", "pushed"):
     assert f'<section id="{anchor}"' in html, anchor
-  # The image check ran as a step on the cluster, and its findings reached the page.
+  # The image check ran as a step on the cluster, and its findings reached
+  # the report, and the step's own page.
   assert "1797 images checked (eval_span1: 323, train_span1: 1474)" in html, html
+  kind, shown, checked = ran["page3"][("ImageCheck", "page")]
+  assert kind == "system.HTML" and shown["display_name"] == "page", (kind, shown)
+  assert checked.startswith("<!DOCTYPE html>") and " images checked (" in checked, checked[:500]
   assert "Blessed." in html and "Per class (label)" in html and "Passed: the model loads" \
       in html and "pushed now" in html, html
   assert "did not run in this run" not in html, html
@@ -564,10 +573,11 @@ def test_each_run_ends_deleting_what_only_older_runs_used(ran):
               ("RunReport", "report")):
     assert key in had and key in has, (key, summary3)
   # What went is what nothing kept names: the anomalies, the image check's
-  # findings, and the window's values.
+  # findings and page, and the window's values.
   gone = had - has
   assert {key for key in gone if key[0] != "SpanWindow"} == {
-      ("ExampleValidator", "anomalies"), ("ImageCheck", "result")}, (gone, summary3)
+      ("ExampleValidator", "anomalies"), ("ImageCheck", "result"), ("ImageCheck", "page")}, \
+      (gone, summary3)
   # Deleting a cached step's output raised run 1's window's epoch, so a run
   # over that window again runs its steps rather than read deleted files.
   window = cache_epoch.window_digest(ran["run1"].parameters["SpanWindow"]["input_config"])

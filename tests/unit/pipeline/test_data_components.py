@@ -21,7 +21,8 @@ def test_a_curated_schema_comes_before_the_statistics_that_use_it(tmp_path, digi
                           serving_dir=str(tmp_path / "serving"), declaration=digits_decl)
   upstream = _upstream(build_pipeline(config))
   assert upstream["StatisticsGen"] == ["CuratedSchema", "ImportExampleGen"], upstream
-  assert upstream["AnomaliesGate"] == ["ExampleValidator"], upstream
+  # The gate reads the anomalies and the image check's findings.
+  assert upstream["AnomaliesGate"] == ["ExampleValidator", "ImageCheck"], upstream
   assert "SchemaGen" not in upstream and "DriftGate" not in upstream, upstream
   assert data_components.output_config(config) == example_gen_pb2.Output()
 

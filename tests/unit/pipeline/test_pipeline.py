@@ -65,10 +65,11 @@ def test_hash_split_and_pre_split_inputs(tmp_path):
       "train": "train/*.tfrecord.gz", "eval": "eval/*.tfrecord.gz"}
 
 
-def test_transform_waits_for_the_anomalies_gate_and_the_image_check():
+def test_transform_waits_for_the_gate_that_reads_the_anomalies_and_the_image_check():
   nodes = _by_id(build_pipeline(_config(declaration.load(DIGITS_YAML))))
   assert nodes["AnomaliesGate"] in nodes["Transform"].upstream_nodes
-  assert nodes["ImageCheck"] in nodes["Transform"].upstream_nodes
+  assert nodes["ImageCheck"] in nodes["AnomaliesGate"].upstream_nodes
+  assert "image_check" in nodes["AnomaliesGate"].inputs
 
 
 def test_evaluator_has_value_and_change_thresholds():

@@ -1,11 +1,15 @@
-"""components/anomalies_gate/anomalies_gate.py: the gate after ExampleValidator, run as
-TFX runs it, on anomalies written as ExampleValidator writes them."""
+"""components/anomalies_gate/anomalies_gate.py: the gate before Transform, run as
+TFX runs it, on anomalies written as ExampleValidator writes them and the
+image check's findings as ImageCheck publishes them."""
+
+import json
 
 import pytest
 from tensorflow_metadata.proto.v0 import anomalies_pb2
 from tfx.types import standard_artifacts
 
 from components.anomalies_gate import anomalies_gate
+from components.image_check.result import ImagesRefused
 
 
 def _anomalies(tmp_path, per_split: dict):
@@ -20,9 +24,32 @@ def _anomalies(tmp_path, per_split: dict):
   return artifact
 
 
-def _run(artifact) -> None:
+def _run(artifact, image_check=None) -> None:
   executor = anomalies_gate.AnomaliesGate.EXECUTOR_SPEC.executor_class()
-  executor.Do({"anomalies": [artifact]}, {}, {})
+  executor.Do({"anomalies": [artifact], **({"image_check": [image_check]} if image_check
+                                           else {})}, {}, {})
+
+
+def _findings(tmp_path, decision: str):
+  """ImageCheck's result with one leak, decided `decision`."""
+  found = standard_artifacts.String()
+  found.uri = str(tmp_path / "image_check" / "value")
+  (tmp_path / "image_check").mkdir()
+  (tmp_path / "image_check" / "value").write_text(json.dumps({"findings": [
+      {"kind": "leak", "decision": decision, "count": 3,
+       "describes": "eval images that repeat a train image"}]}))
+  return found
+
+
+@pytest.mark.parametrize("decision", ["stop", "warn"])
+def test_the_image_checks_stop_fails_the_run_naming_the_kind_and_count(tmp_path, decision):
+  clean = _anomalies(tmp_path, {"train": anomalies_pb2.Anomalies()})
+  if decision == "warn":
+    _run(clean, _findings(tmp_path, decision))
+    return
+  with pytest.raises(ImagesRefused, match="stops the run before Transform: leak: 3 eval "
+                                          "images that repeat a train image"):
+    _run(clean, _findings(tmp_path, decision))
 
 
 def test_clean_splits_let_the_run_go_on(tmp_path):

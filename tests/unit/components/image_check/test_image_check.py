@@ -1,8 +1,9 @@
 """The ImageCheck step (components/image_check/image_check.py), its executor
-run on ImportExampleGen-shaped output with Beam's in-process runner: a
-stop fails it naming the kind and the count and leaves its findings beside
-its output folder; a warning lets it finish; a span's fingerprints are
-computed once and read back by the next run."""
+run on ImportExampleGen-shaped output with Beam's in-process runner: it
+publishes its findings and their page whatever they decide (the gate
+before Transform stops the run: result.refusal names the kind and the
+count); a span's fingerprints are computed once and read back by the next
+run."""
 
 import json
 import os
@@ -11,7 +12,9 @@ import shutil
 import pytest
 from tfx.types import standard_artifacts
 
-from components.image_check.image_check import Executor, ImagesRefused
+from components import ui_artifacts
+from components.image_check import result as check_result
+from components.image_check.image_check import Executor
 from dataset.convert.rows import write_rows
 from tests.planted_images import VARIANTS, encode, flat, picture
 
@@ -47,27 +50,34 @@ def _run(tmp_path, examples, trains, evals, checks=(), cache="", execution=1):
   result = standard_artifacts.String()
   result.uri = str(tmp_path / "root" / "ImageCheck" / "result" / str(execution) / "value")
   os.makedirs(os.path.dirname(result.uri), exist_ok=True)
+  page = ui_artifacts.HTML()
+  page.uri = str(tmp_path / "root" / "ImageCheck" / "page" / str(execution) / "value")
+  os.makedirs(os.path.dirname(page.uri), exist_ok=True)
   props = {"declaration": json.dumps({**DECLARED, "image_checks": [list(c) for c in checks]}),
            "train_args": json.dumps({"splits": trains}), "eval_splits": json.dumps(evals),
            "cache_dir": cache}
-  Executor().Do({"examples": [examples]}, {"result": [result]}, props)
+  Executor().Do({"examples": [examples]}, {"result": [result], "page": [page]}, props)
   return result
 
 
-def test_a_leak_fails_the_step_naming_it_and_leaves_its_findings_beside_the_output(
-    tmp_path, rows):
+def test_a_leak_is_published_with_its_page_and_the_refusal_names_it(tmp_path, rows):
   examples = _examples(tmp_path / "examples", rows, {"train": "train", "eval": "eval"})
-  with pytest.raises(ImagesRefused, match=r"leak: 1 eval images that repeat a train image"):
-    _run(tmp_path, examples, ["train"], ["eval"])
-  beside = tmp_path / "root" / "ImageCheck" / "result" / "1.json"
-  found = {f["kind"]: f for f in json.loads(beside.read_text())["findings"]}
+  result = json.loads(_run(tmp_path, examples, ["train"], ["eval"]).read())
+  assert check_result.refusal(result) == (
+      "the image check stops the run before Transform: leak: 1 eval images that repeat a "
+      "train image (exact or near copies) (the declaration's image_checks: sets each kind "
+      "to stop, warn or ignore)")
+  page = (tmp_path / "root" / "ImageCheck" / "page" / "1" / "value").read_text()
+  assert page.startswith("<!DOCTYPE html>") and "data:image/jpeg;base64," in page, page[:300]
+  assert not (tmp_path / "root" / "ImageCheck" / "result" / "1" / "fingerprints").exists()
+  found = {f["kind"]: f for f in result["findings"]}
   assert found["leak"]["decision"] == "stop" and found["dark"]["decision"] == "warn", found
   group = found["leak"]["examples"][0]
   assert {(m["split"], m["index"]) for m in group} == {("eval", 10), ("train", 0)}, group
   assert all(m["thumb"].startswith("data:image/jpeg;base64,") for m in group), group
 
 
-def test_warned_kinds_let_the_step_finish_with_its_result(tmp_path, rows, capsys):
+def test_warned_kinds_refuse_nothing(tmp_path, rows, capsys):
   examples = _examples(tmp_path / "examples", rows, {"train": "train", "eval": "eval"})
   result = json.loads(_run(tmp_path, examples, ["train"], ["eval"],
                            checks=[("leak", "warn")]).read())

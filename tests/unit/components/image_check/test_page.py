@@ -1,8 +1,9 @@
-"""The report's image check section (store/report/image_check.py): each
-kind with its count and decision, its examples as thumbnails side by side
-with split, file and record index, and each split's classes as bars."""
+"""The image check's HTML (components/image_check/page.py): each kind with
+its count and decision, its examples as thumbnails side by side with
+split, file and record index, each split's classes as bars; the same as a
+page of its own for the run page."""
 
-from store.report.image_check import section_parts
+from components.image_check.page import page, section_parts
 
 THUMB = "data:image/png;base64,iVBORw0KGgo="
 RESULT = {
@@ -34,3 +35,9 @@ def test_each_kind_its_examples_side_by_side_and_the_classes():
 def test_a_run_without_the_step_or_its_result_says_so():
   assert "declares no image feature" in section_parts(None, ran=False)[0]
   assert "did not finish" in section_parts({}, ran=True)[0]
+
+
+def test_the_step_page_is_a_whole_document_with_the_same_section():
+  text = page(RESULT)
+  assert text.startswith("<!DOCTYPE html>") and text.rstrip().endswith("</html>"), text[:80]
+  assert "\n".join(section_parts(RESULT, ran=True)) in text
