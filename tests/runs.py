@@ -8,6 +8,7 @@ import sys
 import numpy as np
 import tensorflow as tf
 
+from serving import rest
 from store.metadata import store as st
 from tests.conftest import REPO
 
@@ -59,10 +60,20 @@ def real_executions(metadata_path):
           for node, executions in executions_per_node(metadata_path).items()}
 
 
-def serve_accuracy(model_dir: str, files: list) -> tuple:
-  """(accuracy, records) of a SavedModel's serving_default on serialized
-  examples, called as TF Serving calls it."""
+def json_answers(model_dir: str, records: list, decl) -> dict:
+  """A SavedModel's serving_default on records sent as a JSON client sends
+  them, read by TF Serving's rules (serving/rest.py)."""
+  specs = rest.inputs(decl)
+  request = rest.decode(rest.request_body(records, specs), specs)
   serve = tf.saved_model.load(model_dir).signatures["serving_default"]
+  return {k: v.numpy() for k, v in serve(**{k: tf.constant(v)
+                                            for k, v in request.items()}).items()}
+
+
+def serve_accuracy(model_dir: str, files: list) -> tuple:
+  """(accuracy, records) of a SavedModel's serving_examples on serialized
+  examples, called as TF Serving calls it."""
+  serve = tf.saved_model.load(model_dir).signatures["serving_examples"]
   records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
   labels = np.array([tf.train.Example.FromString(r).features.feature["label"]
                      .int64_list.value[0] for r in records])

@@ -1,7 +1,7 @@
 """`python -m commands.debug skew --examples FILE`: training/serving skew.
 
 A model server's request log, as TFRecords of `tf.train.Example` with the
-raw features `serving_default` takes (plain or GZIP, any path TensorFlow
+raw features `serving_examples` takes (plain or GZIP, any path TensorFlow
 opens), against the training statistics of a local run: the newest training
 split its StatisticsGen described. Each declared feature is measured as
 drift is (components/drift_gate/drift.py: L-infinity distance for a categorical

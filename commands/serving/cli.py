@@ -1,12 +1,14 @@
-"""`python -m commands.serving versions|rollback`: a serving dir's versions, and
-putting an earlier one back.
+"""`python -m commands.serving versions|rollback|request`: a serving dir's
+versions, putting an earlier one back, and a JSON client's request.
 
 Both work on any serving dir, a local run's or a Kubeflow pipeline's
 (`--serving-dir`, a folder, gs:// or s3://), from what each version records
 beside its model (serving/history.py); neither needs ML Metadata. Exit
 status 2, with one line, when the serving dir cannot be reached or the
 version asked for is not there. `rollback` writes a new version and deletes
-nothing.
+nothing. `request` prints the REST predict request (`{"instances": [...]}`)
+that `serving_default` takes for the first records of a TFRecord file, as a
+JSON client sends them (serving/rest.py), for `curl -d @request.json`.
 """
 
 import argparse
@@ -14,6 +16,7 @@ import os
 import sys
 from typing import List, Optional
 
+from dataset.fields import DeclarationError
 from runtime import storage
 from serving import ServingError, history
 
@@ -38,18 +41,46 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="push a copy of an earlier version as the newest")
   rollback.add_argument("--to", metavar="VERSION",
                         help="the version to bring back (default: the one before the newest)")
+  request = commands.add_parser("request", help="print a REST predict request for the "
+                                "first records of a TFRecord file")
+  request.add_argument("--dataset", required=True, help="the dataset declaration (YAML)")
+  request.add_argument("--examples", required=True,
+                       help="a TFRecord file of tf.train.Example (plain or GZIP)")
+  request.add_argument("--count", type=int, default=1, help="records sent (default: 1)")
   return parser
+
+
+def request_lines(dataset: str, examples: str, count: int) -> List[str]:
+  """The request body for the first `count` records of `examples`."""
+  from dataset import declaration
+  from dataset.records.format import BadRecord, read_records
+  from serving import rest
+
+  decl = declaration.load(dataset)
+  storage.enable([examples])
+  gfile = storage.gfile()
+  if not gfile.exists(examples):
+    raise ServingError(f"--examples: no file at {examples}")
+  try:
+    records = list(read_records(examples, limit=count, opener=gfile.GFile))
+  except BadRecord as e:
+    raise ServingError(f"{examples}: expected TFRecords of tf.train.Example, found a "
+                       f"broken record at {e}") from None
+  return [rest.request_body(records, rest.inputs(decl))]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
-  serving_dir = args.serving_dir or os.path.join(args.output_dir, args.pipeline, "serving")
+  serving_dir = getattr(args, "serving_dir", None) or os.path.join(
+      getattr(args, "output_dir", ""), getattr(args, "pipeline", ""), "serving")
   try:
-    if args.command == "rollback":
+    if args.command == "request":
+      lines = request_lines(args.dataset, args.examples, args.count)
+    elif args.command == "rollback":
       lines = history.rollback_lines(serving_dir, args.to)
     else:
       lines = history.version_lines(serving_dir)
-  except (ServingError, storage.StorageError) as e:
+  except (ServingError, storage.StorageError, DeclarationError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   print("\n".join(lines))

@@ -40,6 +40,7 @@ step's cache is switched off in the compiled spec (kubeflow/compile/compiler.py)
 
 import os
 
+from tensorflow.python.saved_model import loader_impl
 from tfx.dsl.component.experimental.annotations import OutputArtifact, Parameter
 from tfx.dsl.component.experimental.decorators import component
 from tfx.dsl.io import fileio
@@ -47,7 +48,7 @@ from tfx.types import standard_artifacts
 from tfx.utils import io_utils, path_utils
 
 import serving
-from trainer import warm_start
+from trainer import export, warm_start
 
 SOURCE = "source_model"
 
@@ -98,3 +99,12 @@ def served_source(artifact) -> str:
     return ""
   with fileio.open(path) as f:
     return f.read().strip()
+
+
+def served_signature(artifact) -> str:
+  """The baseline's signature that takes serialized Examples, read from its
+  saved_model.pb without loading the model (trainer/export.py
+  `examples_signature`); the artifact holds a model."""
+  path = path_utils.serving_model_path(artifact.uri)
+  signatures = loader_impl.parse_saved_model(path).meta_graphs[0].signature_def
+  return export.examples_signature(signatures)

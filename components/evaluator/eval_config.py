@@ -14,7 +14,7 @@ import tensorflow_model_analysis as tfma
 from dataset import metrics as known_metrics
 from dataset.declaration import Declaration, Evaluation
 from dataset.thresholds import Slice
-from trainer.export import SIGNATURE, prediction_key
+from trainer.export import EXAMPLES_SIGNATURE, prediction_key
 
 ROC_POINTS = 50  # thresholds on the ROC curve the run page draws
 
@@ -93,7 +93,7 @@ def eval_config(declaration: Declaration, evaluation: Evaluation) -> tfma.EvalCo
       # each model as Keras twice (once only to learn that it is one), 0.6 s
       # of the Evaluator at 5k rows, to call the same signature.
       model_specs=[tfma.ModelSpec(
-          signature_name=SIGNATURE, prediction_key=prediction_key(declaration),
+          signature_name=EXAMPLES_SIGNATURE, prediction_key=prediction_key(declaration),
           label_key=label.name, model_type=tfma.constants.TF_GENERIC)],
       slicing_specs=slices, metrics_specs=specs,
       # Not the model's compiled metrics and loss as well: the metrics above

@@ -104,6 +104,20 @@ def without_intervals(eval_config_json: str) -> str:
   return json.dumps(config, sort_keys=True)
 
 
+def with_baseline_signature(eval_config_json: str, signature: str) -> str:
+  """The eval_config with the baseline's ModelSpec written out, calling
+  `signature`: a baseline pushed before `serving_examples` existed takes
+  Examples by `serving_default`. The same two specs TFMA would add
+  (`update_eval_config_with_defaults`: the candidate's copied, named
+  "candidate" and "baseline"), so the rest of the run reads them as before."""
+  config = json.loads(eval_config_json)
+  (candidate,) = config["model_specs"]
+  baseline = {**candidate, "name": "baseline", "is_baseline": True,
+              "signature_name": signature}
+  config["model_specs"] = [{**candidate, "name": "candidate"}, baseline]
+  return json.dumps(config, sort_keys=True)
+
+
 def thresholds(eval_config_json: Optional[str]) -> Dict[str, str]:
   """metric -> its thresholds in words, from the Evaluator's eval_config."""
   if not eval_config_json:

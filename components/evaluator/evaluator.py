@@ -42,11 +42,12 @@ from tfx.utils import io_utils, path_utils
 
 import serving
 from components import ui_artifacts
-from components.baseline.baseline import has_model, served_source
+from components.baseline.baseline import has_model, served_signature, served_source
 from components.evaluator import evaluation, gate, image_samples
 from dataset.thresholds import Evaluation
 from dataset.types import Feature
 from runtime.beam import NoPrism
+from trainer import export
 
 _BASELINE = standard_component_specs.BASELINE_MODEL_KEY
 _SCHEMA = standard_component_specs.SCHEMA_KEY
@@ -64,6 +65,12 @@ class Executor(NoPrism, executor.Executor):
     baseline = input_dict.get(_BASELINE)
     if baseline and not all(map(has_model, baseline)):
       input_dict = {k: v for k, v in input_dict.items() if k != _BASELINE}
+    if input_dict.get(_BASELINE):
+      signature = served_signature(input_dict[_BASELINE][0])
+      if signature != export.EXAMPLES_SIGNATURE:
+        key = standard_component_specs.EVAL_CONFIG_KEY
+        exec_properties = {**exec_properties, key: evaluation.with_baseline_signature(
+            exec_properties[key], signature)}
     rules = exec_properties.get(RULES)
     rules = Evaluation.from_dict(json.loads(rules)) if rules else None
     if _BASELINE not in input_dict and not (rules and rules.slices):

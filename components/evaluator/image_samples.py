@@ -3,7 +3,7 @@ and the eval images the candidate got most confidently wrong.
 
 Written by the Evaluator beside TFMA's output (`SAMPLES`), so it is cached
 with the evaluation and the report only reads it. The candidate answers
-through its own `serving_default`, as a client's request would reach it, on
+through its own `serving_examples`, as a gRPC client's request would reach it, on
 at most `READ` eval examples; each image is cut down to a thumbnail of at
 most `THUMBNAIL` pixels a side (small images are scaled up to it, pixel for
 pixel) and stored as PNG, so the report stays one self-contained file.
@@ -20,7 +20,7 @@ from tfx.dsl.io import fileio
 
 from dataset.types import Feature
 from trainer import image_decoding as images
-from trainer.export import OUTPUT_KEY, SIGNATURE
+from trainer.export import OUTPUT_KEY, examples_signature
 
 SAMPLES = "image_samples.json"  # in the Evaluator's output folder
 READ = 1024  # eval examples the candidate answers, at most
@@ -38,7 +38,8 @@ def write(folder: str, model_dir: str, eval_files: Sequence[str], image: Feature
              tf.data.TFRecordDataset(files, compression_type="GZIP").take(READ)]
   found = {"feature": image.name, "examples": len(records), "per_class": [], "wrong": []}
   if records:
-    serve = tf.saved_model.load(model_dir).signatures[SIGNATURE]
+    signatures = tf.saved_model.load(model_dir).signatures
+    serve = signatures[examples_signature(signatures)]
     probabilities = np.concatenate([
         serve(examples=tf.constant(records[i:i + 256]))[OUTPUT_KEY].numpy()
         for i in range(0, len(records), 256)])

@@ -7,7 +7,7 @@ imports TensorFlow and nothing of the training code: no TFX, no Transform,
 no Keras model code. A model that needs any of them to load or answer fails
 here, as it would in TF Serving. The request file names the model, a
 TFRecord file of serialized eval examples (label removed, as a client sends
-them), the contract `serving_default` promises (trainer/export.py
+them), the contract the signatures promise (trainer/export.py
 `serving_contract`) and the latency budget; the result goes to the file it
 names, as JSON:
 
@@ -16,11 +16,14 @@ names, as JSON:
      "latency_ms": {"batch_1": {"p50", "p99", "requests"}, "batch_64": {...}},
      "examples": N, "load_seconds": s}
 
-The checks, in order: the model loads; it has the signature, taking one
-string tensor; it answers every example; its outputs are exactly the
-declared keys, dtypes and shapes; every value is finite; class
-probabilities lie in [0, 1] and sum to 1; and, when a budget is declared,
-the p99 latency at each budgeted batch size is within it. Latency is
+The checks, in order: the model loads; it has the Examples signature
+(`serving_examples`), taking one string tensor; it answers every example;
+its outputs are exactly the declared keys, dtypes and shapes; every value
+is finite; class probabilities lie in [0, 1] and sum to 1; `serving_default`
+takes the declared JSON inputs and answers the same examples, sent as TF
+Serving's REST API receives them, with the same outputs (`json`); and,
+when a budget is declared, the p99 latency at each budgeted batch size is
+within it (of the Examples signature: the graph behind both is one). Latency is
 measured after a few warm-up calls (TF Serving's own warm-up does the same),
 one request at a time, over the same examples: up to 200 requests at batch 1
 and 50 at batch 64, but no more than LATENCY_SECONDS of them once 20 were
@@ -37,6 +40,7 @@ import numpy as np
 import tensorflow as tf
 
 from runtime import startup, storage
+from serving import rest
 
 # Requests per batch size: p99 of 200 single requests is their third
 # largest; of 50 batches of 64, their largest.
@@ -44,6 +48,8 @@ REQUESTS = {"batch_1": (1, 200), "batch_64": (64, 50)}
 MIN_REQUESTS, LATENCY_SECONDS = 20, 5.0  # per batch size
 WARM_UP = 3
 SUM_TOLERANCE = 1e-3  # float32 softmax sums to 1 within a few ulps
+# The same graph on the same values, batched alike: float32 rounding only.
+JSON_TOLERANCE = 1e-5
 RESULT_FILE = "serving_check.json"  # in the ServingCheck step's output
 
 
@@ -118,6 +124,50 @@ def _check_outputs(outputs: dict, contract: dict, n: int, checks: Checks) -> boo
   return True
 
 
+def _json(model, contract: dict, examples: list, expected: dict, checks: Checks) -> bool:
+  """`serving_default`, called as TF Serving's REST API calls it: the same
+  examples as a JSON client's row-format request (serving/rest.py writes it
+  and reads it back by TF Serving's rules), answering as the Examples
+  signature did."""
+  terms = contract.get("json")
+  if not terms:
+    return True
+  name, specs = terms["signature"], terms["inputs"]
+  if name not in model.signatures:
+    return checks.add("json", False, f"expected a signature {name!r} for JSON clients, "
+                      f"found {sorted(model.signatures)}")
+  fn = model.signatures[name]
+  _, inputs = fn.structured_input_signature
+  found = {k: (v.dtype.name, v.shape.as_list()) for k, v in inputs.items()}
+  wanted = {k: (v["dtype"], v["shape"]) for k, v in specs.items()}
+  if found != wanted:
+    return checks.add("json", False, f"expected {name} to take {_words(wanted)}, found "
+                      f"{_words(found)}")
+  body = rest.request_body(examples, specs)
+  try:
+    request = rest.decode(body, specs)
+  except rest.RequestRefused as e:
+    return checks.add("json", False, f"TF Serving would refuse the REST request: {e}")
+  try:
+    answered = fn(**{k: tf.constant(v) for k, v in request.items()})
+  except Exception as e:  # noqa: BLE001  (a signature that raises refuses the model)
+    lines = str(e).strip().splitlines() or [""]
+    return checks.add("json", False, f"{name} failed on {len(examples)} REST instances: "
+                      f"{type(e).__name__}: {lines[0][:300]}")
+  largest, same = 0.0, set(answered) == set(expected)
+  for key in sorted(expected) if same else ():
+    got, want = answered[key].numpy(), expected[key].numpy()
+    same = same and got.shape == want.shape and (got.dtype.kind == "f" or (got == want).all())
+    if same and got.dtype.kind == "f":
+      largest = max(largest, float(np.nanmax(np.abs(got - want), initial=0.0)))
+  ok, as_ = same and largest <= JSON_TOLERANCE, f"as {contract['signature']} did"
+  return checks.add("json", ok, f"{name} answered {len(examples)} REST instances "
+                    f"({len(body) // 1024} KB of JSON) {as_}, to {largest:.1e}" if ok else
+                    f"expected {name} to answer {len(examples)} REST instances {as_}, "
+                    f"to {JSON_TOLERANCE:g}; " + (f"the largest difference is {largest:.3g}"
+                                                  if same else "found other keys or shapes"))
+
+
 def _latency(serve, examples: list, budget_seconds: float) -> dict:
   result = {}
   for name, (size, count) in REQUESTS.items():
@@ -162,7 +212,8 @@ def check(model_dir: str, examples: list, contract: dict, budget: dict,
                  f"eval examples: {type(e).__name__}: {lines[0][:300]}")
     else:
       checks.add("answers", True, f"{len(examples)} eval examples, without their label")
-      if _check_outputs(outputs, contract, len(examples), checks):
+      if (_check_outputs(outputs, contract, len(examples), checks)
+          and _json(model, contract, examples, outputs, checks)):
         result["latency_ms"] = _latency(serve, examples, latency_seconds)
         for name, limit in sorted(budget.items()):
           p99 = result["latency_ms"][name]["p99"]

@@ -7,8 +7,10 @@ both runners. For a model the Evaluator blessed, it takes a few hundred of
 this run's eval examples, removes their label, as a client's request has
 none, and starts `python -m components.serving_check.check` (components/serving_check/check.py): a process
 that loads the SavedModel with TensorFlow alone, as a model server would,
-sends the examples through `serving_default`, checks every output against
-the signature's contract, and measures latency at batch 1 and 64.
+sends the examples through `serving_examples`, checks every output against
+the signature's contract, sends them again as a JSON client's REST request
+through `serving_default` (the same answers are required), and measures
+latency at batch 1 and 64.
 
 Its output is an InfraBlessing, the artifact InfraValidator writes and TFX's
 Pusher already reads: `blessed` 1 or 0, so a model that fails is not

@@ -20,7 +20,7 @@ def section_parts(result: Optional[dict]) -> List[str]:
                       for c in result["checks"]]))
   latency = result.get("latency_ms", {})
   if latency:
-    parts.append("<h3>Latency of serving_default (milliseconds)</h3>" + table(
+    parts.append("<h3>Latency of serving_examples (milliseconds)</h3>" + table(
         ["batch", "p50", "p99", "requests"],
         [[name.replace("batch_", ""), f"{f['p50']:.2f}", f"{f['p99']:.2f}", f["requests"]]
          for name, f in latency.items()], numeric=(0, 1, 2, 3)))

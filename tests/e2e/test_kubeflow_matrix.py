@@ -165,7 +165,7 @@ def test_the_served_model_answers_in_the_labels_names(cell):
   assert "serving check: passed (batch 1 p50 " in log, log[-2000:]
   (version,) = [v for v in os.listdir(cell["serving"]) if v.isdigit()]
   serve = tf.saved_model.load(os.path.join(cell["serving"], version)) \
-      .signatures["serving_default"]
+      .signatures["serving_examples"]
   files = sorted(str(f) for f in (cell["root"] / "local").rglob("*.tfrecord.gz"))
   records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
   out = {k: v.numpy() for k, v in serve(examples=tf.constant(records)).items()}

@@ -356,7 +356,7 @@ def test_the_pushed_model_serves_the_eval_digits_from_s3(ran):
   versions = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
   assert len(versions) == 1, os.listdir(ran["serving"])
   serve = tf.saved_model.load(os.path.join(ran["serving"], versions[0])) \
-      .signatures["serving_default"]
+      .signatures["serving_examples"]
   files = sorted((ran["root"] / "local" / "span-1" / "eval").glob("*.tfrecord.gz"))
   records = [r.numpy() for r in tf.data.TFRecordDataset([str(f) for f in files], "GZIP")]
   labels = np.array([tf.train.Example.FromString(r).features.feature["label"]

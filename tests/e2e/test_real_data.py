@@ -16,7 +16,7 @@ import tfx
 
 from dataset import declaration
 from store.metadata import outcome
-from tests.runs import run_local
+from tests.runs import json_answers, run_local
 
 pytestmark = pytest.mark.e2e
 
@@ -65,7 +65,7 @@ def test_the_run_blesses_and_pushes_a_model_despite_the_gaps(taxi_run):
 
 def test_the_pushed_model_serves_records_that_lack_optional_features(taxi_run):
   result = outcome.read_outcome(taxi_run["metadata"], "taxi")
-  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_default"]
+  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_examples"]
   files = glob.glob(str(taxi_run["root"] / "taxi" / "eval" / "*.gz"))
   examples = [tf.train.Example.FromString(r.numpy())
               for r in tf.data.TFRecordDataset(files, "GZIP")]
@@ -92,6 +92,11 @@ def test_the_pushed_model_serves_records_that_lack_optional_features(taxi_run):
   del bare.features.feature["tips"]
   answer = serve(examples=tf.constant([bare.SerializeToString()]))["value"].numpy()
   assert answer.shape == (1, 1) and np.isfinite(answer).all(), answer
+  # The same records as a JSON client's REST request: the same answers.
+  as_json = json_answers(result.pushed_dir, [e.SerializeToString() for e in lacking] +
+                         [bare.SerializeToString()], taxi_run["decl"])
+  np.testing.assert_allclose(as_json["value"], np.concatenate([served["value"], answer]),
+                             atol=1e-4)
 
 
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
@@ -125,7 +130,7 @@ def test_a_folder_of_mixed_png_and_jpeg_photos_converts_and_trains(tmp_path):
   assert code == 0, err[-3000:]
   result = outcome.read_outcome(str(tmp_path / "runs" / "digits" / "metadata.sqlite"), "digits")
   assert result.blessed and result.value >= 0.85, result
-  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_default"]
+  serve = tf.saved_model.load(result.pushed_dir).signatures["serving_examples"]
   files = glob.glob(str(tmp_path / "digits" / "eval" / "*.gz"))
   records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP")]
   served = serve(examples=tf.constant(records))
@@ -138,3 +143,6 @@ def test_a_folder_of_mixed_png_and_jpeg_photos_converts_and_trains(tmp_path):
                       .int64_list.value[0] for r in records])
   accuracy = float((served["probabilities"].numpy().argmax(axis=1) == labels_).mean())
   assert accuracy >= 0.85, f"expected >= 0.85 on both formats, found {accuracy:.3f}"
+  as_json = json_answers(result.pushed_dir, records, decl)
+  np.testing.assert_allclose(as_json["probabilities"], served["probabilities"], atol=1e-5)
+  assert (as_json["all_classes"] == served["all_classes"].numpy()).all()

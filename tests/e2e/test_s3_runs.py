@@ -81,7 +81,7 @@ def test_local_runner_runs_on_s3_and_retention_deletes_there(tmp_path):
   assert not any("/Trainer/" in uri for uri in gone), gone
   (version,) = [v for v in os.listdir(serving) if v.isdigit()]
   import tensorflow as tf
-  serve = tf.saved_model.load(os.path.join(serving, version)).signatures["serving_default"]
+  serve = tf.saved_model.load(os.path.join(serving, version)).signatures["serving_examples"]
   files = sorted(str(f) for f in (tmp_path / "local").rglob("eval/*.tfrecord.gz"))
   records = [r.numpy() for r in tf.data.TFRecordDataset(files, "GZIP").take(16)]
   value = serve(examples=tf.constant(records))["value"].numpy()

@@ -91,7 +91,9 @@ def commands(page: str):
       found += [(number, part, True) for part in text.split("&&")]
     elif block is None:
       found += [(number, code, False) for code in re.findall(r"`([^`]+)`", line)]
-  # Output lines in the blocks are not commands (and may not even split).
+  # Output lines in the blocks are not commands (and may not even split); a
+  # redirection of a command's output is the shell's, not the command's.
+  found = [(n, text.split(" > ")[0], whole) for n, text, whole in found]
   return [(n, shlex.split(text, comments=True), whole) for n, text, whole in found
           if entry(text.split()) and entry(shlex.split(text, comments=True))]
 

@@ -12,6 +12,7 @@ from tensorflow_metadata.proto.v0 import schema_pb2
 from dataset import check, declaration, schema
 from dataset.convert.rows import serialize, write_rows
 from dataset.training import TrainingConfig
+from serving import rest
 from tests.conftest import digit_rows, digits_raw, write_declaration
 from trainer import export, input_pipeline, model, run
 
@@ -142,9 +143,20 @@ def test_serving_takes_examples_without_optional_features_and_agrees_with_traini
   m.fit(input_pipeline.make_dataset(optional["files"], output.transformed_feature_spec(),
                                     decl, CONFIG, True), steps_per_epoch=5, epochs=1, verbose=0)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
-  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
-  served = serve(examples=tf.constant(serialize(optional["rows"])))[export.OUTPUT_KEY].numpy()
+  signatures = tf.saved_model.load(str(tmp_path / "model")).signatures
+  serialized = serialize(optional["rows"])
+  served = signatures[export.EXAMPLES_SIGNATURE](
+      examples=tf.constant(serialized))[export.OUTPUT_KEY].numpy()
   assert served.shape == (120, 10)
+  # The same rows as a JSON client sends them (missing optional values as
+  # NaN or "__missing__", sequences padded), read by TF Serving's rules:
+  # serving_default answers the same.
+  specs = rest.inputs(decl)
+  request = rest.decode(rest.request_body(serialized, specs), specs)
+  assert np.isnan(request["ink"][[i for i in range(120) if "ink" in lacks(i)]]).all()
+  assert request["shape"][2] == rest.MISSING_CATEGORY.encode()
+  as_json = signatures[export.SIGNATURE](**{k: tf.constant(v) for k, v in request.items()})
+  np.testing.assert_allclose(as_json[export.OUTPUT_KEY].numpy(), served, atol=1e-5)
   # The raw records through the training input path (Transform applied in the
   # pipeline, as with --no-materialize) give the same answers, in order.
   trained = np.concatenate([m(x, training=False).numpy() for x, _ in

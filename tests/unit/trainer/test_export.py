@@ -113,7 +113,7 @@ def test_class_names_become_their_declared_positions_and_serve_with_names(tmp_pa
   m.fit(input_pipeline.make_dataset(out["files"], output.transformed_feature_spec(), decl,
                                     CONFIG, True), steps_per_epoch=3, epochs=1, verbose=0)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
-  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
+  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.EXAMPLES_SIGNATURE]
   served = serve(examples=tf.constant(serialize(rows[:4])))
   assert served[export.OUTPUT_KEY].shape == (4, 10)
   assert served[export.CLASSES_KEY].numpy().tolist() == [[n.encode() for n in NAMES]] * 4
@@ -136,7 +136,7 @@ def test_regression_label_trains_a_linear_unit_and_serves_a_value(tmp_path):
   after = m.evaluate(data, steps=5, verbose=0)[0]
   assert after < before, f"expected the squared error to fall, found {before} -> {after}"
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
-  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
+  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.EXAMPLES_SIGNATURE]
   served = serve(examples=tf.constant(serialize(rows)))
   assert set(served) == {export.VALUE_KEY} and served[export.VALUE_KEY].shape == (80, 1)
   # The raw records through the training input path give the same values.

@@ -162,7 +162,7 @@ def test_serving_signature_matches_the_training_input_path(tmp_path, transformed
         steps_per_epoch=5, epochs=1, verbose=0)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
 
-  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
+  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.EXAMPLES_SIGNATURE]
   examples = tf.constant(serialize(transformed["rows"]))
   served = [serve(examples=examples)[export.OUTPUT_KEY].numpy() for _ in range(3)]
   assert served[0].shape == (64, 10)
@@ -186,7 +186,7 @@ def test_serving_ignores_the_label_and_needs_no_label(tmp_path, transformed, par
   decl, output, _ = parts
   m = model.build_model(decl, run.vocab_sizes(decl), CONFIG)
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
-  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.SIGNATURE]
+  serve = tf.saved_model.load(str(tmp_path / "model")).signatures[export.EXAMPLES_SIGNATURE]
   row = dict(transformed["rows"][0])
   with_label = serve(examples=tf.constant(serialize([row])))
   row.pop("label")

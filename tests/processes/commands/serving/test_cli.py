@@ -1,5 +1,6 @@
 """`python -m commands.serving rollback`: a copy of an earlier version pushed as
-the newest, and a version that is not there refused in one line."""
+the newest, and a version that is not there refused in one line. `request`:
+the REST request a JSON client sends, for real digits records."""
 
 import json
 import os
@@ -7,8 +8,10 @@ import subprocess
 import sys
 
 import serving
-from serving import history, latest, push
-from tests.conftest import REPO, model_dir
+from dataset import declaration
+from dataset.convert.rows import write_rows
+from serving import history, latest, push, rest
+from tests.conftest import DIGITS_YAML, REPO, digit_rows, model_dir
 
 
 def _serving(*args):
@@ -65,3 +68,18 @@ def test_rollback_to_a_version_that_is_not_there_is_one_line(tmp_path):
   proc = _serving("rollback", "--serving-dir", str(base), "--to", "12345")
   assert proc.returncode == 2 and "version 12345: expected one of" in proc.stderr, proc.stderr
   assert len([n for n in os.listdir(base) if n.isdigit()]) == 1
+
+
+def test_request_prints_what_a_json_client_sends_for_the_first_records(tmp_path):
+  write_rows(digit_rows(5), str(tmp_path), "eval")
+  (path,) = [str(p) for p in tmp_path.glob("eval*")]
+  proc = _serving("request", "--dataset", DIGITS_YAML, "--examples", path, "--count", "3")
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  specs = rest.inputs(declaration.load(DIGITS_YAML))
+  tensors = rest.decode(proc.stdout, specs)  # TF Serving's rules take it
+  assert {k: v.shape[0] for k, v in tensors.items()} == {k: 3 for k in specs}, tensors
+  assert tensors["image"][0].startswith(b"\x89PNG")
+
+  proc = _serving("request", "--dataset", DIGITS_YAML, "--examples", str(tmp_path / "none"))
+  assert (proc.returncode, proc.stderr.strip()) == (
+      2, f"error: --examples: no file at {tmp_path / 'none'}"), proc.stderr

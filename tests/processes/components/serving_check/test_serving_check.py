@@ -12,9 +12,12 @@ import tensorflow as tf
 from components.serving_check.serving_check import run_check
 
 CLASSES = 3
-CONTRACT = {"signature": "serving_default", "input": "examples", "label": "label",
+CONTRACT = {"signature": "serving_examples", "input": "examples", "label": "label",
             "probabilities": "probabilities",
-            "outputs": {"probabilities": {"dtype": "float32", "shape": [None, CLASSES]}}}
+            "outputs": {"probabilities": {"dtype": "float32", "shape": [None, CLASSES]}},
+            "json": {"signature": "serving_default",
+                     "inputs": {"x": {"dtype": "float32", "shape": [None, CLASSES]}}}}
+CHECKS = ["loads", "signature", "answers", "outputs", "finite", "probabilities", "json"]
 
 
 def _logits(serialized, required=("x",)):
@@ -34,12 +37,25 @@ OUTPUTS = {
 }
 
 
-def save(folder, name: str) -> str:
+# serving_default, the JSON clients' signature: x as it is, or not quite.
+JSON = {
+    "json_differs": (tf.float32, lambda x: {"probabilities": tf.nn.softmax(x * 1.01)}),
+    "json_int": (tf.int64, lambda x: {"probabilities": tf.nn.softmax(tf.cast(x, tf.float32))}),
+}
+
+
+def save(folder, name: str, json_signature: bool = True) -> str:
   module = tf.Module()
-  module.serve = tf.function(OUTPUTS[name], input_signature=[
+  module.serve = tf.function(OUTPUTS.get(name, OUTPUTS["good"]), input_signature=[
       tf.TensorSpec([None], tf.string, name="examples")])
+  signatures = {"serving_examples": module.serve}
+  if json_signature:
+    dtype, fn = JSON.get(name, (tf.float32, lambda x: {"probabilities": tf.nn.softmax(x)}))
+    module.serve_json = tf.function(fn, input_signature=[
+        tf.TensorSpec([None, CLASSES], dtype, name="x")])
+    signatures["serving_default"] = module.serve_json
   path = os.path.join(str(folder), name)
-  tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+  tf.saved_model.save(module, path, signatures=signatures)
   return path
 
 
@@ -58,8 +74,10 @@ def requests(tmp_path_factory):
 def test_a_model_that_serves_as_promised_passes_with_its_latency(tmp_path, requests):
   result = run_check(save(tmp_path, "good"), requests, CONTRACT, {})
   assert result["passed"] and result["reason"] == "", result
-  assert [c["name"] for c in result["checks"]] == [
-      "loads", "signature", "answers", "outputs", "finite", "probabilities"], result
+  assert [c["name"] for c in result["checks"]] == CHECKS, result
+  assert result["checks"][-1]["detail"].startswith(
+      "serving_default answered 40 REST instances (1 KB of JSON) as serving_examples did"), \
+      result["checks"][-1]
   assert result["examples"] == 40
   for batch, requests_sent in (("batch_1", 200), ("batch_64", 50)):
     figures = result["latency_ms"][batch]
@@ -82,8 +100,12 @@ def test_a_slow_model_is_timed_on_fewer_requests_not_for_minutes(tmp_path, reque
     ("renamed", "outputs: expected the outputs ['probabilities'], found ['scores']"),
     ("one_column", "outputs: expected 'probabilities' as float32 [40, 3] for 40 examples, "
                    "found float32 [40, 1]"),
-    ("needs_label", "answers: serving_default failed on 40 eval examples: "
+    ("needs_label", "answers: serving_examples failed on 40 eval examples: "
                     "InvalidArgumentError: "),
+    ("json_differs", "json: expected serving_default to answer 40 REST instances as "
+                     "serving_examples did, to 1e-05; the largest difference is "),
+    ("json_int", "json: expected serving_default to take x float32 [None, 3], found "
+                 "x int64 [None, 3]"),
 ])
 def test_a_model_that_does_not_serve_is_refused_with_its_reason(tmp_path, requests,
                                                                  name, reason):
@@ -109,8 +131,14 @@ def test_a_missing_signature_is_refused(tmp_path, requests):
   path = str(tmp_path / "no_signature")
   tf.saved_model.save(module, path)
   result = run_check(path, requests, CONTRACT, {})
-  assert result["reason"] == ("signature: expected a signature 'serving_default', "
+  assert result["reason"] == ("signature: expected a signature 'serving_examples', "
                               "found none"), result["reason"]
+
+
+def test_a_model_without_a_json_signature_is_refused(tmp_path, requests):
+  result = run_check(save(tmp_path, "good", json_signature=False), requests, CONTRACT, {})
+  assert result["reason"] == ("json: expected a signature 'serving_default' for JSON "
+                              "clients, found ['serving_examples']"), result["reason"]
 
 
 def test_a_latency_budget_is_a_check(tmp_path, requests):
