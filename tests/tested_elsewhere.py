@@ -58,6 +58,7 @@ TESTED_ELSEWHERE = {
     'trainer/jobs/launch.py': E2E + 'test_train_workers.py, the Trainer step launching its job on each engine',
     'trainer/jobs/watch.py': 'with unit/trainer/jobs/test_trainjob.py',
     'trainer/jobs/kube.py': 'with unit/trainer/jobs/test_trainjob.py',
+    'runtime/kube.py': 'with unit/trainer/jobs/test_trainjob.py (the training launcher calls the cluster through it)',
     'trainer/jobs/tfjob.py': 'with e2e/test_tfjob_budget.py, e2e/test_train_workers.py',
     'trainer/jobs/job.py': 'with e2e/test_tfjob_budget.py, e2e/test_train_workers.py',
     'trainer/jobs/local.py': 'with processes/trainer/test_checkpoints.py, processes/trainer/test_distribute.py',

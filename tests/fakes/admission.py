@@ -4,13 +4,13 @@ a refusal with 403, `admission webhook "<name>" denied the request: ...`,
 as the API server relays controller-runtime's Denied)."""
 
 import re
-from typing import List
+from typing import List, Optional
 
 DOMAIN_PREFIXED = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
                              r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$")
 
 
-def problems(trainer_version: str, plural: str, body: dict) -> List[str]:
+def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] = None) -> List[str]:
   """What the engines' validating webhooks refuse, in their words.
 
   - TrainJob (Kubeflow Trainer 2.2 and later, `validator.trainjob.trainer.

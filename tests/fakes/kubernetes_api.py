@@ -241,6 +241,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
   def do_DELETE(self):
     self._route("delete")
 
+  def do_PUT(self):
+    self._route("update")
+
+  def do_PATCH(self):
+    self._route("patch")
+
   def _body(self) -> dict:
     length = int(self.headers.get("Content-Length") or 0)
     return json.loads(self.rfile.read(length) or b"{}")
@@ -259,24 +265,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
     self._send(200, {"kind": "List", "apiVersion": key[0], "items": items,
                      "metadata": {"resourceVersion": version}})
 
-  def _create(self, key: Key, query) -> None:
-    body = self._body()
-    name = body.get("metadata", {}).get("name", "")
-    key = key[:3] + (name,)
+  def _refused(self, key: Key, query, body: dict, old: Optional[dict] = None) -> bool:
+    """Answers, and True, when strict decoding, the CRD or a webhook refuses
+    `body` (`old`: the object it would replace)."""
+    name = key[3]
     if query.get("fieldValidation") == "Strict":
       problems = strict_problems(self.store, key[2], body)
       if problems:  # apiserver's transformDecodeError
         kind, version = body.get("kind", ""), body.get("apiVersion", "").rsplit("/", 1)[-1]
-        return self._send(400, status(400, "BadRequest", (
+        self._send(400, status(400, "BadRequest", (
             f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
             f'error: ' + ", ".join(problems))))
+        return True
     if key[2] in RELEASE:  # the CRD's schema and CEL rules, then the webhooks
       wrong = crd_schemas.problems(key[2], RELEASE[key[2]](self.store), body)["invalid"]
       if wrong:
         text = wrong[0] if len(wrong) == 1 else f"[{', '.join(wrong)}]"
-        return self._send(422, status(422, "Invalid",
-                                      f'{KINDS[key[2]]} "{name}" is invalid: {text}'))
-    refused = admission.problems(self.store.trainer_version, key[2], body)
+        self._send(422, status(422, "Invalid", f'{KINDS[key[2]]} "{name}" is invalid: {text}'))
+        return True
+    refused = admission.problems(self.store.trainer_version, key[2], body, old)
     if key[2] == "trainjobs" and self.store.trainer_version >= "2.2":
       ref = body.get("spec", {}).get("runtimeRef", {})
       plural = "clustertrainingruntimes" if ref.get("kind") == "ClusterTrainingRuntime" \
@@ -286,12 +293,65 @@ class Handler(http.server.BaseHTTPRequestHandler):
         refused = [admission.missing_runtime(ref, plural)]  # ValidateObjects stops there
     if refused:  # controller-runtime's Denied: 403, the errors aggregated
       text = refused[0] if len(refused) == 1 else f"[{', '.join(refused)}]"
-      return self._send(403, status(403, "Forbidden", (
+      self._send(403, status(403, "Forbidden", (
           f'admission webhook "{admission.WEBHOOKS[key[2]]}" denied the request: {text}')))
+      return True
+    return False
+
+  def _create(self, key: Key, query) -> None:
+    body = self._body()
+    name = body.get("metadata", {}).get("name", "")
+    key = key[:3] + (name,)
+    if self._refused(key, query, body):
+      return
     if self.store.get(key) is not None:
       return self._send(409, status(409, "AlreadyExists",
                                     f'{key[2]} "{name}" already exists'))
+    body.setdefault("metadata", {})["generation"] = 1
     self._send(201, self.store.create(key, body))
+
+  def _update(self, key: Key, query) -> None:
+    """PUT: the whole object replaced, at the resourceVersion it was read at
+    (a custom resource allows no unconditional update: apiextensions-apiserver
+    customresource strategy AllowUnconditionalUpdate false)."""
+    self._replace(key, query, lambda old: self._body(), conditional=True)
+
+  def _patch(self, key: Key, query) -> None:
+    """PATCH, `application/merge-patch+json` (RFC 7386: null deletes)."""
+    if self.headers.get("Content-Type", "").split(";")[0] != "application/merge-patch+json":
+      return self._send(415, status(415, "UnsupportedMediaType", "the body of the request "
+                                    "was in an unknown format - accepted media types "
+                                    "include: application/merge-patch+json"))
+    change = self._body()
+    self._replace(key, query, lambda old: merge_patch(old, change), conditional=False)
+
+  def _replace(self, key: Key, query, new_of: Callable[[dict], dict], conditional: bool):
+    old = self.store.get(key)
+    if old is None:
+      return self._send(404, status(404, "NotFound", f'{key[2]} "{key[3]}" not found'))
+    body = new_of(json.loads(json.dumps(old)))
+    version = body.get("metadata", {}).get("resourceVersion", "")
+    resource = f"{key[2]}.{key[0].split('/')[0]}" if "/" in key[0] else key[2]
+    if conditional and not version:
+      return self._send(422, status(422, "Invalid", f'{KINDS.get(key[2], key[2])} "{key[3]}" '
+                                    "is invalid: metadata.resourceVersion: Invalid value: "
+                                    "0x0: must be specified for an update"))
+    if version and version != old["metadata"]["resourceVersion"]:
+      return self._send(409, status(409, "Conflict", (
+          f'Operation cannot be fulfilled on {resource} "{key[3]}": the object has been '
+          "modified; please apply your changes to the latest version and try again")))
+    if self._refused(key, query, body, old):
+      return
+    # Identity and status are the server's (a status subresource: status
+    # changes only through /status); a new spec is a new generation.
+    for field in ("uid", "creationTimestamp", "name", "namespace"):
+      if field in old["metadata"]:
+        body["metadata"][field] = old["metadata"][field]
+    if "status" in old:
+      body["status"] = old["status"]
+    generation = old["metadata"].get("generation", 1)
+    body["metadata"]["generation"] = generation + (body.get("spec") != old.get("spec"))
+    self._send(200, self.store.update(key, lambda obj: (obj.clear(), obj.update(body))))
 
   def _delete(self, key: Key, query) -> None:
     obj = self.store.delete(key)
@@ -355,6 +415,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
       if done:
         return
       threading.Event().wait(0.5)
+
+
+def merge_patch(target, patch):
+  """RFC 7386 JSON merge patch."""
+  if not isinstance(patch, dict):
+    return patch
+  target = dict(target) if isinstance(target, dict) else {}
+  for k, v in patch.items():
+    if v is None:
+      target.pop(k, None)
+    else:
+      target[k] = merge_patch(target.get(k), v)
+  return target
 
 
 def serve(store: Store) -> http.server.ThreadingHTTPServer:

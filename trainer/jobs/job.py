@@ -6,16 +6,14 @@ import json
 import os
 from typing import Dict, List, Optional
 
+from runtime.kube import ClusterError  # noqa: F401  (raised by the engines)
+
 POD_ENV = "TRAIN_JOB_POD"  # set by the compiler on the Trainer step (pod_spec below)
 QUIET_ENV = "TRAIN_WORKER_QUIET"  # the local engine's, when its runner is quiet
 
 
 class JobFailed(RuntimeError):
   """The job ended without a model: names the job, the worker and why."""
-
-
-class ClusterError(RuntimeError):
-  """The cluster refused or lacks something: names what to install or grant."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,9 +1,4 @@
-"""Reaching the cluster as Kubernetes clients do, and saying plainly what it lacks.
-
-The `kubernetes` client (in the lock), not Kubeflow's SDK: that installs a
-top-level package named `kubeflow`, which this project's own would shadow.
-Inside a pod the client uses the pod's service account, elsewhere
-`KUBECONFIG`; the namespace is the pod's own (or the kubeconfig context's).
+"""The training launcher's side of the cluster (runtime/kube.py reaches it).
 
 What a user of this step meets from the cluster, each as one line:
 - a forbidden call: which verb on which resource, and the manifest that
@@ -14,84 +9,32 @@ What a user of this step meets from the cluster, each as one line:
 
 import logging
 import os
-from typing import Callable, Dict, List, Optional
+from typing import Dict, List, Optional
 
-from trainer.jobs.job import ClusterError
+from runtime import kube
+from runtime.kube import NAMESPACE_FILE, ClusterError  # noqa: F401  (callers' names)
 
 log = logging.getLogger("absl")
-NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 RBAC = "kubeflow/manifests/trainer-rbac.yaml"
 RBAC_PROFILES = "kubeflow/manifests/trainer-rbac-kubeflow-edit.yaml"  # aggregated to kubeflow-edit
+GRANTS = kube.Grants(RBAC, RBAC_PROFILES,
+                     'install the engine (docs/kubeflow.md, "Training on several machines")')
 
 
-class Cluster:
-  """The API clients and this pod's namespace."""
+class Cluster(kube.Cluster):
+  """The API clients and this pod's namespace; refusals say what to grant
+  the Trainer's step."""
 
   def __init__(self):
-    from kubernetes import client, config
-    try:
-      config.load_incluster_config()
-      with open(NAMESPACE_FILE) as f:
-        self.namespace = f.read().strip()
-    except config.ConfigException:
-      try:
-        # KUBECONFIG as it is now: the client's default is read at its import.
-        config.load_kube_config(config_file=os.environ.get("KUBECONFIG"))
-      except (config.ConfigException, TypeError) as e:
-        raise ClusterError(f"cannot reach a Kubernetes cluster: not in a pod, and "
-                           f"KUBECONFIG ({os.environ.get('KUBECONFIG', '~/.kube/config')}) "
-                           f"gives none: {e}") from None
-      _, context = config.list_kube_config_contexts(os.environ.get("KUBECONFIG"))
-      self.namespace = context.get("context", {}).get("namespace") or "default"
-    self.custom = client.CustomObjectsApi()
-    self.core = client.CoreV1Api()
-
-  def call(self, what: str, fn: Callable, *args, missing_ok: bool = False, **kwargs):
-    """fn(*args, **kwargs), with the API's refusals turned into one line;
-    None for a missing object when `missing_ok`."""
-    from kubernetes.client.exceptions import ApiException
-    try:
-      return fn(*args, **kwargs)
-    except ApiException as e:
-      # A missing object, not a missing kind of object (an engine not installed).
-      if e.status == 404 and missing_ok and b"could not find the requested resource" \
-          not in (e.body if isinstance(e.body, bytes) else str(e.body or "").encode()):
-        return None
-      raise ClusterError(explain(what, self.namespace, e.status, e.reason, e.body)) from None
+    super().__init__(GRANTS)
 
 
-def create(cluster: "Cluster", group: str, version: str, plural: str, body: dict) -> dict:
-  """Creates a custom object with strict field validation: a field this
-  cluster's version of the API does not know is refused by name, not
-  silently dropped (the client's own create method cannot ask for that)."""
-  path = f"/apis/{group}/{version}/namespaces/{cluster.namespace}/{plural}"
-  return cluster.call(
-      f"create {plural}.{group} {body['metadata']['name']}",
-      cluster.custom.api_client.call_api, path, "POST",
-      query_params=[("fieldValidation", "Strict")], body=body,
-      header_params={"Content-Type": "application/json", "Accept": "application/json"},
-      response_type="object", auth_settings=["BearerToken"], _return_http_data_only=True)
+create = kube.create
 
 
 def explain(what: str, namespace: str, status: int, reason: str, body) -> str:
-  """One line for an API error: what was asked, what the cluster said, and
-  what to install or grant."""
-  import json
-  try:
-    message = json.loads(body).get("message", "") if body else ""
-  except ValueError:
-    message = str(body)
-  said = message or reason
-  if said.startswith("admission webhook "):  # a rule of the cluster's, not a right
-    return f"{what}: refused by the cluster ({said})"
-  if status == 403:
-    return (f"{what}: forbidden in namespace {namespace} ({said}); grant the step's service "
-            f"account what it needs: kubectl apply -n {namespace} -f {RBAC} (on a "
-            f"multi-user install, every profile at once: kubectl apply -f {RBAC_PROFILES})")
-  if status == 404 and "could not find the requested resource" in said:
-    return (f"{what}: this cluster does not serve that API ({said}); install the "
-            f"engine (docs/kubeflow.md, \"Training on several machines\")")
-  return f"{what}: the cluster answered {status} {reason}: {said}"
+  """One line for an API error met by the training launcher."""
+  return kube.explain(what, namespace, status, reason, body, GRANTS)
 
 
 def owner(cluster: Cluster, env=os.environ) -> Optional[Dict]:
