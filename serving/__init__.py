@@ -150,21 +150,21 @@ def push(model_path: str, base_directory: str, extra=None) -> str:
   numbers = [int(n.rstrip("/")) for n in listed if n.rstrip("/").isdigit()]
   version = str(max([int(time.time())] + [n + 1 for n in numbers]))
   temporary = os.path.join(base_directory, f".tmp-{version}-{uuid.uuid4().hex[:8]}")
-  _copy_tree(model_path, temporary)
+  copy_tree(model_path, temporary)
   for name, text in (extra or {}).items():
     storage.gfile().makedirs(os.path.dirname(os.path.join(temporary, name)))
     with storage.gfile().GFile(os.path.join(temporary, name), "w") as f:
       f.write(text)
   target = os.path.join(base_directory, version)
   if storage.scheme(base_directory):
-    _copy_tree(temporary, target, last=SAVED_MODEL)
+    copy_tree(temporary, target, last=SAVED_MODEL)
     storage.gfile().rmtree(temporary)
   else:
     storage.gfile().rename(temporary, target)
   return target
 
 
-def _copy_tree(source: str, target: str, last: str = "") -> None:
+def copy_tree(source: str, target: str, last: str = "") -> None:
   """Copies every file; the top folder's file `last`, if any, after the rest."""
   final = None
   for folder, _, files in storage.gfile().walk(source):

@@ -1,7 +1,8 @@
-"""`python -m commands.serving versions|rollback|request`: a serving dir's
-versions, putting an earlier one back, and a JSON client's request.
+"""`python -m commands.serving versions|rollback|request|kserve`: a serving
+dir's versions, putting an earlier one back, a JSON client's request, and
+the versions on KServe.
 
-Both work on any serving dir, a local run's or a Kubeflow pipeline's
+`versions` and `rollback` work on any serving dir, a local run's or a Kubeflow pipeline's
 (`--serving-dir`, a folder, gs:// or s3://), from what each version records
 beside its model (serving/history.py); neither needs ML Metadata. Exit
 status 2, with one line, when the serving dir cannot be reached or the
@@ -9,6 +10,10 @@ version asked for is not there. `rollback` writes a new version and deletes
 nothing. `request` prints the REST predict request (`{"instances": [...]}`)
 that `serving_default` takes for the first records of a TFRecord file, as a
 JSON client sends them (serving/rest.py), for `curl -d @request.json`.
+`kserve deploy|promote|status` points an InferenceService at a version (a
+canary first, with `--canary-percent`), gives the canary all traffic, or
+says where traffic goes (serving/kserve.py); `rollback --kserve NAME` also
+points it at the copy it pushes. A refusal of the cluster is one line, exit 2.
 """
 
 import argparse
@@ -16,9 +21,11 @@ import os
 import sys
 from typing import List, Optional
 
+import serving
 from dataset.fields import DeclarationError
 from runtime import storage
-from serving import ServingError, history
+from runtime.kube import ClusterError
+from serving import ServingError, history, kserve
 
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -41,6 +48,28 @@ def build_parser() -> argparse.ArgumentParser:
                                  help="push a copy of an earlier version as the newest")
   rollback.add_argument("--to", metavar="VERSION",
                         help="the version to bring back (default: the one before the newest)")
+  rollback.add_argument("--kserve", metavar="NAME", help="also point this InferenceService "
+                        "at the copy (a canary's traffic returns at once)")
+  kserve_parser = commands.add_parser("kserve", help="the serving dir's versions on KServe "
+                                      "v0.20.0: deploy, promote, status")
+  target = argparse.ArgumentParser(add_help=False, parents=[common])
+  target.add_argument("--name", required=True, help="the InferenceService's name")
+  actions = kserve_parser.add_subparsers(dest="action", required=True)
+  deploy = actions.add_parser("deploy", parents=[target], help="point the InferenceService "
+                              "at a version: created, as a canary, or outright")
+  deploy.add_argument("--version", help="the version (default: the newest)")
+  deploy.add_argument("--canary-percent", type=int, default=0,
+                      help="the new version's share of traffic while the served one keeps "
+                           "the rest (Knative mode; default: 0, outright)")
+  deploy.add_argument("--mode", default="knative", choices=sorted(kserve.MODES),
+                      help="KServe's deployment mode (default: %(default)s)")
+  deploy.add_argument("--service-account", default="",
+                      help="the predictor's, carrying the S3 Secret (default: none)")
+  deploy.add_argument("--image", default=kserve.IMAGE, help="the TF Serving image "
+                      "(default: %(default)s)")
+  actions.add_parser("promote", parents=[target], help="the canary takes all traffic")
+  actions.add_parser("status", parents=[target], help="the version served, and where "
+                     "traffic goes")
   request = commands.add_parser("request", help="print a REST predict request for the "
                                 "first records of a TFRecord file")
   request.add_argument("--dataset", required=True, help="the dataset declaration (YAML)")
@@ -69,6 +98,25 @@ def request_lines(dataset: str, examples: str, count: int) -> List[str]:
   return [rest.request_body(records, rest.inputs(decl))]
 
 
+def kserve_lines(args, serving_dir: str) -> List[str]:
+  """`kserve deploy|promote|status`, and a rollback's InferenceService."""
+  storage.enable([serving_dir])
+  if args.command == "rollback":
+    lines = history.rollback_lines(serving_dir, args.to)
+    copy = os.path.basename(serving.latest(serving_dir))
+    return lines + [kserve.KServe(kserve.Target(args.kserve)).roll_back(serving_dir, copy)]
+  if args.action == "deploy":
+    target = kserve.Target(args.name, args.mode, args.canary_percent, args.service_account,
+                           args.image)
+    newest = serving.latest(serving_dir)
+    version = args.version or (os.path.basename(newest) if newest else "")
+    if not version:
+      raise ServingError(f"no version in {serving_dir} to deploy")
+    return [kserve.KServe(target).deploy(serving_dir, version)]
+  deployed = kserve.KServe(kserve.Target(args.name))
+  return [deployed.promote()] if args.action == "promote" else deployed.status_lines()
+
+
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
   serving_dir = getattr(args, "serving_dir", None) or os.path.join(
@@ -76,11 +124,14 @@ def main(argv: Optional[List[str]] = None) -> int:
   try:
     if args.command == "request":
       lines = request_lines(args.dataset, args.examples, args.count)
+    elif args.command == "kserve" or getattr(args, "kserve", None):
+      lines = kserve_lines(args, serving_dir)
     elif args.command == "rollback":
       lines = history.rollback_lines(serving_dir, args.to)
     else:
       lines = history.version_lines(serving_dir)
-  except (ServingError, storage.StorageError, DeclarationError) as e:
+  except (ServingError, storage.StorageError, DeclarationError, ClusterError,
+          ValueError) as e:
     print(f"error: {e}", file=sys.stderr)
     return 2
   print("\n".join(lines))

@@ -6,6 +6,8 @@ as the API server relays controller-runtime's Denied)."""
 import re
 from typing import List, Optional
 
+from tests.fakes import kserve
+
 DOMAIN_PREFIXED = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
                              r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$")
 
@@ -27,6 +29,8 @@ def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] 
   Not modelled: the TrainJob webhook's other rules (the runtime's
   replicated jobs and containers, initializers, immutability on update).
   """
+  if plural == "inferenceservices":
+    return kserve.problems(body, old)
   if plural == "tfjobs":
     return tfjob_problems(body)
   if plural == "trainingruntimes":
@@ -45,7 +49,14 @@ def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] 
 
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-WEBHOOKS = {"trainjobs": "validator.trainjob.trainer.kubeflow.org",
+def mutate(plural: str, body: dict) -> None:
+  """The mutating webhooks, in place: KServe's defaulter (kserve.py)."""
+  if plural == "inferenceservices":
+    kserve.mutate(body)
+
+
+WEBHOOKS = {"inferenceservices": kserve.WEBHOOK,
+            "trainjobs": "validator.trainjob.trainer.kubeflow.org",
             "trainingruntimes": "validator.trainingruntime.trainer.kubeflow.org",
             "tfjobs": "validator.tfjob.training-operator.kubeflow.org"}
 

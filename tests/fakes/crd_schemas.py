@@ -4,7 +4,8 @@ server's CRD validation (kubernetes_api.py calls it).
 
 The files in tests/fakes/crds/ are the releases' CRDs as they are, named
 `<repository>@<tag>.<file>` (kubeflow/trainer `manifests/base/crds/`,
-kubeflow/training-operator `manifests/base/crds/`). From each version's
+kubeflow/training-operator `manifests/base/crds/`, kserve/kserve
+`config/crd/full/`). From each version's
 `schema.openAPIV3Schema`, as apiextensions-apiserver does
 (`pkg/apiserver/schema`, Kubernetes v1.31):
 - strict decoding (`fieldValidation=Strict`, what the launcher sends): a
@@ -40,6 +41,7 @@ FILES = {  # (plural, release) -> file
     ("trainjobs", "2.2"): "kubeflow-trainer@v2.2.0.trainer.kubeflow.org_trainjobs.yaml",
     ("trainjobs", "2.3"): "kubeflow-trainer@v2.3.0.trainer.kubeflow.org_trainjobs.yaml",
     ("tfjobs", "1.9"): "training-operator@release-1.9-078ec30.kubeflow.org_tfjobs.yaml",
+    ("inferenceservices", "0.20"): "kserve@v0.20.0.serving.kserve.io_inferenceservices.yaml",
 }
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,
          "integer": int, "number": (int, float)}

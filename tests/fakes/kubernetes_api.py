@@ -28,10 +28,16 @@ As the real API server does:
   collection, background propagation).
 
 - a TrainJob the Trainer's validating webhook refuses answers 403 with
-  its message (admission.py: the rules modelled, and not).
+  its message (admission.py: the rules modelled, and not); an
+  InferenceService, KServe's webhooks (kserve.py), on create and on update;
+- an update (PUT) names the resourceVersion it read: another answers 409
+  Conflict, none 422; a merge patch (PATCH, `application/merge-patch+json`)
+  needs none; both keep the object's identity and status (a status
+  subresource) and count a new spec as a new `metadata.generation`.
 
 Not modelled: authentication (a token names its account), the other
-admission webhooks, server-side apply, pagination.
+admission webhooks, server-side apply, JSON and strategic-merge patches,
+finalizers holding a deletion, pagination.
 """
 
 import datetime
@@ -90,6 +96,7 @@ class Store:
     self._version = itertools.count(1)
     self.lock = threading.Condition()
     self.on_delete: List[Callable[[Key, dict], None]] = []
+    self.after_write: List[Callable[[Key], None]] = []
 
   def forbid(self, verb: str, plural: str) -> None:
     self.forbidden.add((verb, plural))
@@ -161,8 +168,10 @@ def selected(obj: dict, labels: str, fields: str) -> bool:
   return True
 
 
-RELEASE = {"trainjobs": lambda store: store.trainer_version, "tfjobs": lambda store: "1.9"}
-KINDS = {"trainjobs": "TrainJob.trainer.kubeflow.org", "tfjobs": "TFJob.kubeflow.org"}
+RELEASE = {"trainjobs": lambda store: store.trainer_version, "tfjobs": lambda store: "1.9",
+           "inferenceservices": lambda store: "0.20"}
+KINDS = {"trainjobs": "TrainJob.trainer.kubeflow.org", "tfjobs": "TFJob.kubeflow.org",
+         "inferenceservices": "InferenceService.serving.kserve.io"}
 
 
 def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
@@ -269,6 +278,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     """Answers, and True, when strict decoding, the CRD or a webhook refuses
     `body` (`old`: the object it would replace)."""
     name = key[3]
+    admission.mutate(key[2], body)  # the mutating webhooks come first
     if query.get("fieldValidation") == "Strict":
       problems = strict_problems(self.store, key[2], body)
       if problems:  # apiserver's transformDecodeError
@@ -309,6 +319,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                     f'{key[2]} "{name}" already exists'))
     body.setdefault("metadata", {})["generation"] = 1
     self._send(201, self.store.create(key, body))
+    self._written(key)
+
+  def _written(self, key: Key) -> None:
+    for hook in self.store.after_write:  # controllers that reconcile on a change
+      hook(key)
 
   def _update(self, key: Key, query) -> None:
     """PUT: the whole object replaced, at the resourceVersion it was read at
@@ -352,6 +367,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     generation = old["metadata"].get("generation", 1)
     body["metadata"]["generation"] = generation + (body.get("spec") != old.get("spec"))
     self._send(200, self.store.update(key, lambda obj: (obj.clear(), obj.update(body))))
+    self._written(key)
 
   def _delete(self, key: Key, query) -> None:
     obj = self.store.delete(key)

@@ -1,6 +1,8 @@
 """`python -m commands.serving rollback`: a copy of an earlier version pushed as
 the newest, and a version that is not there refused in one line. `request`:
-the REST request a JSON client sends, for real digits records."""
+the REST request a JSON client sends, for real digits records. `kserve`:
+versions deployed, a canary promoted, a rollback pointing the
+InferenceService back, on the stand-in API with KServe (tests/fakes/kserve.py)."""
 
 import json
 import os
@@ -12,11 +14,13 @@ from dataset import declaration
 from dataset.convert.rows import write_rows
 from serving import history, latest, push, rest
 from tests.conftest import DIGITS_YAML, REPO, digit_rows, model_dir
+from tests.fakes import kserve as kserve_fake
 
 
-def _serving(*args):
+def _serving(*args, env=None):
   return subprocess.run([sys.executable, "-m", "commands.serving", *args], cwd=REPO,
-                        capture_output=True, text=True, timeout=300)
+                        capture_output=True, text=True, timeout=300,
+                        env={**os.environ, **(env or {})})
 
 
 def test_rollback_pushes_a_copy_of_the_earlier_version_as_the_newest(tmp_path):
@@ -83,3 +87,39 @@ def test_request_prints_what_a_json_client_sends_for_the_first_records(tmp_path)
   proc = _serving("request", "--dataset", DIGITS_YAML, "--examples", str(tmp_path / "none"))
   assert (proc.returncode, proc.stderr.strip()) == (
       2, f"error: --examples: no file at {tmp_path / 'none'}"), proc.stderr
+
+
+def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_path):
+  base = str(tmp_path / "serving")
+  first = os.path.basename(push(model_dir(str(tmp_path / "m1")), base))
+  with kserve_fake.standin(str(tmp_path), "team-a") as (store, config):
+    env = {"KUBECONFIG": config}
+    flags = ("--serving-dir", base, "--name", "digits")
+    proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20", env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == (f"kserve: created InferenceService digits serving version "
+                                   f"{first} (Knative mode)")
+    second = os.path.basename(push(model_dir(str(tmp_path / "m2")), base))
+    proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20", env=env)
+    assert proc.stdout.startswith(f"kserve: version {second} is a canary at 20% of traffic; "
+                                  f"version {first} keeps 80%"), proc.stdout + proc.stderr
+    assert kserve_fake.traffic(store, "team-a", "digits") == [(20, second), (80, first)]
+    proc = _serving("kserve", "status", *flags, env=env)
+    assert " 20% to revision digits-predictor-00002 (latest)" in proc.stdout, proc.stdout
+    # Rolled back: the serving dir's copy of the first, and its traffic back at once.
+    proc = _serving("rollback", "--serving-dir", base, "--kserve", "digits", env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    copy = os.path.basename(latest(base))
+    assert proc.stdout.splitlines()[-1].startswith(f"kserve: canary version {second} rolled "
+                                                   "back"), proc.stdout
+    assert kserve_fake.traffic(store, "team-a", "digits") == [(0, copy), (100, first)]
+    proc = _serving("kserve", "promote", *flags, env=env)
+    assert proc.stdout.strip() == f"kserve: version {copy} promoted to all traffic"
+    assert kserve_fake.traffic(store, "team-a", "digits") == [(100, copy)]
+
+    store.forbid("patch", "inferenceservices")
+    third = os.path.basename(push(model_dir(str(tmp_path / "m3")), base))
+    proc = _serving("kserve", "deploy", *flags, env=env)
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.stderr.startswith("error: patch inferenceservices.serving.kserve.io digits "
+                                  f"(serve {third}): forbidden in namespace team-a"), proc.stderr

@@ -1,0 +1,247 @@
+"""The serving dir's versions on KServe: one InferenceService per pipeline,
+pointed at a version, as a canary first when one already serves.
+
+Supported: KServe v0.20.0 (kserve/kserve at that tag; file:line below), in
+its default Knative mode for canaries (`--mode knative`), or Standard mode
+without them. What upstream does, and what is done about it here:
+
+- TF Serving needs numbered version folders under its `--model_base_path`
+  (`/mnt/models`, config/runtimes/kserve-tensorflow-serving.yaml:27-32), and
+  KServe copies the `storageUri`'s contents there as they are
+  (python/storage/kserve_storage/kserve_storage.py:543-553). The serving
+  dir would bring every version, and `<serving dir>/<N>/` none. So a
+  version is staged as `<serving dir>/kserve/<N>/<N>/` (`stage`), and the
+  URI is `<serving dir>/kserve/<N>/`, ending in `/`: an S3 prefix is matched
+  unanchored (kserve_storage.py:533), so `kserve/17` would also fetch
+  `kserve/170/`.
+- The runtime's image is `tensorflow/serving:2.6.2` (config/runtimes/
+  kustomization.yaml:22-24), older than the TensorFlow that exports the
+  model; the predictor's container fields are merged over the runtime's
+  (pkg/controller/v1beta1/inferenceservice/utils/utils.go:253-263), so the
+  InferenceService names a TF Serving as new as its TensorFlow (`IMAGE`).
+  It also names the runtime: another one may rank above TF Serving for an
+  unpinned `tensorflow` model (predictor_model.go:133-163).
+- A canary is `spec.predictor.canaryTrafficPercent`, read only in Knative
+  mode (reconcilers/knative/ksvc_reconciler.go:123-164): the new revision
+  gets that share, the last rolled-out one the rest. Standard mode ignores
+  it, and v0.20.0's `spec.canary[]` sets replicas, not traffic
+  (components/predictor.go:886-1040), so a canary in Standard mode is
+  refused here. Removing the field promotes; 0 sends all traffic back to
+  the last rolled-out revision (KServe's rollback).
+- The deployment mode cannot change once the controller recorded it
+  (inference_service_validation.go:691-701): a deploy in another mode is
+  refused here, in one line, before the webhook would.
+- S3 credentials come from the Secrets (annotated `serving.kserve.io/s3-
+  endpoint`, pkg/credentials/s3/s3_secret.go:61-71) listed on the service
+  account `serviceAccountName` names (service_account_credentials.go:260-266).
+
+The serving dir stays the record of what is served: a rollback first
+pushes a copy of the earlier version (serving/history.py), then points the
+InferenceService at that copy; with a canary in flight, at 0% of traffic, so
+the last rolled-out revision (the model copied) keeps serving without a
+restart. Every call goes through the `kubernetes` client in the step's (or
+the kubeconfig's) namespace; a refusal is one line naming the manifest that
+grants the calls (kubeflow/manifests/kserve-rbac.yaml).
+"""
+
+import dataclasses
+import os
+import re
+from typing import List, Optional
+
+import serving
+from runtime import kube, storage
+
+GROUP, API_VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
+STAGED = "kserve"  # in the serving dir: kserve/<N>/<N>/, what KServe downloads
+RUNTIME = "kserve-tensorflow-serving"
+IMAGE = "tensorflow/serving:2.16.1"  # the TensorFlow the lock exports with (2.16)
+MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+MODES = {"knative": "Knative", "standard": "Standard"}  # constants.go:559-568
+# Which serving-dir version the predictor's spec names, and the one it replaced
+# while a canary is in flight.
+VERSION_ANNOTATION = "tfrecord-pipeline.dev/serving-version"
+PREVIOUS_ANNOTATION = "tfrecord-pipeline.dev/previous-version"
+NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+GRANTS = kube.Grants("kubeflow/manifests/kserve-rbac.yaml",
+                     "kubeflow/manifests/kserve-rbac-kubeflow-edit.yaml",
+                     "install KServe v0.20.0 (docs/kubeflow.md, \"Serving on KServe\")")
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+  """Where and how a pipeline's versions are served.
+
+  Attributes:
+    name: the InferenceService's name (a DNS-1035 label).
+    mode: `knative` (canaries) or `standard`.
+    canary_percent: a new version's share of traffic while the one before
+      keeps the rest; 0 rolls it out at once.
+    service_account: the predictor's, carrying the S3 Secret; "" for none.
+    image: the TF Serving image the predictor runs.
+  """
+  name: str
+  mode: str = "knative"
+  canary_percent: int = 0
+  service_account: str = ""
+  image: str = IMAGE
+
+  def __post_init__(self):
+    # The validating webhook's name rule (inference_service_validation.go:469-474).
+    if not NAME.match(self.name):
+      raise ValueError(f"--kserve: expected an InferenceService name of lower-case "
+                       f"letters, digits and '-', starting with a letter, found {self.name!r}")
+    if self.mode not in MODES:
+      raise ValueError(f"--kserve-mode: expected one of {', '.join(MODES)}, found {self.mode!r}")
+    if not 0 <= self.canary_percent < 100:
+      raise ValueError("--kserve-canary-percent: expected 0 (no canary) to 99, found "
+                       f"{self.canary_percent}")
+    if self.canary_percent and self.mode != "knative":
+      raise ValueError("--kserve-canary-percent: a canary needs --kserve-mode knative: KServe "
+                       "v0.20.0's Standard mode ignores canaryTrafficPercent, and its "
+                       "spec.canary[] splits replicas, not traffic")
+
+
+def stage(serving_dir: str, version: str) -> str:
+  """Copies a version to where KServe downloads it from, unless there; its URI.
+  `saved_model.pb` is written last, as a push writes it (serving/__init__.py)."""
+  source = os.path.join(serving_dir, version)
+  if not storage.gfile().exists(os.path.join(source, serving.SAVED_MODEL)):
+    raise serving.ServingError(f"no version {version} in {serving_dir}")
+  target = os.path.join(serving_dir, STAGED, version, version)
+  if not storage.gfile().exists(os.path.join(target, serving.SAVED_MODEL)):
+    serving.copy_tree(source, target, last=serving.SAVED_MODEL)
+  return os.path.join(serving_dir, STAGED, version) + "/"  # holds just <version>/
+
+
+def body(target: Target, namespace: str, storage_uri: str, version: str,
+         previous: Optional[str] = None) -> dict:
+  """The InferenceService serving `version` (a canary beside `previous`)."""
+  annotations = {MODE_ANNOTATION: MODES[target.mode], VERSION_ANNOTATION: version}
+  if previous:
+    annotations[PREVIOUS_ANNOTATION] = previous
+  predictor = {"model": {"modelFormat": {"name": "tensorflow", "version": "2"},
+                         "runtime": RUNTIME, "storageUri": storage_uri,
+                         "image": target.image}}
+  if target.service_account:
+    predictor["serviceAccountName"] = target.service_account
+  if previous and target.canary_percent:
+    predictor["canaryTrafficPercent"] = target.canary_percent
+  return {"apiVersion": f"{GROUP}/{API_VERSION}", "kind": "InferenceService",
+          "metadata": {"name": target.name, "namespace": namespace,
+                       "annotations": annotations},
+          "spec": {"predictor": predictor}}
+
+
+class KServe:
+  """One InferenceService of a cluster's namespace."""
+
+  def __init__(self, target: Target, cluster: Optional[kube.Cluster] = None):
+    self.target = target
+    self.cluster = cluster or kube.Cluster(GRANTS)
+    self.path = (f"/apis/{GROUP}/{API_VERSION}/namespaces/{self.cluster.namespace}/"
+                 f"{PLURAL}/{target.name}")
+
+  def get(self) -> Optional[dict]:
+    return self.cluster.call(f"get {PLURAL}.{GROUP} {self.target.name}",
+                             self.cluster.custom.get_namespaced_custom_object, GROUP,
+                             API_VERSION, self.cluster.namespace, PLURAL, self.target.name,
+                             missing_ok=True)
+
+  def _patch(self, change: dict, why: str) -> dict:
+    return self.cluster.send(f"patch {PLURAL}.{GROUP} {self.target.name} ({why})", "PATCH",
+                             self.path, change, "application/merge-patch+json")
+
+  def _refuse_mode_change(self, found: dict) -> None:
+    mode = (found.get("status", {}).get("deploymentMode")
+            or found["metadata"].get("annotations", {}).get(MODE_ANNOTATION))
+    wanted = MODES[self.target.mode]
+    if mode and {"Serverless": "Knative", "RawDeployment": "Standard"}.get(mode, mode) != wanted:
+      raise kube.ClusterError(
+          f"InferenceService {self.target.name} runs in {mode} mode, asked for {wanted}: "
+          "KServe refuses to change it (update rejected: deploymentMode cannot be changed); "
+          "deploy with --kserve-mode " + ("knative" if mode in ("Knative", "Serverless")
+                                          else "standard") + " or under another name")
+
+  def deploy(self, serving_dir: str, version: str) -> str:
+    """Points the InferenceService at `version`: created, as a canary beside
+    the version it serves, or outright; nothing when it already names it."""
+    storage_uri = stage(serving_dir, version)
+    found = self.get()
+    if found is None:
+      kube.create(self.cluster, GROUP, API_VERSION, PLURAL,
+                  body(self.target, self.cluster.namespace, storage_uri, version))
+      return (f"kserve: created InferenceService {self.target.name} serving version "
+              f"{version} ({MODES[self.target.mode]} mode)")
+    self._refuse_mode_change(found)
+    annotations = found["metadata"].get("annotations", {})
+    served = annotations.get(VERSION_ANNOTATION, "")
+    if served == version:
+      return f"kserve: InferenceService {self.target.name} already serves version {version}"
+    canary = self.target.canary_percent
+    # A canary replacing a canary: the rest of the traffic stays with the
+    # version rolled out before both.
+    in_flight = found["spec"]["predictor"].get("canaryTrafficPercent") is not None
+    rolled_out = annotations.get(PREVIOUS_ANNOTATION) if in_flight else served
+    self._patch({"metadata": {"annotations": {
+        VERSION_ANNOTATION: version, PREVIOUS_ANNOTATION: rolled_out if canary else None}},
+        "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
+            "storageUri": storage_uri, "image": self.target.image}}}}, f"serve {version}")
+    if canary:
+      return (f"kserve: version {version} is a canary at {canary}% of traffic; version "
+              f"{rolled_out or '(unknown)'} keeps {100 - canary}% until `promote` or "
+              "`rollback`")
+    return f"kserve: InferenceService {self.target.name} now serves version {version}"
+
+  def promote(self) -> str:
+    """The canary takes all traffic."""
+    found = self._found()
+    predictor = found["spec"]["predictor"]
+    version = found["metadata"].get("annotations", {}).get(VERSION_ANNOTATION, "?")
+    if predictor.get("canaryTrafficPercent") is None:
+      return (f"kserve: InferenceService {self.target.name} has no canary; version {version} "
+              "already takes all traffic")
+    self._patch({"metadata": {"annotations": {PREVIOUS_ANNOTATION: None}},
+                 "spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
+    return f"kserve: version {version} promoted to all traffic"
+
+  def roll_back(self, serving_dir: str, version: str) -> str:
+    """Points the InferenceService at `version` (a rollback's copy, just
+    pushed): with a canary in flight, at 0% of traffic, so the revision
+    rolled out before the canary keeps all of it (KServe's rollback);
+    otherwise rolled out as any version is."""
+    found = self._found()
+    self._refuse_mode_change(found)
+    predictor = found["spec"]["predictor"]
+    if predictor.get("canaryTrafficPercent") is None:
+      outright = dataclasses.replace(self.target, canary_percent=0)
+      return KServe(outright, self.cluster).deploy(serving_dir, version)
+    storage_uri = stage(serving_dir, version)
+    was = found["metadata"].get("annotations", {}).get(VERSION_ANNOTATION, "?")
+    self._patch({"metadata": {"annotations": {VERSION_ANNOTATION: version,
+                                              PREVIOUS_ANNOTATION: None}},
+                 "spec": {"predictor": {"canaryTrafficPercent": 0, "model": {
+                     "storageUri": storage_uri}}}}, "roll back")
+    return (f"kserve: canary version {was} rolled back: its traffic returns at once to the "
+            f"revision rolled out before it; the spec names version {version}, its copy")
+
+  def _found(self) -> dict:
+    found = self.get()
+    if found is None:
+      raise kube.ClusterError(f"no InferenceService {self.target.name} in namespace "
+                              f"{self.cluster.namespace}: deploy a version first")
+    return found
+
+  def status_lines(self) -> List[str]:
+    """What the InferenceService serves and where its traffic goes."""
+    found = self._found()
+    annotations = found["metadata"].get("annotations", {})
+    status = found.get("status", {})
+    ready = [c.get("status") for c in status.get("conditions", []) if c.get("type") == "Ready"]
+    lines = [f"InferenceService {self.target.name}: version {annotations.get(VERSION_ANNOTATION, '?')}, "
+             f"Ready {ready[0] if ready else '?'}, {status.get('url', 'no URL yet')}"]
+    for entry in status.get("components", {}).get("predictor", {}).get("traffic", []):
+      lines.append(f"  {entry.get('percent', 0):>3}% to revision {entry.get('revisionName')}"
+                   + (" (latest)" if entry.get("latestRevision") else "")
+                   + (f" [{entry['tag']}]" if entry.get("tag") else ""))
+    return lines

@@ -1,0 +1,235 @@
+"""KServe v0.20.0 as a STAND-IN: its InferenceService webhooks and the part of
+its controller a deploy meets, in Knative mode, acting on kubernetes_api.py's
+objects. No cluster, Knative or TF Serving runs here.
+
+From kserve/kserve at v0.20.0 (file:line at that tag):
+- the defaulter (pkg/apis/serving/v1beta1/inference_service_defaults.go):
+  `Serverless` becomes `Knative` and `RawDeployment` `Standard` in the
+  `serving.kserve.io/deploymentMode` annotation (:164-176); with the
+  shipped default (Serverless, config/configmap/inferenceservice.yaml:743-746)
+  no annotation is added (:178-186); `predictor.tensorflow` becomes
+  `predictor.model` with modelFormat tensorflow (:236-237, :296-303); a
+  model's format is added as the annotation `modelFormat` (:273-283);
+- the validator (inference_service_validation.go), its errors verbatim: the
+  name (:469-474, component.go:44); exactly one implementation in the
+  predictor (:157-165, component.go:441-451); replicas (component.go:374-
+  413); `spec.canary` only in Standard mode (:188-191); on update, the
+  deployment mode fixed once the status records it (:691-701). Not
+  modelled: blocked env vars, multi-node, logger, autoscaler rules,
+  storage URIs (checked by the controller, not at admission);
+- the controller in Knative mode: each new spec is a new revision
+  `<name>-predictor-<generation, 5 digits>` (Knative's naming), ready once
+  its model loads; the route (reconcilers/knative/ksvc_reconciler.go:123-164):
+  with `canaryTrafficPercent` and a rolled-out revision, the latest ready
+  revision gets that share and the last rolled-out one (tag `prev`) the
+  rest, else the latest ready revision all; the bookkeeping
+  (inference_service_status.go:567-636): a latest ready revision at 100%
+  becomes the rolled-out one, the one before it the previous; `Ready` is
+  PredictorReady and IngressReady (:295-298); `status.deploymentMode`
+  (controller.go:421-425) and the finalizer (controller.go:177-214).
+- the storage initializer: `storageUri` downloaded as kserve-storage does it
+  (python/storage/kserve_storage/kserve_storage.py:533, 543-553: an S3
+  prefix matched unanchored, each key's remainder under /mnt/models; a
+  local path as it is), and TF Serving then needs `<number>/saved_model.pb`
+  there (`--model_base_path=/mnt/models`, config/runtimes/kserve-tensorflow-
+  serving.yaml:27-32). A revision whose download holds no such version
+  never becomes ready: PredictorReady False, as TF Serving's "No versions
+  of servable ... found under base path" keeps its pod from starting.
+"""
+
+import contextlib
+import os
+import re
+import time
+from typing import List, Optional
+
+GROUP_VERSION, PLURAL = "serving.kserve.io/v1beta1", "inferenceservices"
+WEBHOOK = "inferenceservice.kserve-webhook-server.validator"
+MODE = "serving.kserve.io/deploymentMode"
+NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+IMPLEMENTATIONS = ["Name", "SKLearn", "XGBoost", "Tensorflow", "PyTorch", "Triton", "ONNX",
+                   "HuggingFace", "PMML", "LightGBM", "Paddle", "Model", "StorageUris",
+                   "StorageContainerName", "WorkerSpec", "PodSpec"]
+FIELDS = {"Tensorflow": "tensorflow", "SKLearn": "sklearn", "XGBoost": "xgboost",
+          "PyTorch": "pytorch", "Triton": "triton", "ONNX": "onnx",
+          "HuggingFace": "huggingface", "PMML": "pmml", "LightGBM": "lightgbm",
+          "Paddle": "paddle", "Model": "model", "StorageUris": "storageUris",
+          "WorkerSpec": "workerSpec"}
+LEGACY = {"Serverless": "Knative", "RawDeployment": "Standard"}
+
+
+def mutate(body: dict) -> dict:
+  """The defaulting webhook (inference_service_defaults.go:163-214)."""
+  annotations = body.setdefault("metadata", {}).setdefault("annotations", {})
+  if annotations.get(MODE) in LEGACY:
+    annotations[MODE] = LEGACY[annotations[MODE]]
+  predictor = body.get("spec", {}).get("predictor", {})
+  if "tensorflow" in predictor:
+    predictor["model"] = {**predictor.pop("tensorflow"), "modelFormat": {"name": "tensorflow"}}
+  name = predictor.get("model", {}).get("modelFormat", {}).get("name")
+  if name:
+    annotations.setdefault("modelFormat", name)
+  return body
+
+
+def problems(body: dict, old: Optional[dict]) -> List[str]:
+  """The validating webhook's refusal, its first error only (it stops there)."""
+  name = body.get("metadata", {}).get("name", "")
+  if old is not None:
+    if old.get("metadata", {}).get("deletionTimestamp"):
+      return []
+    recorded = old.get("status", {}).get("deploymentMode", "")
+    wanted = body["metadata"].get("annotations", {}).get(MODE)
+    if recorded and wanted and wanted != recorded:
+      return [f"update rejected: deploymentMode cannot be changed from '{recorded}' to "
+              f"'{wanted}'"]
+  if not NAME.match(name):
+    return [f'the InferenceService "{name}" is invalid: a InferenceService name must consist '
+            "of lower case alphanumeric characters or '-', and must start with alphabetical "
+            'character. (e.g. "my-name" or "abc-123", regex used for validation is '
+            "'[a-z]([-a-z0-9]*[a-z0-9])?')"]
+  spec = body.get("spec", {})
+  predictor = spec.get("predictor", {})
+  found = [k for k, field in FIELDS.items() if predictor.get(field)]
+  if len(found) != 1:
+    return [f"exactly one of [{', '.join(IMPLEMENTATIONS)}] must be specified in "
+            "PredictorSpec"]
+  low, high = predictor.get("minReplicas", 1), predictor.get("maxReplicas", 0)
+  if low < 0:
+    return ["'MinReplicas' cannot be less than 0"]
+  if high < 0:
+    return ["'MaxReplicas' cannot be less than 0"]
+  if high and low > high:
+    return ["'MinReplicas' cannot be greater than MaxReplicas"]
+  if spec.get("canary") and body["metadata"].get("annotations", {}).get(MODE) != "Standard":
+    return ["canary is only supported in Standard deployment mode"]
+  return []
+
+
+def downloaded(storage_uri: str) -> List[str]:
+  """The files the storage initializer puts under /mnt/models: for s3://,
+  kserve-storage's own listing, `bucket.objects.filter(Prefix=...)`, an
+  unanchored prefix, each key's remainder its path (kserve_storage.py:515-
+  553), through boto3 at S3_ENDPOINT; a local path as it is (symlinked,
+  :1218-1256)."""
+  if storage_uri.startswith("s3://"):
+    import boto3
+    bucket, _, bucket_path = storage_uri[len("s3://"):].partition("/")
+    s3 = boto3.resource("s3", endpoint_url=os.environ["S3_ENDPOINT"],
+                        region_name=os.environ.get("AWS_REGION", "us-east-1"))
+    keys = [o.key for o in s3.Bucket(bucket).objects.filter(Prefix=bucket_path)
+            if not o.key.endswith("/") and o.size]
+    return sorted(k[len(bucket_path):].lstrip("/") for k in keys)
+  return sorted(os.path.relpath(os.path.join(folder, f), storage_uri)
+                for folder, _, files in os.walk(storage_uri) for f in files)
+
+
+def serves(storage_uri: str) -> bool:
+  """TF Serving finds a numbered version holding saved_model.pb."""
+  return any(re.match(r"^\d+/saved_model\.pb$", f) for f in downloaded(storage_uri))
+
+
+class Controller:
+  """Reconciles every InferenceService after each change, as KServe's does."""
+
+  def __init__(self, store):  # a kubernetes_api.Store, which imports this module
+    self.store = store
+    self.revisions = {}  # (namespace, name) -> [(revision, storageUri, ready)]
+    store.after_write.append(self.on_write)
+
+  def on_write(self, key: tuple) -> None:
+    obj = self.store.get(key)
+    if obj is not None and key[0] == GROUP_VERSION and key[2] == PLURAL:
+      self.reconcile(key, obj)
+
+  def reconcile_all(self) -> None:
+    for key, obj in list(self.store.objects.items()):
+      if key[0] == GROUP_VERSION and key[2] == PLURAL:
+        self.reconcile(key, obj)
+
+  def reconcile(self, key: tuple, obj: dict) -> None:
+    meta, predictor = obj["metadata"], obj["spec"]["predictor"]
+    if meta.get("annotations", {}).get(MODE) == "Standard":
+      return  # Standard mode: a Deployment update, not modelled
+    revisions = self.revisions.setdefault(key[1:4:2], [])
+    generation = meta.get("generation", 1)
+    name = f"{meta['name']}-predictor-{generation:05d}"
+    storage_uri = predictor["model"]["storageUri"]
+    if not revisions or revisions[-1][0] != name:
+      revisions.append((name, storage_uri, serves(storage_uri)))
+    status = obj.get("status", {})
+    component = dict(status.get("components", {}).get("predictor", {}))
+    ready = [r for r in revisions if r[2]]
+    latest_ready = ready[-1][0] if ready else ""
+    rolled = component.get("latestRolledoutRevision", "")
+    percent = predictor.get("canaryTrafficPercent")
+    if percent is not None and rolled:  # ksvc_reconciler.go:134-153
+      traffic = [{"revisionName": latest_ready, "latestRevision": True, "percent": percent}]
+      if percent < 100:
+        traffic.append({"revisionName": rolled, "latestRevision": False,
+                        "percent": 100 - percent, "tag": "prev"})
+    else:  # :154-164
+      traffic = [{"revisionName": latest_ready, "latestRevision": True, "percent": 100}]
+    traffic = [t for t in traffic if t["revisionName"]]
+    for t in traffic:  # inference_service_status.go:582-590
+      if t["latestRevision"] and t["percent"] == 100 and rolled != latest_ready:
+        component["previousRolledoutRevision"] = rolled
+        component["latestRolledoutRevision"] = rolled = latest_ready
+    component.update(latestCreatedRevision=revisions[-1][0], latestReadyRevision=latest_ready,
+                     traffic=traffic)
+    created_ready = revisions[-1][2]
+    url = f"http://{meta['name']}.{key[1]}.example.com"
+    conditions = [{"type": t, "status": "True" if ok else "False"} for t, ok in (
+        ("PredictorReady", created_ready), ("IngressReady", bool(latest_ready)),
+        ("Ready", created_ready and bool(latest_ready)))]
+    new_status = {**status, "components": {"predictor": component}, "conditions": conditions,
+                  "deploymentMode": "Knative", "url": url if latest_ready else None,
+                  "clusterServingRuntimeName": "kserve-tensorflow-serving",
+                  "observedGeneration": generation}
+    if new_status != status or "inferenceservice.finalizers" not in meta.get("finalizers", []):
+      def change(o):
+        o["status"] = new_status
+        o["metadata"].setdefault("finalizers", ["inferenceservice.finalizers"])
+      self.store.update(key, change)
+
+
+@contextlib.contextmanager
+def standin(folder: str, namespace: str):
+  """The stand-in API server with KServe installed and its controller:
+  yields (store, the path of a kubeconfig naming `namespace`)."""
+  from tests.fakes import kubernetes_api
+  store = kubernetes_api.Store({PLURAL})
+  Controller(store)
+  server = kubernetes_api.serve(store)
+  path = os.path.join(folder, "kubeconfig")
+  with open(path, "w") as f:
+    f.write(kubernetes_api.kubeconfig(server, namespace))
+  try:
+    yield store, path
+  finally:
+    server.shutdown()
+
+
+def reconciled(store, namespace: str, name: str, seconds: float = 60) -> dict:
+  """The InferenceService once the controller has reconciled its spec (it
+  runs after the API's answer, as a controller does)."""
+  key = (GROUP_VERSION, namespace, PLURAL, name)
+  deadline = time.monotonic() + seconds
+  while True:
+    obj = store.get(key)
+    if obj and obj.get("status", {}).get("observedGeneration") == obj["metadata"]["generation"]:
+      return obj
+    if time.monotonic() > deadline:
+      raise AssertionError(f"expected the controller to reconcile {name} within {seconds} s, "
+                           f"found {obj}")
+    time.sleep(0.05)
+
+
+def traffic(store, namespace: str, name: str) -> list:
+  """(percent, the serving-dir version its revision serves) of each route."""
+  obj = reconciled(store, namespace, name)
+  (controller,) = [h.__self__ for h in store.after_write if isinstance(h.__self__, Controller)]
+  versions = {revision: os.path.basename(uri.rstrip("/"))
+              for revision, uri, _ in controller.revisions[(namespace, name)]}
+  return sorted((t["percent"], versions[t["revisionName"]])
+                for t in obj["status"]["components"]["predictor"]["traffic"])
