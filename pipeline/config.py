@@ -11,6 +11,7 @@ from typing import List, Mapping, Optional
 from dataset.declaration import Declaration, Evaluation
 from dataset.training import ConfigError, TrainingConfig
 from dataset.training import check as _check
+from serving.kserve import Target
 from trainer.jobs import ENGINES
 
 __all__ = ["ConfigError", "PipelineConfig", "Resources", "TrainingConfig"]
@@ -91,6 +92,8 @@ class PipelineConfig:
       Trainer launch N workers as a job (trainer/jobs/) on `train_engine`.
     train_engine: where those workers run (`trainer.jobs.ENGINES`): `local`
       processes, or on a cluster `trainjob`, `tfjob` or `vertex`.
+    kserve: after the Pusher, the InferenceService that serves the newest
+      version (components/kserve_deploy/); None: no such step.
   """
   pipeline_name: str
   pipeline_root: str
@@ -110,6 +113,7 @@ class PipelineConfig:
   scheduled_by: str = ""
   train_workers: int = 1
   train_engine: str = ""
+  kserve: Optional[Target] = None
 
   def __post_init__(self):
     _check("pipeline_name", self.pipeline_name,

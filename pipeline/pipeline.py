@@ -5,7 +5,7 @@ ExampleValidator -> AnomaliesGate -> Transform -> Trainer -> Evaluator ->
 ServingCheck -> Pusher, with BaselineModel (the model in production) feeding
 the Evaluator; with spans, SpanWindow first and DriftGate before the
 ExampleValidator; with `tuning:` in the declaration, a Tuner before the
-Trainer.
+Trainer; with `--kserve`, KServeDeploy after the Pusher.
 
 Every step is an ordinary component, so the same DAG compiles for Kubeflow
 Pipelines v2 and runs on its open-source backend (which runs no importer-free
@@ -23,6 +23,7 @@ from tfx.orchestration import pipeline as tfx_pipeline
 from components.baseline.baseline import BaselineModel
 from components.evaluator.eval_config import eval_config
 from components.evaluator.evaluator import Evaluator
+from components.kserve_deploy.kserve_deploy import KServeDeploy, target_json
 from components.pusher.pusher import Pusher
 from components.serving_check.serving_check import ServingCheck
 from components.transform.transform import Transform
@@ -48,6 +49,9 @@ def create_components(config: PipelineConfig, inputs: RunInputs,
   window_step, by_window = _window(config, run, inputs, window_step)
   data = data_components(config, run, by_window)
   nodes = data.nodes + _model_components(config, run, inputs, by_window, data)
+  if config.kserve:  # after the Pusher (nodes[-1]): the newest version on KServe
+    nodes.append(KServeDeploy(pushed_model=nodes[-1].outputs["pushed_model"],
+                              serving_dir=run.serving_dir, target=target_json(config.kserve)))
   if window_step:
     from_step = [value for _, value in by_window.items()]
     for node in nodes:
@@ -135,11 +139,9 @@ def _model_components(config: PipelineConfig, run: RunParameters, inputs: RunInp
                         eval_config=eval_config(config.declaration, config.evaluation), rules=config.evaluation,
                         classes=decl.label.class_names(), schema=schema,
                         image=next(iter(decl.of_kind("image")), None))
-  # Set after construction: on Kubeflow this is a runtime parameter holding
-  # the JSON list already.
+  # Set after construction: on Kubeflow a runtime parameter holding the JSON list.
   evaluator.exec_properties["example_splits"] = by_window.example_splits
-  # A blessed model must also serve: loaded in a fresh process, it answers
-  # eval examples through serving_default as its contract says, in budget.
+  # A blessed model must also serve, in a fresh process, through both signatures.
   serving_check = ServingCheck(
       model=trainer_node.outputs["model"], examples=examples,
       blessing=evaluator.outputs["blessing"],

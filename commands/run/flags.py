@@ -15,8 +15,10 @@ import time
 from typing import Any, Callable, Optional, Sequence, Tuple
 
 from dataset import declaration
+from dataset.training import ConfigError
 from pipeline.config import DEFAULT_BEAM_ARGS, PipelineConfig, TrainingConfig
 from runtime import process
+from serving import kserve
 
 
 def whole_number(low: int, high: Optional[int] = None,
@@ -108,6 +110,21 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
   parser.add_argument("--no-cache", action="store_true",
                       help="re-run every component even if its inputs are "
                            "unchanged")
+  kserve_flags(parser)
+
+
+def kserve_flags(parser: argparse.ArgumentParser) -> None:
+  """The KServeDeploy step's flags (components/kserve_deploy/)."""
+  parser.add_argument("--kserve", metavar="NAME", help="after the Pusher, point the "
+                      "InferenceService NAME (KServe v0.20.0) at the newest version; "
+                      "default: no such step")
+  parser.add_argument("--kserve-canary-percent", type=whole_number(0, 99), default=0,
+                      metavar="P", help="a new version's share of traffic while the "
+                      "served one keeps the rest (Knative mode; default 0: outright)")
+  parser.add_argument("--kserve-mode", choices=sorted(kserve.MODES), default="knative",
+                      help="KServe's deployment mode (default: %(default)s)")
+  parser.add_argument("--kserve-service-account", default="", metavar="NAME",
+                      help="the predictor's service account, carrying the S3 Secret")
 
 
 class _TrainSteps(argparse.Action):
@@ -158,7 +175,22 @@ def pipeline_config(args: argparse.Namespace, decl: declaration.Declaration,
                     else "local" if args.train_workers > 1 else ""),
       beam_args=(list(DEFAULT_BEAM_ARGS) if args.beam_args is None
                  else shlex.split(args.beam_args)),
+      kserve=kserve_target(args),
       **overrides)
+
+
+def kserve_target(args: argparse.Namespace) -> Optional[kserve.Target]:
+  """The --kserve flags' InferenceService, or None."""
+  if not args.kserve:
+    for flag in ("kserve_canary_percent", "kserve_service_account"):
+      if getattr(args, flag):
+        raise ConfigError(f"--{flag.replace('_', '-')}: only with --kserve NAME")
+    return None
+  try:
+    return kserve.Target(args.kserve, args.kserve_mode, args.kserve_canary_percent,
+                         args.kserve_service_account)
+  except ValueError as e:
+    raise ConfigError(str(e)) from None
 
 
 def training_setting(text: str) -> Tuple[str, Any]:

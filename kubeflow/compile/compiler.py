@@ -139,11 +139,14 @@ def uncached_steps(config: PipelineConfig) -> Tuple[str, ...]:
   content (TFX's driver that fingerprints them runs only on Vertex AI), so
   new files in the same place would otherwise go unseen; and the model
   served is not known when the pipeline is compiled."""
+  # KServeDeploy names the serving dir's newest version, which a rollback
+  # or another run's push changes with no input of the step's changing.
+  deploy = ("KServeDeploy",) if config.kserve else ()
   if spans.has_spans(config.declaration.data):
-    return (WINDOW_STEP,)
+    return (WINDOW_STEP,) + deploy
   # Without spans, nothing chose the Tuner's search when the run started:
   # the step looks for the latest one when it runs (components/tuner/tuner.py).
-  return NEVER_CACHED + (("Tuner",) if config.declaration.tuning else ())
+  return NEVER_CACHED + (("Tuner",) if config.declaration.tuning else ()) + deploy
 
 
 def runtime_defaults(pipeline) -> Dict:

@@ -25,6 +25,11 @@ workers: the first run searches (the Tuner step, as the backend runs it,
 its workers processes in its pod), the second reuses that search from the
 cache, and the third, one span later, searches again.
 
+It is compiled with `--kserve digits --kserve-canary-percent 10`: each run
+ends pointing the stand-in cluster's InferenceService (KServe v0.20.0,
+tests/fakes/kserve.py) at the newest version, run 3's as a canary; then a
+user promotes it and rolls the serving dir back, the InferenceService with it.
+
 It is compiled with `--keep-runs 1`: each run ends deleting what only older
 runs used, version 1's lineage kept, and raising the cache epoch of run 1's
 window once a cached step's output of it is gone.
@@ -64,6 +69,7 @@ from store.retention import cache_epoch
 from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket
 from tests.fakes import kfp_server
+from tests.fakes import kserve as kserve_fake
 from tests.fakes.kfp_backend import Backend, StepFailed
 from tests.fakes.s3_server import (
   KEY,
@@ -75,6 +81,7 @@ from tests.fakes.s3_server import (
   s3_server,
   upload_folder,
 )
+from tests.fakes.standin_cluster import StandInCluster
 
 pytestmark = pytest.mark.e2e
 
@@ -171,7 +178,8 @@ def ran(request, tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_s3")
   url, state, stop = kfp_server.serve()
   with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
-       webhook() as (hook, messages):
+       webhook() as (hook, messages), StandInCluster(str(root)) as cluster:
+    cluster.kserve.s3_endpoint = endpoint
     raw = digits_in_bucket(root, client, window=2)
     # The third run must push: a warm-started candidate may land a few eval
     # digits below the served model (CI: "not blessed"), which the default
@@ -193,7 +201,9 @@ def ran(request, tmp_path_factory):
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
         "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY",
         "--node-selector", "Trainer:cloud.google.com/gke-accelerator=nvidia-l4",
-        "--toleration", "Trainer:nvidia.com/gpu=present:NoSchedule"]) == 0
+        "--toleration", "Trainer:nvidia.com/gpu=present:NoSchedule",
+        "--kserve", "digits", "--kserve-canary-percent", "10",
+        "--kserve-service-account", "s3-reader"]) == 0
     spec = str(root / "compiled" / "pipeline.yaml")
     # Hardened pods, and the first run's first attempts killed: Transform
     # once its graph's first object is written, the Trainer at its first
@@ -202,17 +212,19 @@ def ran(request, tmp_path_factory):
     # (Always): the empty data root's failed SpanWindow is retried to its
     # end, so retention need not wait for a retry that may come.
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
-                      kills=preemptions(client), retry_policy="Always")
+                      kills=preemptions(client), retry_policy="Always", cluster=cluster)
     request.addfinalizer(backend.close)
     (root / "logs").mkdir()
     first = submit(spec, url, endpoint, state)
     run1 = execute(backend, spec, first, state, str(root / "logs"))
+    deployed = [traffic(cluster)]
     attempts = {task: json.loads(client.get_object(Bucket="pipelines", Key=(
         f"root/digits/{first['id']}/status/{task}.json"))["Body"].read())
                 for task in ("Trainer", "Evaluator")}
     folders = [_objects(client, "pipelines", f"root/digits/{first['id']}/")]
     second = submit(spec, url, endpoint, state)
     run2 = execute(backend, spec, second, state, str(root / "logs2"))
+    deployed.append(traffic(cluster))
     folders.append(_objects(client, "pipelines", f"root/digits/{first['id']}/"))
     empty = submit(spec, url, endpoint, state, "--data-root", "s3://data/nothing-here")
     failed = execute(backend, spec, empty, state, str(root / "logs_failed"))
@@ -226,6 +238,7 @@ def ran(request, tmp_path_factory):
                    f"notify_url=http://127.0.0.1:{free_port()}/hooks/T0")
     backend.publish_logs = False
     run3 = execute(backend, spec, third, state, str(root / "logs3"))
+    deployed.append(traffic(cluster))
     backend.publish_logs = True  # the first steps below: keyed as runs 1 and 2 were
     published3 = [k for k in _objects(client, "pipelines", f"root/digits/{third['id']}/")
                   if "/executor-logs" in k]
@@ -258,14 +271,36 @@ def ran(request, tmp_path_factory):
     summaries = [_run_page(backend, client, run)[("Retention", "summary")][2]
                  for run in (run1, run2, run3)]
     (root / "retention.md").write_text("\n".join(summaries))  # to read after a failure
+    # The canary run 3 deployed, promoted; then the serving dir rolled back,
+    # the InferenceService with it: a user's commands, as they run them.
+    kserve_lines = []
+    for command in (["kserve", "promote", "--name", "digits"],
+                    ["rollback", "--kserve", "digits"]):
+      proc = subprocess.run(
+          [sys.executable, "-m", "commands.serving", *command, "--serving-dir",
+           "s3://serving/digits"], cwd=REPO, capture_output=True, text=True, timeout=600,
+          env={**os.environ, **env(endpoint), "KUBECONFIG": cluster.kubeconfig})
+      kserve_lines.append(proc.stdout + proc.stderr)
+      deployed.append(traffic(cluster))
+    isvc = kserve_fake.reconciled(cluster.store, "kubeflow", "digits")
     yield {"folders": folders, "epochs": epochs, "summaries": summaries, "again": again,
            "attempts": attempts,
            "root": root, "page": page, "page3": page3, "first": first, "second": second,
            "run1": run1, "run2": run2, "run3": run3, "failed": failed, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
            "messages": list(messages), "runs": listed, "published3": published3,
-           "ids": [r["id"] for r in (first, second, empty, third)]}
+           "ids": [r["id"] for r in (first, second, empty, third)],
+           "deployed": deployed, "kserve_lines": kserve_lines, "isvc": isvc,
+           "versions_after": download(client, "s3://serving/digits", root / "serving4")}
   stop()
+
+
+def traffic(cluster) -> list:
+  """(percent, serving-dir version) of the InferenceService's routes."""
+  try:
+    return kserve_fake.traffic(cluster.store, "kubeflow", "digits")
+  except (KeyError, TypeError, AttributeError):
+    return []  # none yet: the test says what it expected
 
 
 def _run_page(backend, client, run) -> dict:
@@ -375,8 +410,10 @@ def test_a_second_run_with_nothing_new_runs_only_the_window_step(ran):
   assert ran["run2"].parameters["SpanWindow"] == ran["run1"].parameters["SpanWindow"]
   states = steps(ran["run2"])
   assert states.pop("SpanWindow") == "EXECUTED"
-  # And the report and retention, never cached: this run's page shows this run.
+  # And the report and retention, never cached: this run's page shows this run;
+  # and KServeDeploy, which names the serving dir's newest version.
   assert states.pop("RunReport") == "EXECUTED" and states.pop("Retention") == "EXECUTED"
+  assert states.pop("KServeDeploy") == "EXECUTED"
   assert set(states.values()) == {"CACHED"}, ran["run2"].states
 
 
@@ -547,6 +584,32 @@ def first_steps(spec: str, path) -> str:
 def _outputs_in(objects) -> set:
   """(task, output key) of the objects under a run's folder: <task>/<salt>/<key>/…"""
   return {tuple(k.split("/")[0:3:2]) for k in objects if k.count("/") >= 2}
+
+
+def test_kserve_serves_version_1_then_2_as_a_canary_promoted_then_rolled_back(ran):
+  """Compiled with --kserve digits --kserve-canary-percent 10: KServeDeploy after
+  the Pusher, on the stand-in's KServe v0.20.0 (tests/fakes/kserve.py), in the
+  step's namespace; then a user's promote and rollback."""
+  v1, v2, copy = sorted(v for v in os.listdir(ran["versions_after"]) if v.isdigit())
+  assert ran["deployed"] == [
+      [(100, v1)],  # run 1 created it
+      [(100, v1)],  # run 2 pushed nothing: nothing changed
+      [(10, v2), (90, v1)],  # run 3's push, a canary at the declared percent
+      [(100, v2)],  # promoted
+      [(100, copy)]], (ran["deployed"], ran["kserve_lines"])  # rolled back
+  assert ran["kserve_lines"][0].strip() == f"kserve: version {v2} promoted to all traffic"
+  with open(os.path.join(ran["versions_after"], copy, "assets.extra", "rollback.json")) as f:
+    assert json.load(f)["to"] == v1  # the serving dir's copy of version 1
+  isvc = ran["isvc"]
+  predictor = isvc["spec"]["predictor"]
+  assert predictor["model"]["storageUri"] == f"s3://serving/digits/kserve/{copy}/"
+  assert predictor["serviceAccountName"] == "s3-reader"
+  # Through KServe's schema and webhooks: the defaulter's annotation is on it.
+  assert isvc["metadata"]["annotations"]["modelFormat"] == "tensorflow", isvc["metadata"]
+  assert [c["status"] for c in isvc["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+  log = (ran["root"] / "logs3" / "KServeDeploy.log").read_text()
+  assert f"kserve: version {v2} is a canary at 10% of traffic; version {v1} keeps 90%" in log, \
+      log[-2000:]
 
 
 def test_each_run_ends_deleting_what_only_older_runs_used(ran):

@@ -35,6 +35,9 @@ From kserve/kserve at v0.20.0 (file:line at that tag):
   serving.yaml:27-32). A revision whose download holds no such version
   never becomes ready: PredictorReady False, as TF Serving's "No versions
   of servable ... found under base path" keeps its pod from starting.
+Not modelled: Standard mode's Deployments, credentials (the service
+account's Secrets, read here from this process's environment), pods,
+finalizers holding a deletion, TF Serving answering requests.
 """
 
 import contextlib
@@ -106,7 +109,7 @@ def problems(body: dict, old: Optional[dict]) -> List[str]:
   return []
 
 
-def downloaded(storage_uri: str) -> List[str]:
+def downloaded(storage_uri: str, s3_endpoint: str = "") -> List[str]:
   """The files the storage initializer puts under /mnt/models: for s3://,
   kserve-storage's own listing, `bucket.objects.filter(Prefix=...)`, an
   unanchored prefix, each key's remainder its path (kserve_storage.py:515-
@@ -115,8 +118,10 @@ def downloaded(storage_uri: str) -> List[str]:
   if storage_uri.startswith("s3://"):
     import boto3
     bucket, _, bucket_path = storage_uri[len("s3://"):].partition("/")
-    s3 = boto3.resource("s3", endpoint_url=os.environ["S3_ENDPOINT"],
-                        region_name=os.environ.get("AWS_REGION", "us-east-1"))
+    s3 = boto3.resource("s3", endpoint_url=s3_endpoint or os.environ["S3_ENDPOINT"],
+                        region_name="us-east-1",
+                        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "stand-in"),
+                        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "x"))
     keys = [o.key for o in s3.Bucket(bucket).objects.filter(Prefix=bucket_path)
             if not o.key.endswith("/") and o.size]
     return sorted(k[len(bucket_path):].lstrip("/") for k in keys)
@@ -124,9 +129,10 @@ def downloaded(storage_uri: str) -> List[str]:
                 for folder, _, files in os.walk(storage_uri) for f in files)
 
 
-def serves(storage_uri: str) -> bool:
+def serves(storage_uri: str, s3_endpoint: str = "") -> bool:
   """TF Serving finds a numbered version holding saved_model.pb."""
-  return any(re.match(r"^\d+/saved_model\.pb$", f) for f in downloaded(storage_uri))
+  return any(re.match(r"^\d+/saved_model\.pb$", f)
+             for f in downloaded(storage_uri, s3_endpoint))
 
 
 class Controller:
@@ -135,6 +141,7 @@ class Controller:
   def __init__(self, store):  # a kubernetes_api.Store, which imports this module
     self.store = store
     self.revisions = {}  # (namespace, name) -> [(revision, storageUri, ready)]
+    self.s3_endpoint = ""  # where an s3:// storageUri is downloaded from
     store.after_write.append(self.on_write)
 
   def on_write(self, key: tuple) -> None:
@@ -156,7 +163,7 @@ class Controller:
     name = f"{meta['name']}-predictor-{generation:05d}"
     storage_uri = predictor["model"]["storageUri"]
     if not revisions or revisions[-1][0] != name:
-      revisions.append((name, storage_uri, serves(storage_uri)))
+      revisions.append((name, storage_uri, serves(storage_uri, self.s3_endpoint)))
     status = obj.get("status", {})
     component = dict(status.get("components", {}).get("predictor", {}))
     ready = [r for r in revisions if r[2]]

@@ -1,8 +1,8 @@
 """The stand-in cluster, put together: a Kubernetes API server
-(kubernetes_api.py), the engines' controllers (training_engines.py), the
-shipped TrainingRuntime installed, and a run's Argo Workflow owning the
-Trainer step's pod. Used by tests/e2e/test_train_workers.py and
-bench/workers_bench.py.
+(kubernetes_api.py), the engines' controllers (training_engines.py), KServe
+(kserve.py), the shipped TrainingRuntime installed, and a run's Argo
+Workflow owning the Trainer step's pod. Used by tests/e2e/test_train_workers.py,
+tests/e2e/test_kubeflow_steps.py and bench/workers_bench.py.
 """
 
 import json
@@ -14,7 +14,7 @@ from typing import Dict, Optional
 
 import yaml
 
-from tests.fakes import kubernetes_api, training_engines
+from tests.fakes import kserve, kubernetes_api, training_engines
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NAMESPACE = "kubeflow"
@@ -40,7 +40,8 @@ class StandInCluster:
   def __init__(self, folder: str):
     self.folder = folder
     self.store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "tfjobs", "workflows",
-                                         "configmaps"})
+                                         "configmaps", kserve.PLURAL})
+    self.kserve = kserve.Controller(self.store)  # KServe v0.20.0, Knative mode
     # The pods' environment: this process's, without what a pod would not have.
     self.env = {k: v for k, v in os.environ.items()
                 if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "KUBECONFIG")}

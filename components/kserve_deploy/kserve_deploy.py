@@ -1,0 +1,48 @@
+"""KServeDeploy: after the Pusher, the serving dir's newest version on KServe.
+
+Off unless the pipeline is built with `--kserve NAME`. It points the
+InferenceService NAME, in the step's namespace, at the newest version of
+the serving dir (serving/kserve.py): created the first time, then each new
+version as a canary at `--kserve-canary-percent` of traffic while the one
+served keeps the rest, until `python -m commands.serving kserve promote` or
+`rollback --kserve NAME`. The newest version, not this run's push: the
+serving dir is the record of what is served, so a rollback's copy (or a
+push of another run) is what the InferenceService names too, and a run
+that pushed nothing changes nothing. A refusal of the cluster fails the
+step in one line naming what to grant or install.
+"""
+
+import dataclasses
+import json
+import os
+
+from absl import logging
+from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
+from tfx.dsl.component.experimental.decorators import component
+from tfx.types import standard_artifacts
+
+import serving
+from runtime import storage
+from serving import kserve
+
+
+def target_json(target: kserve.Target) -> str:
+  return json.dumps(dataclasses.asdict(target), sort_keys=True)
+
+
+@component
+def KServeDeploy(
+    pushed_model: InputArtifact[standard_artifacts.PushedModel],
+    serving_dir: Parameter[str],
+    target: Parameter[str]) -> None:
+  """Points the InferenceService at the serving dir's newest version."""
+  del pushed_model  # after the Pusher; what it pushed is the serving dir's newest
+  storage.enable([serving_dir])
+  newest = serving.latest(serving_dir)
+  if newest is None:
+    logging.info("kserve: nothing served yet in %s; no InferenceService", serving_dir)
+    return
+  line = kserve.KServe(kserve.Target(**json.loads(target))).deploy(
+      serving_dir, os.path.basename(newest))
+  logging.info("%s", line)
+  print(line, flush=True)

@@ -1,0 +1,55 @@
+"""components/kserve_deploy/kserve_deploy.py: the step after the Pusher points
+the InferenceService at the serving dir's newest version, on the stand-in
+API with KServe (tests/fakes/kserve.py); a run that pushed nothing changes
+nothing; the pipeline has the step only with --kserve, and the compiled
+pipeline never takes it from the cache."""
+
+import dataclasses
+import os
+
+from tfx.types import standard_artifacts
+
+import serving
+from components.kserve_deploy import kserve_deploy
+from dataset import declaration
+from pipeline.config import PipelineConfig
+from serving import kserve
+from tests.conftest import DIGITS_YAML, model_dir
+from tests.fakes import kserve as fake
+
+TARGET = kserve.Target("digits", canary_percent=25)
+
+
+def _run(serving_dir: str) -> None:
+  executor = kserve_deploy.KServeDeploy.EXECUTOR_SPEC.executor_class()
+  executor.Do({"pushed_model": [standard_artifacts.PushedModel()]}, {},
+              {"serving_dir": serving_dir, "target": kserve_deploy.target_json(TARGET)})
+
+
+def test_the_newest_version_is_deployed_a_canary_after_the_first(tmp_path, monkeypatch):
+  base = str(tmp_path / "serving")
+  with fake.standin(str(tmp_path), "kubeflow") as (store, config):
+    monkeypatch.setenv("KUBECONFIG", config)
+    _run(base)  # nothing served yet: no InferenceService
+    assert store.list("serving.kserve.io/v1beta1", "kubeflow", "inferenceservices") == []
+    first = os.path.basename(serving.push(model_dir(str(tmp_path / "m1")), base))
+    _run(base)
+    assert fake.traffic(store, "kubeflow", "digits") == [(100, first)]
+    second = os.path.basename(serving.push(model_dir(str(tmp_path / "m2")), base))
+    _run(base)
+    assert fake.traffic(store, "kubeflow", "digits") == [(25, second), (75, first)]
+    _run(base)  # a run that pushed nothing: the same spec, the same generation
+    assert fake.reconciled(store, "kubeflow", "digits")["metadata"]["generation"] == 2
+
+
+def test_the_step_is_there_only_with_kserve_and_never_cached_on_kubeflow():
+  from kubeflow.compile.compiler import uncached_steps
+  from tests.unit.pipeline.test_pipeline import _by_id, _config, build_pipeline
+  config = _config(declaration.load(DIGITS_YAML))
+  assert "KServeDeploy" not in _by_id(build_pipeline(config))
+  assert "KServeDeploy" not in uncached_steps(config)
+  with_step = dataclasses.replace(config, kserve=TARGET)
+  node = _by_id(build_pipeline(with_step))["KServeDeploy"]
+  assert node.exec_properties["target"] == kserve_deploy.target_json(TARGET)
+  assert "KServeDeploy" in uncached_steps(with_step)
+  assert isinstance(with_step, PipelineConfig)
