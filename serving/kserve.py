@@ -38,16 +38,15 @@ without them. What upstream does, and what is done about it here:
 The serving dir stays the record of what is served: a rollback first
 pushes a copy of the earlier version (serving/history.py), then points the
 InferenceService at that copy; with a canary in flight, at 0% of traffic, so
-the last rolled-out revision (the model copied) keeps serving without a
-restart. Every call goes through the `kubernetes` client in the step's (or
-the kubeconfig's) namespace; a refusal is one line naming the manifest that
-grants the calls (kubeflow/manifests/kserve-rbac.yaml).
+the last rolled-out revision (the model copied) keeps serving, at once.
+Calls go through the `kubernetes` client in the step's namespace; a refusal
+is one line naming what grants them (kubeflow/manifests/kserve-rbac.yaml).
 """
 
 import dataclasses
 import os
 import re
-from typing import List, Optional
+from typing import Optional
 
 import serving
 from runtime import kube, storage
@@ -58,10 +57,12 @@ RUNTIME = "kserve-tensorflow-serving"
 IMAGE = "tensorflow/serving:2.16.1"  # the TensorFlow the lock exports with (2.16)
 MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 MODES = {"knative": "Knative", "standard": "Standard"}  # constants.go:559-568
-# Which serving-dir version the predictor's spec names, and the one it replaced
-# while a canary is in flight.
-VERSION_ANNOTATION = "tfrecord-pipeline.dev/serving-version"
+# The serving-dir version rolled out before the one the spec names (which is
+# its storageUri's). KServe copies an InferenceService's annotations into
+# the Knative revision's template (components/predictor.go:100-102, 513-517),
+# so a change of one is a new revision: it changes only with the model.
 PREVIOUS_ANNOTATION = "tfrecord-pipeline.dev/previous-version"
+SCHEMES = ("s3", "gs")  # what the storage initializer downloads, and we write
 NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 GRANTS = kube.Grants("kubeflow/manifests/kserve-rbac.yaml",
                      "kubeflow/manifests/kserve-rbac-kubeflow-edit.yaml",
@@ -88,9 +89,11 @@ class Target:
 
   def __post_init__(self):
     # The validating webhook's name rule (inference_service_validation.go:469-474).
-    if not NAME.match(self.name):
-      raise ValueError(f"--kserve: expected an InferenceService name of lower-case "
-                       f"letters, digits and '-', starting with a letter, found {self.name!r}")
+    if not NAME.match(self.name) or len(self.name) > 45:
+      # Knative's revision <name>-predictor-<5 digits> must stay a DNS label.
+      raise ValueError(f"--kserve: expected an InferenceService name of at most 45 "
+                       f"lower-case letters, digits and '-', starting with a letter, found "
+                       f"{self.name!r}")
     if self.mode not in MODES:
       raise ValueError(f"--kserve-mode: expected one of {', '.join(MODES)}, found {self.mode!r}")
     if not 0 <= self.canary_percent < 100:
@@ -105,6 +108,13 @@ class Target:
 def stage(serving_dir: str, version: str) -> str:
   """Copies a version to where KServe downloads it from, unless there; its URI.
   `saved_model.pb` is written last, as a push writes it (serving/__init__.py)."""
+  if storage.scheme(serving_dir) not in SCHEMES:
+    # The controller takes a path without a scheme, but the storage
+    # initializer's container cannot see it: "Cannot recognize storage
+    # type" (kserve_storage.py:175-241), and the revision never gets ready.
+    raise serving.ServingError(
+        f"--serving-dir {serving_dir}: KServe downloads a model from s3:// or gs://, not "
+        "from a folder of this machine; serve from a bucket")
   source = os.path.join(serving_dir, version)
   if not storage.gfile().exists(os.path.join(source, serving.SAVED_MODEL)):
     raise serving.ServingError(f"no version {version} in {serving_dir}")
@@ -114,10 +124,10 @@ def stage(serving_dir: str, version: str) -> str:
   return os.path.join(serving_dir, STAGED, version) + "/"  # holds just <version>/
 
 
-def body(target: Target, namespace: str, storage_uri: str, version: str,
+def body(target: Target, namespace: str, storage_uri: str,
          previous: Optional[str] = None) -> dict:
-  """The InferenceService serving `version` (a canary beside `previous`)."""
-  annotations = {MODE_ANNOTATION: MODES[target.mode], VERSION_ANNOTATION: version}
+  """The InferenceService serving `storage_uri` (a canary beside `previous`)."""
+  annotations = {MODE_ANNOTATION: MODES[target.mode]}
   if previous:
     annotations[PREVIOUS_ANNOTATION] = previous
   predictor = {"model": {"modelFormat": {"name": "tensorflow", "version": "2"},
@@ -131,6 +141,12 @@ def body(target: Target, namespace: str, storage_uri: str, version: str,
           "metadata": {"name": target.name, "namespace": namespace,
                        "annotations": annotations},
           "spec": {"predictor": predictor}}
+
+
+def served_version(found: dict) -> str:
+  """The serving-dir version an InferenceService's spec names (its storageUri's)."""
+  uri = found["spec"]["predictor"].get("model", {}).get("storageUri", "")
+  return os.path.basename(uri.rstrip("/")) if f"/{STAGED}/" in uri else ""
 
 
 class KServe:
@@ -170,12 +186,12 @@ class KServe:
     found = self.get()
     if found is None:
       kube.create(self.cluster, GROUP, API_VERSION, PLURAL,
-                  body(self.target, self.cluster.namespace, storage_uri, version))
+                  body(self.target, self.cluster.namespace, storage_uri))
       return (f"kserve: created InferenceService {self.target.name} serving version "
               f"{version} ({MODES[self.target.mode]} mode)")
     self._refuse_mode_change(found)
     annotations = found["metadata"].get("annotations", {})
-    served = annotations.get(VERSION_ANNOTATION, "")
+    served = served_version(found)
     if served == version:
       return f"kserve: InferenceService {self.target.name} already serves version {version}"
     canary = self.target.canary_percent
@@ -183,26 +199,27 @@ class KServe:
     # version rolled out before both.
     in_flight = found["spec"]["predictor"].get("canaryTrafficPercent") is not None
     rolled_out = annotations.get(PREVIOUS_ANNOTATION) if in_flight else served
-    self._patch({"metadata": {"annotations": {
-        VERSION_ANNOTATION: version, PREVIOUS_ANNOTATION: rolled_out if canary else None}},
-        "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
-            "storageUri": storage_uri, "image": self.target.image}}}}, f"serve {version}")
-    if canary:
+    self._patch({"metadata": {"annotations": {PREVIOUS_ANNOTATION: rolled_out}},
+                 "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
+                     "storageUri": storage_uri, "image": self.target.image}}}},
+                f"serve {version}")
+    predictor_status = found.get("status", {}).get("components", {}).get("predictor", {})
+    if canary and predictor_status.get("latestRolledoutRevision"):
+      # Only then does KServe split (ksvc_reconciler.go:134).
       return (f"kserve: version {version} is a canary at {canary}% of traffic; version "
               f"{rolled_out or '(unknown)'} keeps {100 - canary}% until `promote` or "
               "`rollback`")
     return f"kserve: InferenceService {self.target.name} now serves version {version}"
 
   def promote(self) -> str:
-    """The canary takes all traffic."""
-    found = self._found()
-    predictor = found["spec"]["predictor"]
-    version = found["metadata"].get("annotations", {}).get(VERSION_ANNOTATION, "?")
-    if predictor.get("canaryTrafficPercent") is None:
+    """The canary takes all traffic: the field alone changes, so no new
+    revision starts (annotations would make one, above)."""
+    found = self.found()
+    version = served_version(found)
+    if found["spec"]["predictor"].get("canaryTrafficPercent") is None:
       return (f"kserve: InferenceService {self.target.name} has no canary; version {version} "
               "already takes all traffic")
-    self._patch({"metadata": {"annotations": {PREVIOUS_ANNOTATION: None}},
-                 "spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
+    self._patch({"spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
     return f"kserve: version {version} promoted to all traffic"
 
   def roll_back(self, serving_dir: str, version: str) -> str:
@@ -210,38 +227,24 @@ class KServe:
     pushed): with a canary in flight, at 0% of traffic, so the revision
     rolled out before the canary keeps all of it (KServe's rollback);
     otherwise rolled out as any version is."""
-    found = self._found()
+    found = self.found()
     self._refuse_mode_change(found)
     predictor = found["spec"]["predictor"]
     if predictor.get("canaryTrafficPercent") is None:
       outright = dataclasses.replace(self.target, canary_percent=0)
       return KServe(outright, self.cluster).deploy(serving_dir, version)
     storage_uri = stage(serving_dir, version)
-    was = found["metadata"].get("annotations", {}).get(VERSION_ANNOTATION, "?")
-    self._patch({"metadata": {"annotations": {VERSION_ANNOTATION: version,
-                                              PREVIOUS_ANNOTATION: None}},
-                 "spec": {"predictor": {"canaryTrafficPercent": 0, "model": {
-                     "storageUri": storage_uri}}}}, "roll back")
+    was = served_version(found)
+    # The version rolled out before the canary keeps all traffic: still the
+    # previous one, for the next canary's split.
+    self._patch({"spec": {"predictor": {"canaryTrafficPercent": 0, "model": {
+        "storageUri": storage_uri}}}}, "roll back")
     return (f"kserve: canary version {was} rolled back: its traffic returns at once to the "
             f"revision rolled out before it; the spec names version {version}, its copy")
 
-  def _found(self) -> dict:
+  def found(self) -> dict:
     found = self.get()
     if found is None:
       raise kube.ClusterError(f"no InferenceService {self.target.name} in namespace "
                               f"{self.cluster.namespace}: deploy a version first")
     return found
-
-  def status_lines(self) -> List[str]:
-    """What the InferenceService serves and where its traffic goes."""
-    found = self._found()
-    annotations = found["metadata"].get("annotations", {})
-    status = found.get("status", {})
-    ready = [c.get("status") for c in status.get("conditions", []) if c.get("type") == "Ready"]
-    lines = [f"InferenceService {self.target.name}: version {annotations.get(VERSION_ANNOTATION, '?')}, "
-             f"Ready {ready[0] if ready else '?'}, {status.get('url', 'no URL yet')}"]
-    for entry in status.get("components", {}).get("predictor", {}).get("traffic", []):
-      lines.append(f"  {entry.get('percent', 0):>3}% to revision {entry.get('revisionName')}"
-                   + (" (latest)" if entry.get("latestRevision") else "")
-                   + (f" [{entry['tag']}]" if entry.get("tag") else ""))
-    return lines

@@ -114,7 +114,21 @@ def kserve_lines(args, serving_dir: str) -> List[str]:
       raise ServingError(f"no version in {serving_dir} to deploy")
     return [kserve.KServe(target).deploy(serving_dir, version)]
   deployed = kserve.KServe(kserve.Target(args.name))
-  return [deployed.promote()] if args.action == "promote" else deployed.status_lines()
+  return [deployed.promote()] if args.action == "promote" else kserve_status(deployed)
+
+
+def kserve_status(deployed: kserve.KServe) -> List[str]:
+  """What the InferenceService serves and where its traffic goes."""
+  found = deployed.found()
+  status = found.get("status", {})
+  ready = [c.get("status") for c in status.get("conditions", []) if c.get("type") == "Ready"]
+  lines = [f"InferenceService {deployed.target.name}: version {kserve.served_version(found)}, "
+           f"Ready {ready[0] if ready else '?'}, {status.get('url') or 'no URL yet'}"]
+  for entry in status.get("components", {}).get("predictor", {}).get("traffic", []):
+    lines.append(f"  {entry.get('percent', 0):>3}% to revision {entry.get('revisionName')}"
+                 + (" (latest)" if entry.get("latestRevision") else "")
+                 + (f" [{entry['tag']}]" if entry.get("tag") else ""))
+  return lines
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -9,7 +9,10 @@ served keeps the rest, until `python -m commands.serving kserve promote` or
 serving dir is the record of what is served, so a rollback's copy (or a
 push of another run) is what the InferenceService names too, and a run
 that pushed nothing changes nothing. A refusal of the cluster fails the
-step in one line naming what to grant or install.
+step in one line naming what to grant or install. What it did is its
+output `deployed`, a system.Markdown artifact the run page shows (and an
+output of its own makes the launcher create the step's output folder,
+which the executor's output file lies under).
 """
 
 import dataclasses
@@ -17,11 +20,12 @@ import json
 import os
 
 from absl import logging
-from tfx.dsl.component.experimental.annotations import InputArtifact, Parameter
+from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types import standard_artifacts
 
 import serving
+from components import ui_artifacts
 from runtime import storage
 from serving import kserve
 
@@ -34,15 +38,18 @@ def target_json(target: kserve.Target) -> str:
 def KServeDeploy(
     pushed_model: InputArtifact[standard_artifacts.PushedModel],
     serving_dir: Parameter[str],
-    target: Parameter[str]) -> None:
-  """Points the InferenceService at the serving dir's newest version."""
+    target: Parameter[str],
+    deployed: OutputArtifact[ui_artifacts.Markdown]) -> None:
+  """Points the InferenceService at the serving dir's newest version; says
+  what it did on the run page (`deployed`, system.Markdown)."""
   del pushed_model  # after the Pusher; what it pushed is the serving dir's newest
   storage.enable([serving_dir])
   newest = serving.latest(serving_dir)
   if newest is None:
-    logging.info("kserve: nothing served yet in %s; no InferenceService", serving_dir)
-    return
-  line = kserve.KServe(kserve.Target(**json.loads(target))).deploy(
-      serving_dir, os.path.basename(newest))
+    line = f"kserve: nothing served yet in {serving_dir}; no InferenceService"
+  else:
+    line = kserve.KServe(kserve.Target(**json.loads(target))).deploy(
+        serving_dir, os.path.basename(newest))
   logging.info("%s", line)
   print(line, flush=True)
+  deployed.write(line)

@@ -30,7 +30,7 @@ From kserve/kserve at v0.20.0 (file:line at that tag):
 - the storage initializer: `storageUri` downloaded as kserve-storage does it
   (python/storage/kserve_storage/kserve_storage.py:533, 543-553: an S3
   prefix matched unanchored, each key's remainder under /mnt/models; a
-  local path as it is), and TF Serving then needs `<number>/saved_model.pb`
+  folder of the caller's machine, nothing), and TF Serving then needs `<number>/saved_model.pb`
   there (`--model_base_path=/mnt/models`, config/runtimes/kserve-tensorflow-
   serving.yaml:27-32). A revision whose download holds no such version
   never becomes ready: PredictorReady False, as TF Serving's "No versions
@@ -41,6 +41,7 @@ finalizers holding a deletion, TF Serving answering requests.
 """
 
 import contextlib
+import json
 import os
 import re
 import time
@@ -82,6 +83,7 @@ def problems(body: dict, old: Optional[dict]) -> List[str]:
     if old.get("metadata", {}).get("deletionTimestamp"):
       return []
     recorded = old.get("status", {}).get("deploymentMode", "")
+    recorded = LEGACY.get(recorded, recorded)  # ParseDeploymentMode
     wanted = body["metadata"].get("annotations", {}).get(MODE)
     if recorded and wanted and wanted != recorded:
       return [f"update rejected: deploymentMode cannot be changed from '{recorded}' to "
@@ -113,8 +115,7 @@ def downloaded(storage_uri: str, s3_endpoint: str = "") -> List[str]:
   """The files the storage initializer puts under /mnt/models: for s3://,
   kserve-storage's own listing, `bucket.objects.filter(Prefix=...)`, an
   unanchored prefix, each key's remainder its path (kserve_storage.py:515-
-  553), through boto3 at S3_ENDPOINT; a local path as it is (symlinked,
-  :1218-1256)."""
+  553), through boto3 at S3_ENDPOINT."""
   if storage_uri.startswith("s3://"):
     import boto3
     bucket, _, bucket_path = storage_uri[len("s3://"):].partition("/")
@@ -125,8 +126,11 @@ def downloaded(storage_uri: str, s3_endpoint: str = "") -> List[str]:
     keys = [o.key for o in s3.Bucket(bucket).objects.filter(Prefix=bucket_path)
             if not o.key.endswith("/") and o.size]
     return sorted(k[len(bucket_path):].lstrip("/") for k in keys)
-  return sorted(os.path.relpath(os.path.join(folder, f), storage_uri)
-                for folder, _, files in os.walk(storage_uri) for f in files)
+  if "://" in storage_uri:
+    raise NotImplementedError(f"the stand-in downloads s3:// only, found {storage_uri}")
+  # A path without a scheme passes the controller (utils.go:425-429), but the
+  # storage initializer's container cannot see this machine's folders.
+  return []
 
 
 def serves(storage_uri: str, s3_endpoint: str = "") -> bool:
@@ -135,12 +139,32 @@ def serves(storage_uri: str, s3_endpoint: str = "") -> bool:
              for f in downloaded(storage_uri, s3_endpoint))
 
 
+# Annotations KServe does not copy into the revision's template
+# (pkg/constants/constants.go:534-540; the scale ones are Knative's).
+NOT_IN_REVISION = {"autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/max-scale",
+                   "internal.serving.kserve.io/storage-initializer-sourceuri",
+                   "kubectl.kubernetes.io/last-applied-configuration", "modelFormat"}
+
+
+def revision_template(obj: dict) -> str:
+  """What makes a new Knative revision: the predictor but its traffic
+  share, and the annotations KServe copies (components/predictor.go:100-102,
+  513-517; ksvc_reconciler.go:199-205)."""
+  predictor = {k: v for k, v in obj["spec"]["predictor"].items()
+               if k != "canaryTrafficPercent"}
+  annotations = {k: v for k, v in obj["metadata"].get("annotations", {}).items()
+                 if k not in NOT_IN_REVISION}
+  return json.dumps([predictor, annotations], sort_keys=True)
+
+
 class Controller:
   """Reconciles every InferenceService after each change, as KServe's does."""
 
   def __init__(self, store):  # a kubernetes_api.Store, which imports this module
     self.store = store
-    self.revisions = {}  # (namespace, name) -> [(revision, storageUri, ready)]
+    # (namespace, name) -> [(revision, storageUri, ready, template)]
+    self.revisions = {}
+    self.seen = {}  # (namespace, name) -> the metadata.generation reconciled
     self.s3_endpoint = ""  # where an s3:// storageUri is downloaded from
     store.after_write.append(self.on_write)
 
@@ -149,21 +173,19 @@ class Controller:
     if obj is not None and key[0] == GROUP_VERSION and key[2] == PLURAL:
       self.reconcile(key, obj)
 
-  def reconcile_all(self) -> None:
-    for key, obj in list(self.store.objects.items()):
-      if key[0] == GROUP_VERSION and key[2] == PLURAL:
-        self.reconcile(key, obj)
-
   def reconcile(self, key: tuple, obj: dict) -> None:
     meta, predictor = obj["metadata"], obj["spec"]["predictor"]
     if meta.get("annotations", {}).get(MODE) == "Standard":
+      self.seen[key[1:4:2]] = meta.get("generation", 1)
       return  # Standard mode: a Deployment update, not modelled
     revisions = self.revisions.setdefault(key[1:4:2], [])
-    generation = meta.get("generation", 1)
-    name = f"{meta['name']}-predictor-{generation:05d}"
-    storage_uri = predictor["model"]["storageUri"]
-    if not revisions or revisions[-1][0] != name:
-      revisions.append((name, storage_uri, serves(storage_uri, self.s3_endpoint)))
+    template = revision_template(obj)
+    if not revisions or revisions[-1][3] != template:
+      # Knative numbers a revision by its Configuration's generation, which
+      # grows with each new template.
+      name = f"{meta['name']}-predictor-{len(revisions) + 1:05d}"
+      storage_uri = predictor["model"]["storageUri"]
+      revisions.append((name, storage_uri, serves(storage_uri, self.s3_endpoint), template))
     status = obj.get("status", {})
     component = dict(status.get("components", {}).get("predictor", {}))
     ready = [r for r in revisions if r[2]]
@@ -178,10 +200,16 @@ class Controller:
     else:  # :154-164
       traffic = [{"revisionName": latest_ready, "latestRevision": True, "percent": 100}]
     traffic = [t for t in traffic if t["revisionName"]]
-    for t in traffic:  # inference_service_status.go:582-590
-      if t["latestRevision"] and t["percent"] == 100 and rolled != latest_ready:
+    for t in traffic:  # inference_service_status.go:582-603
+      if not (t["latestRevision"] and t["revisionName"] == latest_ready):
+        continue
+      if rolled != latest_ready and t["percent"] == 100:
         component["previousRolledoutRevision"] = rolled
         component["latestRolledoutRevision"] = rolled = latest_ready
+      elif (latest_ready == revisions[-1][0] and t["percent"] < 100
+            and sum(u["percent"] for u in traffic if u["revisionName"] == latest_ready) == 100
+            and component.get("previousRolledoutRevision")):
+        component["latestRolledoutRevision"] = component["previousRolledoutRevision"]
     component.update(latestCreatedRevision=revisions[-1][0], latestReadyRevision=latest_ready,
                      traffic=traffic)
     created_ready = revisions[-1][2]
@@ -189,15 +217,17 @@ class Controller:
     conditions = [{"type": t, "status": "True" if ok else "False"} for t, ok in (
         ("PredictorReady", created_ready), ("IngressReady", bool(latest_ready)),
         ("Ready", created_ready and bool(latest_ready)))]
+    # observedGeneration is the Knative Service's (inference_service_status.go:635).
     new_status = {**status, "components": {"predictor": component}, "conditions": conditions,
                   "deploymentMode": "Knative", "url": url if latest_ready else None,
                   "clusterServingRuntimeName": "kserve-tensorflow-serving",
-                  "observedGeneration": generation}
-    if new_status != status or "inferenceservice.finalizers" not in meta.get("finalizers", []):
-      def change(o):
-        o["status"] = new_status
-        o["metadata"].setdefault("finalizers", ["inferenceservice.finalizers"])
-      self.store.update(key, change)
+                  "observedGeneration": len(revisions)}
+
+    def change(o):
+      o["status"] = new_status
+      o["metadata"].setdefault("finalizers", ["inferenceservice.finalizers"])
+    self.store.update(key, change)
+    self.seen[key[1:4:2]] = meta.get("generation", 1)
 
 
 @contextlib.contextmanager
@@ -224,7 +254,8 @@ def reconciled(store, namespace: str, name: str, seconds: float = 60) -> dict:
   deadline = time.monotonic() + seconds
   while True:
     obj = store.get(key)
-    if obj and obj.get("status", {}).get("observedGeneration") == obj["metadata"]["generation"]:
+    (controller,) = [h.__self__ for h in store.after_write if isinstance(h.__self__, Controller)]
+    if obj and controller.seen.get((namespace, name)) == obj["metadata"]["generation"]:
       return obj
     if time.monotonic() > deadline:
       raise AssertionError(f"expected the controller to reconcile {name} within {seconds} s, "
@@ -237,6 +268,6 @@ def traffic(store, namespace: str, name: str) -> list:
   obj = reconciled(store, namespace, name)
   (controller,) = [h.__self__ for h in store.after_write if isinstance(h.__self__, Controller)]
   versions = {revision: os.path.basename(uri.rstrip("/"))
-              for revision, uri, _ in controller.revisions[(namespace, name)]}
+              for revision, uri, _, _ in controller.revisions[(namespace, name)]}
   return sorted((t["percent"], versions[t["revisionName"]])
                 for t in obj["status"]["components"]["predictor"]["traffic"])

@@ -278,7 +278,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
     """Answers, and True, when strict decoding, the CRD or a webhook refuses
     `body` (`old`: the object it would replace)."""
     name = key[3]
-    admission.mutate(key[2], body)  # the mutating webhooks come first
     if query.get("fieldValidation") == "Strict":
       problems = strict_problems(self.store, key[2], body)
       if problems:  # apiserver's transformDecodeError
@@ -287,6 +286,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
             f'error: ' + ", ".join(problems))))
         return True
+    admission.mutate(key[2], body)  # decoded, then the mutating webhooks
     if key[2] in RELEASE:  # the CRD's schema and CEL rules, then the webhooks
       wrong = crd_schemas.problems(key[2], RELEASE[key[2]](self.store), body)["invalid"]
       if wrong:
@@ -318,6 +318,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
       return self._send(409, status(409, "AlreadyExists",
                                     f'{key[2]} "{name}" already exists'))
     body.setdefault("metadata", {})["generation"] = 1
+    body.pop("status", None)  # a status subresource's: not taken on create
     self._send(201, self.store.create(key, body))
     self._written(key)
 

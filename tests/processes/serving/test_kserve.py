@@ -1,39 +1,154 @@
-"""A version staged for KServe on s3:// (moto's S3 server, a process), as
-kserve-storage downloads it: the staged URI, ending in "/", brings exactly
-one numbered version; without its "/", S3's unanchored prefix would bring a
-sibling version's copy too (tests/fakes/kserve.py `downloaded`)."""
+"""Deploying serving-dir versions on KServe (serving/kserve.py), with the
+serving dir on s3:// (moto's S3 server, a process: tests/processes/conftest.py), through the real
+`kubernetes` client, against the stand-in API server with KServe v0.20.0's
+CRD, webhooks and Knative-mode controller (tests/fakes/kserve.py):
+- a first version created; a second as a canary at its percent, promoted
+  without a new revision; a third rolled back to the second's copy, its
+  traffic back at once;
+- a forbidden call and a change of mode refused in one line; a profile's
+  `default-editor` granted every call by the shipped manifests;
+- the staged URI downloads exactly one numbered version, as kserve-storage
+  lists an S3 prefix (unanchored: without its final "/" a sibling comes too)."""
 
+import os
 
-from serving import kserve
-from tests.conftest import model_dir
+import pytest
+import yaml
+
+import serving
+from runtime import kube
+from serving import history, kserve
+from tests.conftest import REPO, model_dir
 from tests.fakes import kserve as fake
-from tests.fakes.s3_server import env as s3_env
-from tests.fakes.s3_server import s3_server, upload_folder
+from tests.fakes import kubernetes_api, rbac
+from tests.fakes.s3_server import upload_folder
+
+NAMESPACE = "team-a"
 
 
-def test_on_s3_the_staged_uri_downloads_one_version(tmp_path, monkeypatch):
-  with s3_server(["models"]) as (endpoint, client), fake.standin(
-      str(tmp_path), "team-a") as (store, config):
+@pytest.fixture
+def cluster(tmp_path, monkeypatch, s3):
+  with fake.standin(str(tmp_path), NAMESPACE) as (store, config):
     monkeypatch.setenv("KUBECONFIG", config)
-    for k, v in s3_env(endpoint).items():
-      monkeypatch.setenv(k, v)
-    base = "s3://models/digits/serving"
-    for version in ("17", "170"):  # 17 is a prefix of 170
-      upload_folder(client, model_dir(str(tmp_path / version)), f"{base}/{version}")
-    from runtime import storage
-    storage.enable([base])
-    assert kserve.KServe(kserve.Target("digits")).deploy(base, "17").startswith(
-        "kserve: created InferenceService digits serving version 17")
-    obj = fake.reconciled(store, "team-a", "digits")
-    uri = obj["spec"]["predictor"]["model"]["storageUri"]
-    assert uri == f"{base}/kserve/17/" and fake.downloaded(uri) == ["17/saved_model.pb"]
-    assert [c["status"] for c in obj["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
-    kserve.stage(base, "170")
-    # Without its final "/", the prefix would also bring version 170's copy,
-    # into a folder TF Serving takes for version 0.
-    assert fake.downloaded(uri.rstrip("/")) == ["0/170/saved_model.pb", "17/saved_model.pb"]
-    # The serving dir itself would bring every version, and no TF Serving
-    # version folder in a URI naming one.
-    assert not fake.serves(f"{base}/17/")
+    yield store
 
 
+def serving_dir(tmp_path) -> str:
+  return f"s3://models/{tmp_path.name}/serving"
+
+
+def push(base: str, folder) -> str:
+  return os.path.basename(serving.push(model_dir(str(folder)), base))
+
+
+def traffic(store) -> list:
+  return fake.traffic(store, NAMESPACE, "digits")
+
+
+def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
+  store, base = cluster, serving_dir(tmp_path)
+  first = push(base, tmp_path / "m1")
+  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
+  assert deploy.deploy(base, first) == (
+      f"kserve: created InferenceService digits serving version {first} (Knative mode)")
+  obj = fake.reconciled(store, NAMESPACE, "digits")
+  uri = obj["spec"]["predictor"]["model"]["storageUri"]
+  assert uri == f"{base}/kserve/{first}/" and fake.downloaded(uri) == [f"{first}/saved_model.pb"]
+  assert obj["metadata"]["annotations"]["modelFormat"] == "tensorflow"  # the defaulter's
+  assert [c["status"] for c in obj["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+  assert traffic(store) == [(100, first)]
+  assert deploy.deploy(base, first).endswith(f"already serves version {first}")  # a retry
+
+  second = push(base, tmp_path / "m2")
+  assert deploy.deploy(base, second) == (
+      f"kserve: version {second} is a canary at 10% of traffic; version {first} keeps 90% "
+      "until `promote` or `rollback`")
+  assert traffic(store) == [(10, second), (90, first)]
+  assert deploy.promote() == f"kserve: version {second} promoted to all traffic"
+  assert traffic(store) == [(100, second)]
+  component = fake.reconciled(store, NAMESPACE, "digits")["status"]["components"]["predictor"]
+  # No new revision for a promotion: the canary's own takes the traffic.
+  assert (component["latestRolledoutRevision"], component["previousRolledoutRevision"]) == (
+      "digits-predictor-00002", "digits-predictor-00001"), component
+
+  third = push(base, tmp_path / "m3")
+  deploy.deploy(base, third)
+  assert traffic(store) == [(10, third), (90, second)]
+  # The serving dir's rollback: a copy of the second pushed as the newest;
+  # the InferenceService names it at 0%: the second's revision keeps all
+  # the traffic, at once.
+  history.rollback_lines(base, second)
+  copy = os.path.basename(serving.latest(base))
+  assert copy not in (first, second, third)
+  assert deploy.roll_back(base, copy).startswith(f"kserve: canary version {third} rolled back")
+  assert traffic(store) == [(0, copy), (100, second)]
+  assert kserve.served_version(fake.reconciled(store, NAMESPACE, "digits")) == copy
+  # The next canary splits with the version that kept the traffic.
+  fourth = push(base, tmp_path / "m4")
+  assert f"version {second} keeps 90%" in deploy.deploy(base, fourth)
+
+
+def test_refusals_are_one_line(tmp_path, cluster):
+  store, base = cluster, serving_dir(tmp_path)
+  first = push(base, tmp_path / "m1")
+  store.forbid("create", "inferenceservices")
+  with pytest.raises(kube.ClusterError) as refused:
+    kserve.KServe(kserve.Target("digits")).deploy(base, first)
+  line = str(refused.value)
+  assert line.startswith("create inferenceservices.serving.kserve.io digits: forbidden in "
+                         "namespace team-a (") and "\n" not in line, line
+  assert "kubectl apply -n team-a -f kubeflow/manifests/kserve-rbac.yaml" in line, line
+  store.forbidden.clear()
+  kserve.KServe(kserve.Target("digits")).deploy(base, first)
+  fake.reconciled(store, NAMESPACE, "digits")
+  second = push(base, tmp_path / "m2")
+  with pytest.raises(kube.ClusterError, match=r"InferenceService digits runs in Knative "
+                     r"mode, asked for Standard: KServe refuses to change it"):
+    kserve.KServe(kserve.Target("digits", mode="standard")).deploy(base, second)
+  with pytest.raises(serving.ServingError, match="no version 123 in"):
+    kserve.KServe(kserve.Target("digits")).deploy(base, "123")
+
+
+@pytest.mark.parametrize("install", ["kserve-rbac.yaml", "kserve-rbac-kubeflow-edit.yaml"])
+def test_a_profiles_default_editor_deploys_with_the_shipped_manifests(tmp_path, monkeypatch,
+                                                                      cluster, install):
+  """With the stand-in authorizing as Kubernetes' RBAC does (tests/fakes/rbac.py):
+  every call of a deploy, a canary, a promotion and a rollback is granted."""
+  store, base = cluster, serving_dir(tmp_path)
+  store.rbac = True
+  rbac.profile(store, NAMESPACE)
+  with open(os.path.join(REPO, "kubeflow", "manifests", install)) as f:
+    rbac.apply(store, [d for d in yaml.safe_load_all(f) if d], NAMESPACE)
+  server = kubernetes_api.serve(store)
+  try:
+    (tmp_path / "editor").write_text(
+        kubernetes_api.kubeconfig(server, NAMESPACE, account="default-editor"))
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "editor"))
+    deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
+    deploy.deploy(base, push(base, tmp_path / "m1"))
+    fake.reconciled(store, NAMESPACE, "digits")
+    deploy.deploy(base, push(base, tmp_path / "m2"))
+    deploy.promote()
+    deploy.deploy(base, push(base, tmp_path / "m3"))
+    history.rollback_lines(base, None)
+    deploy.roll_back(base, os.path.basename(serving.latest(base)))
+    assert traffic(store)[-1][0] == 100
+  finally:
+    server.shutdown()
+
+
+def test_the_staged_uri_downloads_one_version(tmp_path, cluster, s3):
+  store, client = cluster, s3[1]
+  base = f"s3://models/{tmp_path.name}/serving"
+  for version in ("17", "170"):  # 17 is a prefix of 170
+    upload_folder(client, model_dir(str(tmp_path / version)), f"{base}/{version}")
+  kserve.KServe(kserve.Target("digits")).deploy(base, "17")
+  obj = fake.reconciled(store, NAMESPACE, "digits")
+  uri = obj["spec"]["predictor"]["model"]["storageUri"]
+  assert uri == f"{base}/kserve/17/" and fake.downloaded(uri) == ["17/saved_model.pb"]
+  kserve.stage(base, "170")
+  # Without its final "/", the prefix would also bring version 170's copy,
+  # into a folder TF Serving takes for version 0.
+  assert fake.downloaded(uri.rstrip("/")) == ["0/170/saved_model.pb", "17/saved_model.pb"]
+  # The serving dir's version folder itself holds no numbered version.
+  assert not fake.serves(f"{base}/17/")

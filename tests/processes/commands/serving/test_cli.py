@@ -15,6 +15,7 @@ from dataset.convert.rows import write_rows
 from serving import history, latest, push, rest
 from tests.conftest import DIGITS_YAML, REPO, digit_rows, model_dir
 from tests.fakes import kserve as kserve_fake
+from tests.fakes.s3_server import env as s3_env
 
 
 def _serving(*args, env=None):
@@ -89,11 +90,11 @@ def test_request_prints_what_a_json_client_sends_for_the_first_records(tmp_path)
       2, f"error: --examples: no file at {tmp_path / 'none'}"), proc.stderr
 
 
-def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_path):
-  base = str(tmp_path / "serving")
-  first = os.path.basename(push(model_dir(str(tmp_path / "m1")), base))
+def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_path, s3):
+  base = f"s3://models/{tmp_path.name}/serving"
   with kserve_fake.standin(str(tmp_path), "team-a") as (store, config):
-    env = {"KUBECONFIG": config}
+    first = os.path.basename(push(model_dir(str(tmp_path / "m1")), base))
+    env = {"KUBECONFIG": config, **s3_env(s3[0])}
     flags = ("--serving-dir", base, "--name", "digits")
     proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20", env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -106,10 +107,12 @@ def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_p
     assert kserve_fake.traffic(store, "team-a", "digits") == [(20, second), (80, first)]
     proc = _serving("kserve", "status", *flags, env=env)
     assert " 20% to revision digits-predictor-00002 (latest)" in proc.stdout, proc.stdout
+    assert "  80% to revision digits-predictor-00001 [prev]" in proc.stdout, proc.stdout
     # Rolled back: the serving dir's copy of the first, and its traffic back at once.
     proc = _serving("rollback", "--serving-dir", base, "--kserve", "digits", env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
     copy = os.path.basename(latest(base))
+    assert copy not in (first, second)
     assert proc.stdout.splitlines()[-1].startswith(f"kserve: canary version {second} rolled "
                                                    "back"), proc.stdout
     assert kserve_fake.traffic(store, "team-a", "digits") == [(0, copy), (100, first)]

@@ -1,15 +1,18 @@
 """components/kserve_deploy/kserve_deploy.py: the step after the Pusher points
-the InferenceService at the serving dir's newest version, on the stand-in
-API with KServe (tests/fakes/kserve.py); a run that pushed nothing changes
-nothing; the pipeline has the step only with --kserve, and the compiled
-pipeline never takes it from the cache."""
+the InferenceService at the serving dir's newest version (on s3://, moto's
+server), on the stand-in API with KServe (tests/fakes/kserve.py); a run that
+pushed nothing changes nothing; the pipeline has the step only with
+--kserve, and the compiled pipeline never takes it from the cache."""
 
 import dataclasses
+import itertools
 import os
+import tempfile
 
 from tfx.types import standard_artifacts
 
 import serving
+from components import ui_artifacts
 from components.kserve_deploy import kserve_deploy
 from dataset import declaration
 from pipeline.config import PipelineConfig
@@ -20,23 +23,32 @@ from tests.fakes import kserve as fake
 TARGET = kserve.Target("digits", canary_percent=25)
 
 
-def _run(serving_dir: str) -> None:
+def _run(serving_dir: str) -> str:
+  """The step's executor; what its run-page output says."""
   executor = kserve_deploy.KServeDeploy.EXECUTOR_SPEC.executor_class()
-  executor.Do({"pushed_model": [standard_artifacts.PushedModel()]}, {},
+  page = ui_artifacts.Markdown()
+  page.uri = os.path.join(PAGE_DIR, f"page-{next(PAGES)}.md")
+  executor.Do({"pushed_model": [standard_artifacts.PushedModel()]}, {"deployed": [page]},
               {"serving_dir": serving_dir, "target": kserve_deploy.target_json(TARGET)})
+  with open(page.uri) as f:
+    return f.read()
 
 
-def test_the_newest_version_is_deployed_a_canary_after_the_first(tmp_path, monkeypatch):
-  base = str(tmp_path / "serving")
+PAGES = itertools.count()
+PAGE_DIR = tempfile.mkdtemp(prefix="kserve-deploy-pages-")
+
+
+def test_the_newest_version_is_deployed_a_canary_after_the_first(tmp_path, monkeypatch, s3):
+  base = f"s3://models/{tmp_path.name}/serving"
   with fake.standin(str(tmp_path), "kubeflow") as (store, config):
     monkeypatch.setenv("KUBECONFIG", config)
-    _run(base)  # nothing served yet: no InferenceService
+    assert _run(base) == f"kserve: nothing served yet in {base}; no InferenceService"
     assert store.list("serving.kserve.io/v1beta1", "kubeflow", "inferenceservices") == []
     first = os.path.basename(serving.push(model_dir(str(tmp_path / "m1")), base))
     _run(base)
     assert fake.traffic(store, "kubeflow", "digits") == [(100, first)]
     second = os.path.basename(serving.push(model_dir(str(tmp_path / "m2")), base))
-    _run(base)
+    assert _run(base).startswith(f"kserve: version {second} is a canary at 25% of traffic")
     assert fake.traffic(store, "kubeflow", "digits") == [(25, second), (75, first)]
     _run(base)  # a run that pushed nothing: the same spec, the same generation
     assert fake.reconciled(store, "kubeflow", "digits")["metadata"]["generation"] == 2
