@@ -11,6 +11,8 @@ from typing import List, Mapping, Optional
 from dataset.declaration import Declaration, Evaluation
 from dataset.training import ConfigError, TrainingConfig
 from dataset.training import check as _check
+from runtime import storage
+from serving import kserve
 from serving.kserve import Target
 from trainer.jobs import ENGINES
 
@@ -143,6 +145,10 @@ class PipelineConfig:
     _check("train_engine (--train-engine)", self.train_engine or "none",
            self.train_workers == 1 or bool(self.train_engine),
            f"an engine for {self.train_workers} workers ({', '.join(ENGINES)})")
+    _check("serving_dir (--serving-dir)", self.serving_dir,
+           not self.kserve or storage.scheme(self.serving_dir) in kserve.SCHEMES,
+           "a bucket (s3:// or gs://) with --kserve: KServe's storage initializer "
+           "downloads the model from there")
     backbones = [f.name for f in self.declaration.of_kind("image") if f.image.backbone]
     _check("training.loop", self.training.loop,
            not backbones or self.training.loop == "fit",

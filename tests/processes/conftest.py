@@ -25,3 +25,18 @@ def s3(_s3_session, monkeypatch):
     monkeypatch.setenv(k, v)
   storage.enable(["s3://models"])
   return endpoint, client
+
+
+def pytest_sessionfinish(session, exitstatus):
+  session.config.stash[_STATUS] = int(exitstatus)
+
+
+def pytest_unconfigure(config):
+  """Once s3:// was loaded in this process, its shutdown aborts (exit 134)
+  in tensorflow-io's destructors: leave as the commands do (runtime/storage.py
+  `exit`), with the session's status."""
+  if storage.s3_loaded():
+    storage.exit(config.stash.get(_STATUS, 0))
+
+
+_STATUS = pytest.StashKey[int]()

@@ -74,3 +74,16 @@ def test_the_webhook_and_the_crd_refuse_in_their_words(tmp_path, monkeypatch):
     with pytest.raises(kube.ClusterError, match=r'strict decoding error: unknown field '
                        r'"spec.predictor.canaryTrafficPercnt"'):
       kube.create(cluster, "serving.kserve.io", "v1beta1", "inferenceservices", body)
+
+
+def test_a_pipeline_with_kserve_needs_its_serving_dir_in_a_bucket():
+  """Refused when the run is configured, not after training."""
+  from dataset import declaration
+  from dataset.training import ConfigError
+  from pipeline.config import PipelineConfig
+  from tests.conftest import DIGITS_YAML
+  decl = declaration.load(DIGITS_YAML)
+  with pytest.raises(ConfigError, match=r"'serving_dir \(--serving-dir\)': expected a bucket "
+                     r"\(s3:// or gs://\) with --kserve"):
+    PipelineConfig("digits", "/r", "/local/serving", decl, kserve=kserve.Target("digits"))
+  PipelineConfig("digits", "/r", "s3://b/serving", decl, kserve=kserve.Target("digits"))

@@ -15,7 +15,6 @@ import serving
 from components import ui_artifacts
 from components.kserve_deploy import kserve_deploy
 from dataset import declaration
-from pipeline.config import PipelineConfig
 from serving import kserve
 from tests.conftest import DIGITS_YAML, model_dir
 from tests.fakes import kserve as fake
@@ -60,8 +59,7 @@ def test_the_step_is_there_only_with_kserve_and_never_cached_on_kubeflow():
   config = _config(declaration.load(DIGITS_YAML))
   assert "KServeDeploy" not in _by_id(build_pipeline(config))
   assert "KServeDeploy" not in uncached_steps(config)
-  with_step = dataclasses.replace(config, kserve=TARGET)
+  with_step = dataclasses.replace(config, kserve=TARGET, serving_dir="s3://b/t/serving")
   node = _by_id(build_pipeline(with_step))["KServeDeploy"]
   assert node.exec_properties["target"] == kserve_deploy.target_json(TARGET)
   assert "KServeDeploy" in uncached_steps(with_step)
-  assert isinstance(with_step, PipelineConfig)
