@@ -331,7 +331,11 @@ def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(r
       ("Evaluator", "classification_metrics"): "system.ClassificationMetrics",
       ("Pusher", "model_card"): "system.Markdown",
       ("RunReport", "report"): "system.HTML",
-      ("Retention", "summary"): "system.Markdown"}, page
+      ("Retention", "summary"): "system.Markdown",
+      ("KServeDeploy", "deployed"): "system.Markdown"}, page
+  assert page[("KServeDeploy", "deployed")][2].startswith(
+      "kserve: created InferenceService digits serving version "), page[("KServeDeploy",
+                                                                         "deployed")]
   _, metrics, _ = page[("Evaluator", "metrics")]
   assert metrics["display_name"] == "metrics" and metrics["model blessed"] == 1.0, metrics
   assert metrics["sparse_categorical_accuracy"] >= 0.9, metrics
