@@ -102,9 +102,11 @@ def kserve_lines(args, serving_dir: str) -> List[str]:
   """`kserve deploy|promote|status`, and a rollback's InferenceService."""
   storage.enable([serving_dir])
   if args.command == "rollback":
+    deployed = kserve.KServe(kserve.Target(args.kserve))
+    deployed.found()  # refused before the serving dir changes
     lines = history.rollback_lines(serving_dir, args.to)
     copy = os.path.basename(serving.latest(serving_dir))
-    return lines + [kserve.KServe(kserve.Target(args.kserve)).roll_back(serving_dir, copy)]
+    return lines + [deployed.roll_back(serving_dir, copy)]
   if args.action == "deploy":
     target = kserve.Target(args.name, args.mode, args.canary_percent, args.service_account,
                            args.image)

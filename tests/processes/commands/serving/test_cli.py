@@ -120,6 +120,13 @@ def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_p
     assert proc.stdout.strip() == f"kserve: version {copy} promoted to all traffic"
     assert kserve_fake.traffic(store, "team-a", "digits") == [(100, copy)]
 
+    # No such InferenceService: refused before the serving dir changes.
+    before = serving.versions(base)
+    proc = _serving("rollback", "--serving-dir", base, "--kserve", "nope", env=env)
+    assert (proc.returncode, proc.stderr.strip()) == (
+        2, "error: no InferenceService nope in namespace team-a: deploy a version first")
+    assert serving.versions(base) == before
+
     store.forbid("patch", "inferenceservices")
     third = os.path.basename(push(model_dir(str(tmp_path / "m3")), base))
     proc = _serving("kserve", "deploy", *flags, env=env)
