@@ -40,11 +40,16 @@ def test_every_subpackage_is_listed_for_the_image_install():
   editable install finds it."""
   listed = set(re.findall(r'"([\w.]+)"', re.search(
       r"^packages = \[(.*?)\]", read("pyproject.toml"), re.M | re.S).group(1)))
-  found = set()
+  found, no_init = set(), []
   for package in packaged():
     for folder, _, names in os.walk(os.path.join(REPO, package)):
       if "__init__.py" in names:
         found.add(os.path.relpath(folder, REPO).replace(os.sep, "."))
+      elif any(n.endswith(".py") for n in names):
+        # A namespace package: an editable install finds it, the image's not
+        # (components/image_check lacked one; its step failed on a cluster).
+        no_init.append(os.path.relpath(folder, REPO))
+  assert not no_init, f"expected an __init__.py in every folder of modules, found none in {no_init}"
   assert found == listed, (sorted(found - listed), sorted(listed - found))
 
 
