@@ -1,0 +1,61 @@
+"""ServedScore: the served model scored on the window's newest span (DRAFT,
+issue 56 part 3; not yet in the pipeline).
+
+Runs TFMA on the served model (BaselineModel's copy), through the signature
+it takes Examples by (trainer/export.py `examples_signature`), on the newest
+span's eval splits, with the Evaluator's metrics and slices but no
+thresholds (nothing is judged here), and the 95% intervals. Records the
+score beside the serving dir's versions (components/served_score/score.py).
+To run before DriftGate and AnomaliesGate, so a run they stop records it.
+"""
+
+import json
+import os
+import tempfile
+
+import tensorflow_model_analysis as tfma
+from apache_beam.options.pipeline_options import PipelineOptions
+from google.protobuf import json_format
+from tfx.types import artifact_utils
+from tfx.utils import path_utils
+
+from components.baseline.baseline import has_model, served_signature, served_source
+from components.evaluator import evaluation
+from components.served_score import score
+from dataset import spans
+from dataset.thresholds import Evaluation
+
+
+def without_thresholds(eval_config_json: str, signature: str) -> tfma.EvalConfig:
+  """The Evaluator's config, judging nothing, calling `signature`."""
+  config = json.loads(eval_config_json)
+  for spec in config.get("metrics_specs", []):
+    for metric in spec.get("metrics", []):
+      metric.pop("per_slice_thresholds", None)
+      metric.pop("threshold", None)
+  for spec in config.get("model_specs", []):
+    spec["signature_name"] = signature
+  return json_format.ParseDict(config, tfma.EvalConfig())
+
+
+def score_served(examples, model, eval_config_json: str, rules: Evaluation,
+                 serving_dir: str, beam_args=()) -> dict:
+  """The served model's record on the newest span ({} when nothing is served)."""
+  if not has_model(model):
+    return {}
+  splits = score.newest_span_splits(artifact_utils.decode_split_names(examples.split_names))
+  config = without_thresholds(eval_config_json, served_signature(model))
+  shared = tfma.default_eval_shared_model(
+      eval_saved_model_path=path_utils.serving_model_path(model.uri), eval_config=config)
+  with tempfile.TemporaryDirectory() as out:
+    for split in splits:  # TFMA reads one pattern; the newest span has one eval split
+      tfma.run_model_analysis(
+          eval_shared_model=shared, eval_config=config, output_path=out,
+          data_location=os.path.join(artifact_utils.get_split_uri([examples], split), "*"),
+          file_format="tfrecords", pipeline_options=PipelineOptions(list(beam_args)))
+    found = evaluation.load(out)
+  version = os.path.basename(served_source(model))
+  span = spans.span_of_split(splits[0]) if splits else None
+  record = score.scored(found, eval_config_json, version, span, rules)
+  score.write(serving_dir, record)
+  return record
