@@ -14,9 +14,12 @@ import os
 import tempfile
 
 import tensorflow_model_analysis as tfma
+from absl import logging
 from apache_beam.options.pipeline_options import PipelineOptions
 from google.protobuf import json_format
-from tfx.types import artifact_utils
+from tfx.dsl.components.base import base_beam_component, base_beam_executor, executor_spec
+from tfx.types import artifact_utils, standard_artifacts
+from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionParameter
 from tfx.utils import path_utils
 
 from components.baseline.baseline import has_model, served_signature, served_source
@@ -24,6 +27,8 @@ from components.evaluator import evaluation
 from components.served_score import score
 from dataset import spans
 from dataset.thresholds import Evaluation
+from runtime.beam import NoPrism
+from serving import history
 
 
 def without_thresholds(eval_config_json: str, signature: str) -> tfma.EvalConfig:
@@ -59,3 +64,44 @@ def score_served(examples, model, eval_config_json: str, rules: Evaluation,
   record = score.scored(found, eval_config_json, version, span, rules)
   score.write(serving_dir, record)
   return record
+
+
+class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
+  """Scores the served model; publishes the record (and {} when none serves)."""
+
+  def Do(self, input_dict, output_dict, exec_properties) -> None:
+    record = score_served(
+        artifact_utils.get_single_instance(input_dict["examples"]),
+        artifact_utils.get_single_instance(input_dict["model"]),
+        exec_properties["eval_config"],
+        Evaluation.from_dict(json.loads(exec_properties["rules"])),
+        exec_properties["serving_dir"], self._beam_pipeline_args or ())
+    blessed = (history.blessed(os.path.join(exec_properties["serving_dir"], record["version"]))
+               if record else None)
+    line = score.verdict(record, (blessed or {}).get("value")) if record else ""
+    out = artifact_utils.get_single_instance(output_dict["score"])
+    out.value = json.dumps({**record, "line": line}, sort_keys=True)
+    if line:
+      logging.warning("%s", line)
+      print(line, flush=True)
+
+
+class ServedScoreSpec(ComponentSpec):
+  PARAMETERS = {"eval_config": ExecutionParameter(type=str),
+                "rules": ExecutionParameter(type=str),
+                "serving_dir": ExecutionParameter(type=str)}
+  INPUTS = {"examples": ChannelParameter(type=standard_artifacts.Examples),
+            "model": ChannelParameter(type=standard_artifacts.Model)}
+  OUTPUTS = {"score": ChannelParameter(type=standard_artifacts.String)}
+
+
+class ServedScore(base_beam_component.BaseBeamComponent):
+  """The served model on the newest span, before the gates."""
+  SPEC_CLASS = ServedScoreSpec
+  EXECUTOR_SPEC = executor_spec.BeamExecutorSpec(Executor)
+
+  def __init__(self, examples, model, eval_config: str, rules: str, serving_dir):
+    from tfx.types import channel
+    super().__init__(spec=ServedScoreSpec(
+        examples=examples, model=model, eval_config=eval_config, rules=rules,
+        serving_dir=serving_dir, score=channel.Channel(type=standard_artifacts.String)))
