@@ -46,6 +46,10 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
     with progress.Progress(state_of):
       LocalDagRunner().run(pipeline, run_options=run_options)
   except GATE_STOPS as e:
+    from store.metadata import outcome  # DRAFT: the served model's score, before the gates
+    served = outcome.read_outcome(metadata_path, name).served_score.get("line")
+    if served:
+      print(served)
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
   except Exception:  # noqa: BLE001  (a component failed: its error in full, then the report)

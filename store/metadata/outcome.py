@@ -132,6 +132,10 @@ class Outcome:
     return _json(self.record.uri("ImageCheck", "result")) if self.record else {}
 
   @functools.cached_property
+  def served_score(self) -> dict:  # DRAFT: components/served_score/, if it ran
+    return _json(self.record.uri("ServedScore", "score")) if self.record else {}
+
+  @functools.cached_property
   def serving_check(self) -> Optional[dict]:
     """ServingCheck's result file (components/serving_check/check.py) with whether it checked;
     None if it did not run."""
@@ -167,6 +171,8 @@ class Outcome:
     from components.evaluator import gate
     from components.serving_check import check as serving_check
     lines = list(self.notes) + self._image_lines() + self._drift_lines()
+    if self.served_score.get("line"):
+      lines.append(self.served_score["line"])
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       value = "unknown" if self.value is None else f"{self.value:.4f}"

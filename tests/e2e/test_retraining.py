@@ -113,6 +113,9 @@ def write_drifted_span(root: str, span: int, start: int, stop: int) -> None:
   for r in rows:
     r["ink"] = [float(r["ink"][0] + 2 * ink.std())]
     r["shape"] = [b"renamed" if r["shape"][0] == common else r["shape"][0]]
+    # And what the digits mean shifted (a relabelled source): the served
+    # model degrades on this span.
+    r["label"] = [(r["label"][0] + 1) % 10]
   write_rows(rows, os.path.join(root, f"span-{span}"), prefix="digits",
              eval_percent=digits.EVAL_PERCENT,
              keys=[f"digits-{i}" for i in range(start, stop)])
@@ -173,7 +176,8 @@ def test_a_rerun_with_no_new_span_is_all_cached_and_says_so(span2, rerun):
   # The model span 2's run pushed is not the baseline of its own rerun
   # (components/baseline/baseline.py), so even BaselineModel, and with it the Trainer's
   # warm start, comes from the cache.
-  assert rerun["outcome"].states == {n: "CACHED" for n in ALL_NODES + ["DriftGate"]}
+  assert rerun["outcome"].states == {n: "CACHED" for n in ALL_NODES + ["DriftGate",
+                                                                       "ServedScore"]}
   assert rerun["versions"] == span2["versions"]
   out = rerun["stdout"]
   assert "no new data: spans 1, 2 already went through this pipeline" in out, out
@@ -228,6 +232,19 @@ def _report_section(stdout: str, anchor: str) -> str:
   start = html.index(f'id="{anchor}"')
   section = html[start:html.index("</section>", start)]
   return section
+
+
+def test_the_served_model_is_scored_on_the_drifted_span_though_the_gate_stops_the_run(
+    drifted, span2, home):
+  """DRAFT (issue 56 part 3): ServedScore runs before the gates."""
+  from components.served_score import score
+  served = span2["versions"][-1]
+  records = [r for r in score.history(home["serving"]) if r["span"] == 3]
+  assert [r["version"] for r in records] == [served], score.history(home["serving"])
+  assert records[0]["value"] < 0.5, records[0]
+  line = next(x for x in drifted["stdout"].splitlines() if x.startswith("served model"))
+  assert line.startswith(f"served model (version {served}) on span 3: accuracy 0.") and \
+      line.endswith("past its threshold 0.8"), line
 
 
 def test_the_report_shows_the_drift_and_both_distributions_of_what_drifted(drifted, span2):

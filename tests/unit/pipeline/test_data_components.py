@@ -34,7 +34,8 @@ def test_with_spans_drift_is_judged_before_the_schemas_check(tmp_path):
                           declaration=declaration.load(str(path)))
   upstream = _upstream(build_pipeline(config))
   assert "DriftGate" in upstream["ExampleValidator"], upstream
-  assert upstream["DriftGate"] == ["CuratedSchema", "StatisticsGen"], upstream
+  # And ServedScore: the served model scored on the newest span before a gate can stop.
+  assert upstream["DriftGate"] == ["CuratedSchema", "ServedScore", "StatisticsGen"], upstream
 
 
 def _image_check(config: PipelineConfig):
