@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the predictor's, carrying the S3 Secret (default: none)")
   deploy.add_argument("--image", default=kserve.IMAGE, help="the TF Serving image "
                       "(default: %(default)s)")
+  scores = commands.add_parser("scores", parents=[common], help="DRAFT: the served model's "
+                               "metric span by span (ServedScore's records)")
+  scores.add_argument("--html", metavar="FILE", help="also write the chart there")
   actions.add_parser("promote", parents=[target], help="the canary takes all traffic")
   actions.add_parser("status", parents=[target], help="the version served, and where "
                      "traffic goes")
@@ -119,6 +122,25 @@ def kserve_lines(args, serving_dir: str) -> List[str]:
   return [deployed.promote()] if args.action == "promote" else kserve_status(deployed)
 
 
+def scores_lines(serving_dir: str, html_file: Optional[str]) -> List[str]:
+  """DRAFT: one line per score recorded beside the serving dir's versions."""
+  from components.served_score import chart, score
+  storage.enable([serving_dir])
+  records = score.history(serving_dir)
+  lines = [f"span {r['span']}  version {r['version']}  {r['metric']} "
+           + ("-" if r.get("value") is None else f"{r['value']:.4f}")
+           + (f" [{r['low']:.4f}, {r['high']:.4f}]" if r.get("low") is not None else "")
+           + f"  {r.get('count') or 0:.0f} examples  (threshold {r['threshold']})"
+           for r in records] or [f"no score recorded in {serving_dir}"]
+  if html_file:
+    rollbacks = {os.path.basename(p): (history.rolled_back(p) or {}).get("to")
+                 for p in serving.versions(serving_dir) if history.rolled_back(p)}
+    with open(html_file, "w") as f:
+      f.write(chart.svg(records, rollbacks))
+    lines.append(f"chart: {html_file}")
+  return lines
+
+
 def kserve_status(deployed: kserve.KServe) -> List[str]:
   """What the InferenceService serves and where its traffic goes."""
   found = deployed.found()
@@ -142,6 +164,8 @@ def main(argv: Optional[List[str]] = None) -> int:
       lines = request_lines(args.dataset, args.examples, args.count)
     elif args.command == "kserve" or getattr(args, "kserve", None):
       lines = kserve_lines(args, serving_dir)
+    elif args.command == "scores":
+      lines = scores_lines(serving_dir, args.html)
     elif args.command == "rollback":
       lines = history.rollback_lines(serving_dir, args.to)
     else:

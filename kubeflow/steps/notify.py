@@ -51,6 +51,10 @@ def payload(outcome, metric: Optional[str]) -> dict:
     fields.append(("blessed", f"{verdict} ({metric})" if metric else verdict))
     words.append(("blessed" if outcome.blessed else "not blessed")
                  + (f" ({metric})" if metric else ""))
+  served = outcome.served_score.get("line")  # DRAFT: the served model fell
+  if served:
+    fields.append(("served model", served))
+    words.append(served)
   fields.append(("pushed version", outcome.pushed_version or "none"))
   words.append(outcome.push_line())
   return {"text": "; ".join(words),

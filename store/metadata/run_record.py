@@ -23,7 +23,7 @@ from store.metadata import store as st
 
 # The execution properties the report shows: (node, property).
 EXEC_PROPERTIES = (("Evaluator", "eval_config"), ("Transform", "custom_config"),
-                   ("Trainer", "custom_config"))
+                   ("Trainer", "custom_config"), ("ServedScore", "serving_dir"))
 
 
 @dataclasses.dataclass

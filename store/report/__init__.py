@@ -94,11 +94,22 @@ def render(run: run_record.RunRecord) -> str:
       section("evaluation", "Evaluation", _evaluation(run, outcome, decl)),
       section("serving", "Serving check", serving.section_parts(checked)),
       section("pushed", "Pushed model", _pushed(run, outcome)),
+      *([section("served", "The served model, span by span", _served(run, outcome))]
+        if "ServedScore" in run.nodes else []),
   ]
   subtitle = (f"pipeline {run.pipeline} · run {run.run_id} · started "
               f"{run.started} · {run.state}"
               + (f" · a partial run reusing {run.parent}" if run.parent else ""))
   return page(f"Run report: {run.pipeline}", subtitle, sections)
+
+
+def _served(run: run_record.RunRecord, outcome: Outcome) -> List[str]:
+  """DRAFT (issue 56 part 3): the served model's metric on each span scored."""
+  from components.served_score import chart, score
+  serving_dir = run.exec_properties.get(("ServedScore", "serving_dir"))
+  records = score.history(serving_dir) if serving_dir else []
+  line = outcome.served_score.get("line") or "The served model is within its threshold."
+  return [f"<p>{esc(line)}</p>", str(chart.svg(records))]
 
 
 def _node_table(run: run_record.RunRecord) -> List[str]:

@@ -14,6 +14,8 @@ import copy
 import glob
 import json
 import os
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -25,7 +27,7 @@ from dataset.convert.rows import write_rows
 from store.metadata import outcome
 from store.metadata import store as st
 from store.retention.plan import used_by
-from tests.conftest import DIGITS_SCHEMA, span_pipeline, write_declaration
+from tests.conftest import DIGITS_SCHEMA, REPO, span_pipeline, write_declaration
 from tests.runs import ALL_NODES, module_cli, run_local, serve_accuracy
 
 pytestmark = pytest.mark.e2e
@@ -245,6 +247,22 @@ def test_the_served_model_is_scored_on_the_drifted_span_though_the_gate_stops_th
   line = next(x for x in drifted["stdout"].splitlines() if x.startswith("served model"))
   assert line.startswith(f"served model (version {served}) on span 3: accuracy 0.") and \
       line.endswith("past its threshold 0.8"), line
+  # The serving dir's command: span 2 scored on version 1, span 3 on 2.
+  proc = subprocess.run([sys.executable, "-m", "commands.serving", "scores", "--serving-dir",
+                         home["serving"], "--html", str(home["serving"]) + "-chart.svg"],
+                        cwd=REPO, capture_output=True, text=True, timeout=600)
+  assert proc.returncode == 0, proc.stderr[-2000:]
+  rows = proc.stdout.splitlines()
+  assert [r.split()[1] for r in rows[:2]] == ["2", "3"], proc.stdout
+  with open(str(home["serving"]) + "-chart.svg") as f:
+    chart = f.read()
+  assert chart.count("<circle") == 2 and f"push of {served}" in chart, chart[:500]
+  # The run's report, though the gate stopped the run: the line and the chart.
+  path = [x for x in drifted["stdout"].splitlines() if x.startswith("report: ")][-1][8:]
+  with open(path) as f:
+    report = f.read()
+  section = report[report.index('<section id="served">'):]
+  assert "past its threshold 0.8" in section and section.count("<circle") == 2, section[:800]
 
 
 def test_the_report_shows_the_drift_and_both_distributions_of_what_drifted(drifted, span2):

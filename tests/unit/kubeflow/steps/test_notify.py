@@ -101,3 +101,19 @@ def test_the_exit_step_reports_a_failed_run_on_each_backends_layout(tmp_path, ba
   assert [m["text"] for m in received] == [
       f"digits: run {run_id} FAILED; at Trainer: ValueError: no examples; nothing pushed"], \
       received
+
+
+def test_a_stopped_run_carries_the_served_models_fall(tmp_path):
+  """DRAFT (issue 56 part 3): ServedScore ran before the gate that stopped the run."""
+  line = ("served model (version 17) on span 3: accuracy 0.1200 [0.0900, 0.1500], past its "
+          "threshold 0.9")
+  score = tmp_path / "score"
+  score.write_text(json.dumps({"version": "17", "span": 3, "line": line}))
+  outcome = _outcome(str(tmp_path / "run-3"),
+                     ServedScore=(step_records.COMPLETE, {"outputs": {"score": {
+                         "uri": str(score), "metadata": {}}}}),
+                     DriftGate=(step_records.FAILED, {"message": "drift stops the run"}))
+  message = notify.payload(outcome, None)
+  assert line in message["text"], message["text"]
+  fields = {f["title"]: f["value"] for f in message["attachments"][0]["fields"]}
+  assert fields["served model"] == line, fields
