@@ -9,6 +9,7 @@ score beside the serving dir's versions (components/served_score/score.py).
 To run before DriftGate and AnomaliesGate, so a run they stop records it.
 """
 
+import html
 import json
 import os
 import tempfile
@@ -22,6 +23,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionParameter
 from tfx.utils import path_utils
 
+from components import ui_artifacts
 from components.baseline.baseline import has_model, served_signature, served_source
 from components.evaluator import evaluation
 from components.served_score import score
@@ -81,6 +83,11 @@ class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
     line = score.verdict(record, (blessed or {}).get("value")) if record else ""
     out = artifact_utils.get_single_instance(output_dict["score"])
     out.value = json.dumps({**record, "line": line}, sort_keys=True)
+    for shown in output_dict.get("page", []):  # the Kubeflow run page's chart
+      from components.served_score import chart
+      shown.value = ("<!DOCTYPE html><html><body><p>" + html.escape(
+          line or "The served model is within its threshold.") + "</p>"
+          + chart.svg(score.history(exec_properties["serving_dir"])) + "</body></html>")
     if line:
       logging.warning("%s", line)
       print(line, flush=True)
@@ -92,7 +99,8 @@ class ServedScoreSpec(ComponentSpec):
                 "serving_dir": ExecutionParameter(type=str)}
   INPUTS = {"examples": ChannelParameter(type=standard_artifacts.Examples),
             "model": ChannelParameter(type=standard_artifacts.Model)}
-  OUTPUTS = {"score": ChannelParameter(type=standard_artifacts.String)}
+  OUTPUTS = {"score": ChannelParameter(type=standard_artifacts.String),
+             "page": ChannelParameter(type=ui_artifacts.HTML)}
 
 
 class ServedScore(base_beam_component.BaseBeamComponent):
@@ -104,4 +112,5 @@ class ServedScore(base_beam_component.BaseBeamComponent):
     from tfx.types import channel
     super().__init__(spec=ServedScoreSpec(
         examples=examples, model=model, eval_config=eval_config, rules=rules,
-        serving_dir=serving_dir, score=channel.Channel(type=standard_artifacts.String)))
+        serving_dir=serving_dir, score=channel.Channel(type=standard_artifacts.String),
+        page=channel.Channel(type=ui_artifacts.HTML)))
