@@ -58,6 +58,8 @@ TESTED_ELSEWHERE = {
     'trainer/jobs/launch.py': E2E + 'test_train_workers.py, the Trainer step launching its job on each engine',
     'trainer/jobs/watch.py': 'with unit/trainer/jobs/test_trainjob.py',
     'trainer/jobs/kube.py': 'with unit/trainer/jobs/test_trainjob.py',
+    'components/served_score/score.py': 'with unit/components/served_score/test_served_score.py and e2e/test_retraining.py (DRAFT)',
+    'components/served_score/chart.py': 'with e2e/test_retraining.py, through commands.serving scores and the report (DRAFT)',
     'runtime/kube.py': 'with unit/trainer/jobs/test_trainjob.py (the training launcher calls the cluster through it)',
     'trainer/jobs/tfjob.py': 'with e2e/test_tfjob_budget.py, e2e/test_train_workers.py',
     'trainer/jobs/job.py': 'with e2e/test_tfjob_budget.py, e2e/test_train_workers.py',

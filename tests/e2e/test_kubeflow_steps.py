@@ -332,7 +332,8 @@ def test_the_run_page_gets_the_metrics_the_confusion_matrix_and_the_model_card(r
       ("Pusher", "model_card"): "system.Markdown",
       ("RunReport", "report"): "system.HTML",
       ("Retention", "summary"): "system.Markdown",
-      ("KServeDeploy", "deployed"): "system.Markdown"}, page
+      ("KServeDeploy", "deployed"): "system.Markdown",
+      ("ServedScore", "page"): "system.HTML"}, page
   # Run 1's, deleted by run 2's retention (a never-cached step's, as
   # SpanWindow's); run 3's says what it did.
   assert ran["page3"][("KServeDeploy", "deployed")][2].startswith(
@@ -645,7 +646,8 @@ def test_each_run_ends_deleting_what_only_older_runs_used(ran):
   # findings and page, and the window's values.
   gone = had - has
   assert {key for key in gone if key[0] not in ("SpanWindow", "KServeDeploy")} == {
-      ("ExampleValidator", "anomalies"), ("ImageCheck", "result"), ("ImageCheck", "page")}, \
+      ("ExampleValidator", "anomalies"), ("ImageCheck", "result"), ("ImageCheck", "page"),
+      ("ServedScore", "score"), ("ServedScore", "page")}, \
       (gone, summary3)
   # Deleting a cached step's output raised run 1's window's epoch, so a run
   # over that window again runs its steps rather than read deleted files.
