@@ -16,7 +16,6 @@ import dataclasses
 import json
 from typing import Callable, List, Optional
 
-from google.protobuf import json_format
 from tfx.components.trainer.component import Trainer
 from tfx.orchestration import metadata
 from tfx.orchestration import pipeline as tfx_pipeline
@@ -24,9 +23,7 @@ from tfx.orchestration import pipeline as tfx_pipeline
 from components.baseline.baseline import BaselineModel
 from components.evaluator.eval_config import eval_config
 from components.evaluator.evaluator import Evaluator
-from components.kserve_deploy.kserve_deploy import KServeDeploy, target_json
 from components.pusher.pusher import Pusher
-from components.served_score.served_score import ServedScore
 from components.serving_check.serving_check import ServingCheck
 from components.transform.transform import Transform
 from components.tuner.tuner import Tuner, tuner_config
@@ -36,6 +33,7 @@ from pipeline.config import ConfigError, PipelineConfig
 from pipeline.data_components import DataNodes, data_components
 from pipeline.inputs import RunInputs
 from pipeline.run_parameters import RunParameters, WindowParameters
+from pipeline.served import add_served_steps
 from trainer import jobs
 from trainer.checkpoints import CONFIG_KEY
 from trainer.export import serving_contract
@@ -51,11 +49,7 @@ def create_components(config: PipelineConfig, inputs: RunInputs,
   window_step, by_window = _window(config, run, inputs, window_step)
   data = data_components(config, run, by_window)
   nodes = data.nodes + _model_components(config, run, inputs, by_window, data)
-  if spans.has_spans(config.declaration.data):  # DRAFT: the served model, before the gates
-    _served_score(config, run, data, nodes)
-  if config.kserve:  # after the Pusher (nodes[-1]): the newest version on KServe
-    nodes.append(KServeDeploy(pushed_model=nodes[-1].outputs["pushed_model"],
-                              serving_dir=run.serving_dir, target=target_json(config.kserve)))
+  add_served_steps(config, run, data, nodes)  # ServedScore, KServeDeploy
   if window_step:
     from_step = [value for _, value in by_window.items()]
     for node in nodes:
@@ -65,21 +59,6 @@ def create_components(config: PipelineConfig, inputs: RunInputs,
     nodes.insert(0, window_step)
   _check_resources(config, [n.id for n in nodes])
   return nodes
-
-
-def _served_score(config: PipelineConfig, run: RunParameters, data: DataNodes, nodes) -> None:
-  baseline = next(n for n in nodes if n.id == "BaselineModel")
-  served = ServedScore(examples=data.example_gen.outputs["examples"],
-                       model=baseline.outputs["model"],
-                       eval_config=json_format.MessageToJson(
-                           eval_config(config.declaration, config.evaluation),
-                           preserving_proto_field_name=True),
-                       rules=json.dumps(dataclasses.asdict(config.evaluation), sort_keys=True),
-                       serving_dir=run.serving_dir)
-  for gate in (data.gate, data.drift_gate):
-    if gate is not None:
-      gate.add_upstream_node(served)
-  nodes.insert(nodes.index(baseline) + 1, served)
 
 
 def _window(config: PipelineConfig, run: RunParameters, inputs: RunInputs,

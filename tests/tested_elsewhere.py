@@ -60,6 +60,7 @@ TESTED_ELSEWHERE = {
     'trainer/jobs/kube.py': 'with unit/trainer/jobs/test_trainjob.py',
     'components/served_score/score.py': 'with unit/components/served_score/test_served_score.py and e2e/test_retraining.py (DRAFT)',
     'components/served_score/chart.py': 'with e2e/test_retraining.py, through commands.serving scores and the report (DRAFT)',
+    'pipeline/served.py': 'with unit/pipeline/test_data_components.py (ServedScore before the gates) and processes/components/kserve_deploy/ (DRAFT)',
     'runtime/kube.py': 'with unit/trainer/jobs/test_trainjob.py (the training launcher calls the cluster through it)',
     'trainer/jobs/tfjob.py': 'with e2e/test_tfjob_budget.py, e2e/test_train_workers.py',
     'trainer/jobs/job.py': 'with e2e/test_tfjob_budget.py, e2e/test_train_workers.py',

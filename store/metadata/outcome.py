@@ -3,10 +3,9 @@
 The local runner prints it (`verdict`), the report shows it (store/report/), the
 exit step sends it (kubeflow/steps/notify.py) and `python -m commands.kubeflow runs`
 lists it: all from the same `Outcome` of the same `RunRecord`, whichever
-runner ran. What the record's properties say (states, the blessing, the
-push) costs nothing; what lies in the artifacts' files (the judgement, the
-metrics, the drift, the serving check, the Trainer's notes) is read the
-first time it is asked for, so a listing of runs reads no file.
+runner ran. The record's properties (states, the blessing, the push) cost
+nothing; the artifacts' files (the judgement, the metrics, the drift, the
+serving check, the Trainer's notes) are read when first asked for.
 """
 
 import functools
@@ -124,21 +123,18 @@ class Outcome:
 
   @functools.cached_property
   def drift(self) -> dict:
-    """What DriftGate measured (components/drift_gate/drift_gate.py), if it ran."""
+    """What DriftGate measured (components/drift_gate/), if it ran."""
     return _json(self.record.uri("DriftGate", "result")) if self.record else {}
 
   @functools.cached_property
   def image_check(self) -> dict:  # components/image_check/result.py, if it ran
     return _json(self.record.uri("ImageCheck", "result")) if self.record else {}
-
   @functools.cached_property
   def served_score(self) -> dict:  # DRAFT: components/served_score/, if it ran
     return _json(self.record.uri("ServedScore", "score")) if self.record else {}
-
   @functools.cached_property
   def serving_check(self) -> Optional[dict]:
-    """ServingCheck's result file (components/serving_check/check.py) with whether it checked;
-    None if it did not run."""
+    """ServingCheck's result file (check.py) with whether it checked; None if it did not run."""
     from store.metadata import serving_result
     found = self._output("ServingCheck", "infra_blessing")
     return serving_result.read_at(found.uri, found.flag("checked")) if found else None
@@ -166,13 +162,11 @@ class Outcome:
     return "nothing pushed"
 
   def summary(self) -> str:
-    """The run's last lines: the Trainer's notes (warm start, backbone), the
-    blessing and why, and what was pushed."""
+    """The run's last lines: the Trainer's notes, the blessing and why, the push."""
     from components.evaluator import gate
     from components.serving_check import check as serving_check
-    lines = list(self.notes) + self._image_lines() + self._drift_lines()
-    if self.served_score.get("line"):
-      lines.append(self.served_score["line"])
+    lines = (list(self.notes) + self._image_lines() + self._drift_lines()
+             + [self.served_score[k] for k in ("line",) if self.served_score.get(k)])
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       value = "unknown" if self.value is None else f"{self.value:.4f}"
