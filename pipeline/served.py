@@ -1,6 +1,6 @@
-"""The steps about the served model, and where they go (DRAFT, issue 56 part
-3): with spans, ServedScore scores it on the newest span before DriftGate
-and AnomaliesGate, so a run they stop still records it
+"""The steps about the served model, and where they go: with spans,
+ServedScore scores it on the newest span before DriftGate and
+AnomaliesGate, so a run they stop still records it
 (components/served_score/); with `--kserve`, KServeDeploy points the
 InferenceService at the newest version after the Pusher
 (components/kserve_deploy/)."""

@@ -57,6 +57,8 @@ RUNTIME = "kserve-tensorflow-serving"
 IMAGE = "tensorflow/serving:2.16.1"  # the TensorFlow the lock exports with (2.16)
 MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 MODES = {"knative": "Knative", "standard": "Standard"}  # constants.go:559-568
+# The deprecated names an older object may carry (constants.go:562-565, 580-583).
+LEGACY_MODES = {"Serverless": "Knative", "RawDeployment": "Standard"}
 # The serving-dir version rolled out before the one the spec names (which is
 # its storageUri's). KServe copies an InferenceService's annotations into
 # the Knative revision's template (components/predictor.go:100-102, 513-517),
@@ -124,22 +126,16 @@ def stage(serving_dir: str, version: str) -> str:
   return os.path.join(serving_dir, STAGED, version) + "/"  # holds just <version>/
 
 
-def body(target: Target, namespace: str, storage_uri: str,
-         previous: Optional[str] = None) -> dict:
-  """The InferenceService serving `storage_uri` (a canary beside `previous`)."""
-  annotations = {MODE_ANNOTATION: MODES[target.mode]}
-  if previous:
-    annotations[PREVIOUS_ANNOTATION] = previous
+def body(target: Target, namespace: str, storage_uri: str) -> dict:
+  """A new InferenceService serving `storage_uri` (no canary: none serves yet)."""
   predictor = {"model": {"modelFormat": {"name": "tensorflow", "version": "2"},
                          "runtime": RUNTIME, "storageUri": storage_uri,
                          "image": target.image}}
   if target.service_account:
     predictor["serviceAccountName"] = target.service_account
-  if previous and target.canary_percent:
-    predictor["canaryTrafficPercent"] = target.canary_percent
   return {"apiVersion": f"{GROUP}/{API_VERSION}", "kind": "InferenceService",
           "metadata": {"name": target.name, "namespace": namespace,
-                       "annotations": annotations},
+                       "annotations": {MODE_ANNOTATION: MODES[target.mode]}},
           "spec": {"predictor": predictor}}
 
 
@@ -169,15 +165,15 @@ class KServe:
                              self.path, change, "application/merge-patch+json")
 
   def _refuse_mode_change(self, found: dict) -> None:
-    mode = (found.get("status", {}).get("deploymentMode")
-            or found["metadata"].get("annotations", {}).get(MODE_ANNOTATION))
-    wanted = MODES[self.target.mode]
-    if mode and {"Serverless": "Knative", "RawDeployment": "Standard"}.get(mode, mode) != wanted:
+    recorded = (found.get("status", {}).get("deploymentMode")
+                or found["metadata"].get("annotations", {}).get(MODE_ANNOTATION))
+    mode = LEGACY_MODES.get(recorded, recorded)
+    if mode and mode != MODES[self.target.mode]:
       raise kube.ClusterError(
-          f"InferenceService {self.target.name} runs in {mode} mode, asked for {wanted}: "
-          "KServe refuses to change it (update rejected: deploymentMode cannot be changed); "
-          "deploy with --kserve-mode " + ("knative" if mode in ("Knative", "Serverless")
-                                          else "standard") + " or under another name")
+          f"InferenceService {self.target.name} runs in {mode} mode, asked for "
+          f"{MODES[self.target.mode]}: KServe refuses to change it (update rejected: "
+          "deploymentMode cannot be changed); deploy with --kserve-mode "
+          f"{'knative' if mode == 'Knative' else 'standard'} or under another name")
 
   def deploy(self, serving_dir: str, version: str) -> str:
     """Points the InferenceService at `version`: created, as a canary beside

@@ -88,7 +88,7 @@ def _json_string(value: bytes):
     return {"b64": base64.b64encode(value).decode("ascii")}
 
 
-def _instance_value(name: str, spec: dict, values: list):
+def _instance_value(spec: dict, values: list):
   if spec.get("b64"):
     return {"b64": base64.b64encode(values[0] if values else b"").decode("ascii")}
   if len(spec["shape"]) == 2 and spec["shape"][1] is None:
@@ -113,7 +113,7 @@ def instances(examples: Iterable[bytes], specs: Dict[str, dict]) -> List[dict]:
   rows = []
   for serialized in examples:
     features = example_pb2.Example.FromString(serialized).features.feature
-    rows.append({name: _instance_value(name, spec, _values(features[name]) if name in features
+    rows.append({name: _instance_value(spec, _values(features[name]) if name in features
                                        else []) for name, spec in specs.items()})
   for name, spec in specs.items():
     if "pad" in spec:

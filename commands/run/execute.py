@@ -46,7 +46,7 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
     with progress.Progress(state_of):
       LocalDagRunner().run(pipeline, run_options=run_options)
   except GATE_STOPS as e:
-    from store.metadata import outcome  # DRAFT: the served model's score, before the gates
+    from store.metadata import outcome  # ServedScore ran before the gates
     served = outcome.read_outcome(metadata_path, name).served_score.get("line")
     if served:
       print(served)

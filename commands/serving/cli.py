@@ -1,6 +1,6 @@
-"""`python -m commands.serving versions|rollback|request|kserve`: a serving
-dir's versions, putting an earlier one back, a JSON client's request, and
-the versions on KServe.
+"""`python -m commands.serving versions|rollback|request|kserve|scores`: a
+serving dir's versions, putting an earlier one back, a JSON client's
+request, the versions on KServe, and the served model's score span by span.
 
 `versions` and `rollback` work on any serving dir, a local run's or a Kubeflow pipeline's
 (`--serving-dir`, a folder, gs:// or s3://), from what each version records
@@ -14,6 +14,8 @@ JSON client sends them (serving/rest.py), for `curl -d @request.json`.
 canary first, with `--canary-percent`), gives the canary all traffic, or
 says where traffic goes (serving/kserve.py); `rollback --kserve NAME` also
 points it at the copy it pushes. A refusal of the cluster is one line, exit 2.
+`scores` lists what ServedScore recorded beside the versions
+(`<serving dir>/monitoring/`) and, with `--html`, writes its chart.
 """
 
 import argparse
@@ -67,8 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the predictor's, carrying the S3 Secret (default: none)")
   deploy.add_argument("--image", default=kserve.IMAGE, help="the TF Serving image "
                       "(default: %(default)s)")
-  scores = commands.add_parser("scores", parents=[common], help="DRAFT: the served model's "
-                               "metric span by span (ServedScore's records)")
+  scores = commands.add_parser("scores", parents=[common], help="the served model's metric "
+                               "span by span, as ServedScore recorded it, with its chart")
   scores.add_argument("--html", metavar="FILE", help="also write the chart there")
   actions.add_parser("promote", parents=[target], help="the canary takes all traffic")
   actions.add_parser("status", parents=[target], help="the version served, and where "
@@ -123,7 +125,9 @@ def kserve_lines(args, serving_dir: str) -> List[str]:
 
 
 def scores_lines(serving_dir: str, html_file: Optional[str]) -> List[str]:
-  """DRAFT: one line per score recorded beside the serving dir's versions."""
+  """One line per score recorded beside the serving dir's versions, oldest
+  span first; with `html_file`, the chart of them (pushes and rollbacks
+  marked, the threshold drawn)."""
   from components.served_score import chart, score
   storage.enable([serving_dir])
   records = score.history(serving_dir)
@@ -155,21 +159,23 @@ def kserve_status(deployed: kserve.KServe) -> List[str]:
   return lines
 
 
+def command_lines(args) -> List[str]:
+  if args.command == "request":  # the one command without a serving dir
+    return request_lines(args.dataset, args.examples, args.count)
+  serving_dir = args.serving_dir or os.path.join(args.output_dir, args.pipeline, "serving")
+  if args.command == "kserve" or (args.command == "rollback" and args.kserve):
+    return kserve_lines(args, serving_dir)
+  if args.command == "scores":
+    return scores_lines(serving_dir, args.html)
+  if args.command == "rollback":
+    return history.rollback_lines(serving_dir, args.to)
+  return history.version_lines(serving_dir)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
-  serving_dir = getattr(args, "serving_dir", None) or os.path.join(
-      getattr(args, "output_dir", ""), getattr(args, "pipeline", ""), "serving")
   try:
-    if args.command == "request":
-      lines = request_lines(args.dataset, args.examples, args.count)
-    elif args.command == "kserve" or getattr(args, "kserve", None):
-      lines = kserve_lines(args, serving_dir)
-    elif args.command == "scores":
-      lines = scores_lines(serving_dir, args.html)
-    elif args.command == "rollback":
-      lines = history.rollback_lines(serving_dir, args.to)
-    else:
-      lines = history.version_lines(serving_dir)
+    lines = command_lines(args)
   except (ServingError, storage.StorageError, DeclarationError, ClusterError,
           ValueError) as e:
     print(f"error: {e}", file=sys.stderr)

@@ -77,18 +77,18 @@ def _content_digest(path: str) -> str:
       digest.update(block)
 
 
-def fingerprint_file(task: Tuple[str, str, str, bool], decl_json: str) -> str:
+def fingerprint_file(task: Tuple[str, str, str, bool], decl_json: str, key: str) -> str:
   """One Beam work item: (split, TFRecord file, folder, reusable) -> a
   manifest line naming the file's fingerprints. In a reusable (span) folder
-  they are named by the file's content and kept across runs; an existing
-  one is read, not computed."""
+  they are named by `key` (fingerprint_key) and the file's content and kept
+  across runs; an existing one is read, not computed."""
   import tensorflow as tf
 
   from dataset.types import Declaration
   from runtime import storage
   split, path, folder, reusable = task
   storage.enable([path, folder])  # a worker process of its own loads S3 here
-  name = f"{fingerprint_key(decl_json)}-{_content_digest(path)}" if reusable else (
+  name = f"{key}-{_content_digest(path)}" if reusable else (
       hashlib.sha256(path.encode()).hexdigest()[:24])
   destination = f"{folder}/{name}.jsonl.gz"
   reused = reusable and tf.io.gfile.exists(destination)
@@ -106,7 +106,7 @@ def fingerprint_all(pipeline, tasks: List[tuple], decl_json: str, manifest: str)
   import tensorflow as tf
   with pipeline as p:
     _ = (p | "Files" >> beam.Create(tasks) | "Spread" >> beam.Reshuffle()
-         | "Fingerprint" >> beam.Map(fingerprint_file, decl_json)
+         | "Fingerprint" >> beam.Map(fingerprint_file, decl_json, fingerprint_key(decl_json))
          | "Manifest" >> beam.io.WriteToText(manifest, file_name_suffix=".jsonl"))
   lines = []
   for shard in sorted(tf.io.gfile.glob(f"{manifest}*.jsonl")):

@@ -19,7 +19,6 @@ import dataclasses
 import json
 import os
 
-from absl import logging
 from tfx.dsl.component.experimental.annotations import InputArtifact, OutputArtifact, Parameter
 from tfx.dsl.component.experimental.decorators import component
 from tfx.types import standard_artifacts
@@ -50,6 +49,5 @@ def KServeDeploy(
   else:
     line = kserve.KServe(kserve.Target(**json.loads(target))).deploy(
         serving_dir, os.path.basename(newest))
-  logging.info("%s", line)
   print(line, flush=True)
   deployed.write(line)

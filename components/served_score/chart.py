@@ -1,5 +1,5 @@
-"""The served model's metric span by span, as an SVG chart (DRAFT, issue 56
-part 3): one point per span scored (with its 95% interval), the served
+"""The served model's metric span by span, as an SVG chart: one
+point per span scored (with its 95% interval), the served
 version's changes marked (a push, or a rollback's copy), the threshold drawn.
 For the report, the ServedScore step's page and `commands.serving scores`."""
 

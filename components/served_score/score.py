@@ -1,4 +1,4 @@
-"""The served model's score on a span, and what it says (DRAFT, issue 56 part 3).
+"""The served model's score on a span, and what it says.
 
 `newest_span_splits` picks the splits of the window's newest span;
 `scored` turns TFMA's numbers (components/evaluator/evaluation.py `load`)
@@ -20,14 +20,14 @@ MONITORING = "monitoring"  # in the serving dir
 
 
 def newest_span_splits(split_names: List[str]) -> List[str]:
-  """The eval splits of the newest span (the served model has not seen
-  them); all eval splits of data without spans."""
-  evals = [s for s in split_names if s.startswith("eval")]
-  numbered = [s for s in evals if spans.span_of_split(s) is not None]
+  """Every split of the newest span: the served model was trained before
+  it, so its train split is as unseen as its eval split, and twice the
+  examples narrow the interval. Data without spans: its eval splits."""
+  numbered = [s for s in split_names if spans.span_of_split(s) is not None]
   if not numbered:
-    return evals
+    return [s for s in split_names if s.startswith("eval")]
   newest = max(spans.span_of_split(s) for s in numbered)
-  return [s for s in numbered if spans.span_of_split(s) == newest]
+  return sorted(s for s in numbered if spans.span_of_split(s) == newest)
 
 
 def scored(found: dict, eval_config_json: str, version: str, span: Optional[int],

@@ -1,10 +1,10 @@
-"""ServedScore: the served model scored on the window's newest span (DRAFT,
-issue 56 part 3; not yet in the pipeline).
+"""ServedScore: the served model scored on the window's newest span.
 
 Runs TFMA on the served model (BaselineModel's copy), through the signature
-it takes Examples by (trainer/export.py `examples_signature`), on the newest
-span's eval splits, with the Evaluator's metrics and slices but no
-thresholds (nothing is judged here), and the 95% intervals. Records the
+it takes Examples by (trainer/export.py `examples_signature`), on every
+split of the newest span (score.newest_span_splits), with the Evaluator's
+metrics and slices but no thresholds (nothing is judged here), and the 95%
+intervals. Records the
 score beside the serving dir's versions (components/served_score/score.py).
 To run before DriftGate and AnomaliesGate, so a run they stop records it.
 """
@@ -14,6 +14,7 @@ import json
 import os
 import tempfile
 
+import apache_beam as beam
 import tensorflow_model_analysis as tfma
 from absl import logging
 from apache_beam.options.pipeline_options import PipelineOptions
@@ -22,6 +23,7 @@ from tfx.dsl.components.base import base_beam_component, base_beam_executor, exe
 from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionParameter
 from tfx.utils import path_utils
+from tfx_bsl.tfxio import tf_example_record
 
 from components import ui_artifacts
 from components.baseline.baseline import has_model, served_signature, served_source
@@ -55,11 +57,14 @@ def score_served(examples, model, eval_config_json: str, rules: Evaluation,
   shared = tfma.default_eval_shared_model(
       eval_saved_model_path=path_utils.serving_model_path(model.uri), eval_config=config)
   with tempfile.TemporaryDirectory() as out:
-    for split in splits:  # TFMA reads one pattern; the newest span has one eval split
-      tfma.run_model_analysis(
-          eval_shared_model=shared, eval_config=config, output_path=out,
-          data_location=os.path.join(artifact_utils.get_split_uri([examples], split), "*"),
-          file_format="tfrecords", pipeline_options=PipelineOptions(list(beam_args)))
+    # TFMA's run_model_analysis takes one pattern; the Evaluator's way takes all.
+    read = tf_example_record.TFExampleRecord(
+        file_pattern=[os.path.join(artifact_utils.get_split_uri([examples], split), "*")
+                      for split in splits],
+        raw_record_column_name=tfma.ARROW_INPUT_COLUMN)
+    with beam.Pipeline(options=PipelineOptions(list(beam_args))) as p:
+      _ = (p | "Read" >> read.BeamSource() | "Score" >> tfma.ExtractEvaluateAndWriteResults(
+          eval_shared_model=shared, eval_config=config, output_path=out))
     found = evaluation.load(out)
   version = os.path.basename(served_source(model))
   span = spans.span_of_split(splits[0]) if splits else None

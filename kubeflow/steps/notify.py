@@ -51,7 +51,7 @@ def payload(outcome, metric: Optional[str]) -> dict:
     fields.append(("blessed", f"{verdict} ({metric})" if metric else verdict))
     words.append(("blessed" if outcome.blessed else "not blessed")
                  + (f" ({metric})" if metric else ""))
-  served = outcome.served_score.get("line")  # DRAFT: the served model fell
+  served = outcome.served_score.get("line")  # the served model fell (ServedScore)
   if served:
     fields.append(("served model", served))
     words.append(served)

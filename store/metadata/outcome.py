@@ -130,7 +130,7 @@ class Outcome:
   def image_check(self) -> dict:  # components/image_check/result.py, if it ran
     return _json(self.record.uri("ImageCheck", "result")) if self.record else {}
   @functools.cached_property
-  def served_score(self) -> dict:  # DRAFT: components/served_score/, if it ran
+  def served_score(self) -> dict:  # components/served_score/, if it ran
     return _json(self.record.uri("ServedScore", "score")) if self.record else {}
   @functools.cached_property
   def serving_check(self) -> Optional[dict]:

@@ -104,7 +104,7 @@ def render(run: run_record.RunRecord) -> str:
 
 
 def _served(run: run_record.RunRecord, outcome: Outcome) -> List[str]:
-  """DRAFT (issue 56 part 3): the served model's metric on each span scored."""
+  """The served model's metric on each span scored (components/served_score/)."""
   from components.served_score import chart, score
   serving_dir = run.exec_properties.get(("ServedScore", "serving_dir"))
   records = score.history(serving_dir) if serving_dir else []

@@ -238,7 +238,8 @@ def _report_section(stdout: str, anchor: str) -> str:
 
 def test_the_served_model_is_scored_on_the_drifted_span_though_the_gate_stops_the_run(
     drifted, span2, home):
-  """DRAFT (issue 56 part 3): ServedScore runs before the gates."""
+  """ServedScore runs before the gates: span 3's score is recorded and said
+in one line, though DriftGate stops the run."""
   from components.served_score import score
   served = span2["versions"][-1]
   records = [r for r in score.history(home["serving"]) if r["span"] == 3]

@@ -19,16 +19,14 @@ NAMESPACE = "team-a"
 
 def test_the_inference_service_names_one_staged_version_and_tf_serving():
   target = kserve.Target("digits", canary_percent=10, service_account="s3-reader")
-  sent = kserve.body(target, NAMESPACE, "s3://b/digits/serving/kserve/17/", previous="16")
+  sent = kserve.body(target, NAMESPACE, "s3://b/digits/serving/kserve/17/")
   predictor = sent["spec"]["predictor"]
   assert predictor == {"model": {
       "modelFormat": {"name": "tensorflow", "version": "2"},
       "runtime": "kserve-tensorflow-serving", "image": "tensorflow/serving:2.16.1",
       "storageUri": "s3://b/digits/serving/kserve/17/"},
-      "serviceAccountName": "s3-reader", "canaryTrafficPercent": 10}
-  assert sent["metadata"]["annotations"] == {
-      "serving.kserve.io/deploymentMode": "Knative",
-      kserve.PREVIOUS_ANNOTATION: "16"}
+      "serviceAccountName": "s3-reader"}  # created: no canary, none serves yet
+  assert sent["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "Knative"}
   assert kserve.served_version(sent) == "17"
 
 

@@ -104,7 +104,8 @@ def test_the_exit_step_reports_a_failed_run_on_each_backends_layout(tmp_path, ba
 
 
 def test_a_stopped_run_carries_the_served_models_fall(tmp_path):
-  """DRAFT (issue 56 part 3): ServedScore ran before the gate that stopped the run."""
+  """ServedScore ran before the gate that stopped the run: the notice says
+the served model fell."""
   line = ("served model (version 17) on span 3: accuracy 0.1200 [0.0900, 0.1500], past its "
           "threshold 0.9")
   score = tmp_path / "score"
