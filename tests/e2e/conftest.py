@@ -1,9 +1,16 @@
 """Fixtures of the training engines' end-to-end tests (test_train_workers.py),
-and the digits in a stand-in bucket for the compiled pipeline's."""
+the digits in a stand-in bucket for the compiled pipeline's, and a drifted
+span of them (test_retraining.py, test_kubeflow_steps.py)."""
 
+import os
+from collections import Counter
+
+import numpy as np
 import pytest
 
+from dataset.convert import digits
 from dataset.convert.digits import write_digits
+from dataset.convert.rows import write_rows
 from store.metadata import outcome
 from tests.conftest import DIGITS_SCHEMA, digits_raw, span_data
 from tests.fakes.s3_server import upload_folder
@@ -48,3 +55,23 @@ def digits_in_bucket(root, s3, scheme: str = "s3", window: int = 1) -> dict:
   raw["data"] = span_data(f"{scheme}://data/digits", window)
   raw["schema"] = DIGITS_SCHEMA
   return raw
+
+
+def write_drifted_span(root: str, span: int, start: int, stop: int) -> None:
+  """Digits whose `ink` moved by two standard deviations and whose most
+  common `shape` is renamed, as a recalibrated sensor and a renamed
+  category would make them."""
+  images, labels = digits.load_images()
+  rows = [digits.digit_features(images[i], labels[i]) for i in range(start, stop)]
+  ink = np.array([r["ink"][0] for r in rows])
+  common = Counter(r["shape"][0] for r in rows).most_common(1)[0][0]
+  for r in rows:
+    r["ink"] = [float(r["ink"][0] + 2 * ink.std())]
+    r["shape"] = [b"renamed" if r["shape"][0] == common else r["shape"][0]]
+    # And what the digits mean shifted (a relabelled source): the served
+    # model degrades on this span.
+    r["label"] = [(r["label"][0] + 1) % 10]
+  write_rows(rows, os.path.join(root, f"span-{span}"), prefix="digits",
+             eval_percent=digits.EVAL_PERCENT,
+             keys=[f"digits-{i}" for i in range(start, stop)])
+  return common.decode()

@@ -17,8 +17,9 @@ backend runs the other steps, and the pushed model serves the eval digits.
 A second run with nothing new runs SpanWindow again, which passes the same
 values, and the backend's cache serves every step after it. Then a second
 span lands: the third run reads spans 1-2, and Transform analyses only the
-new one, span 1 coming from its analyzer cache on s3://. Between them, a
-run over an empty data root fails at SpanWindow.
+new one, span 1 coming from its analyzer cache on s3://. Then a third span
+lands, drifted and relabelled: the gates stop the run, after ServedScore
+scored the served model on it, and the notice says it fell.
 
 The declaration has `tuning:` with `every: 1`, compiled with two trial
 workers: the first run searches (the Tuner step, as the backend runs it,
@@ -67,7 +68,7 @@ from components import ui_artifacts
 from kubeflow.compile.spec import tasks as spec_tasks
 from store.retention import cache_epoch
 from tests.conftest import REPO
-from tests.e2e.conftest import digits_in_bucket
+from tests.e2e.conftest import digits_in_bucket, write_drifted_span
 from tests.fakes import kfp_server
 from tests.fakes import kserve as kserve_fake
 from tests.fakes.kfp_backend import Backend, StepFailed
@@ -185,6 +186,7 @@ def ran(request, tmp_path_factory):
     # digits below the served model (CI: "not blessed"), which the default
     # max_change of 0.01 refuses. test_e2e covers the refusal.
     raw["evaluation"] = {"max_change": 0.05}
+    raw["drift"] = {"action": "stop"}  # the drifted span 3's run stops at the gate
     # A small search, again with each new span (every: 1).
     raw["tuning"] = {"algorithm": "random", "max_trials": 2, "steps": 30, "every": 1,
                      "space": {"learning_rate": {"log_uniform": [2e-3, 1e-2]},
@@ -209,8 +211,8 @@ def ran(request, tmp_path_factory):
     # once its graph's first object is written, the Trainer at its first
     # checkpoint, the Pusher half-way through its push.
     # Argo's retry policy as docs/kubeflow.md advises for preemptions
-    # (Always): the empty data root's failed SpanWindow is retried to its
-    # end, so retention need not wait for a retry that may come.
+    # (Always): the drifted span's failed gates are retried to their end,
+    # so retention need not wait for a retry that may come.
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
                       kills=preemptions(client), retry_policy="Always", cluster=cluster)
     request.addfinalizer(backend.close)
@@ -226,8 +228,6 @@ def ran(request, tmp_path_factory):
     run2 = execute(backend, spec, second, state, str(root / "logs2"))
     deployed.append(traffic(cluster))
     folders.append(_objects(client, "pipelines", f"root/digits/{first['id']}/"))
-    empty = submit(spec, url, endpoint, state, "--data-root", "s3://data/nothing-here")
-    failed = execute(backend, spec, empty, state, str(root / "logs_failed"))
     cache = _objects(client, "pipelines", "root/analyzer_cache/digits/")
     serving = download(client, "s3://serving/digits", root / "serving")
     upload_folder(client, str(root / "local" / "span-1"), "s3://data/digits/span-2")
@@ -250,17 +250,6 @@ def ran(request, tmp_path_factory):
               else None)
     cache3 = _objects(client, "pipelines", "root/analyzer_cache/digits/")
     serving3 = download(client, "s3://serving/digits", root / "serving3")
-    listed = subprocess.run(
-        [sys.executable, "-m", "commands.kubeflow", "runs", "--spec", spec, "--host", url],
-        cwd=REPO, capture_output=True, text=True, env={**os.environ, **env(endpoint)},
-        timeout=600)
-    # Span 2 withdrawn: the window is span 1's again, over which run 3's
-    # retention deleted a cached step's output. The pipeline's first steps.
-    for key in _objects(client, "data", "digits/span-2/"):
-      client.delete_object(Bucket="data", Key=f"digits/span-2/{key}")
-    again = backend.run(first_steps(spec, root / "first_steps.yaml"), first["params"],
-                        log_dir=str(root / "logs4"), run_id="again",
-                        pipeline_root=first["root"])
     outputs = {key: download(client, art["uri"], root / "out" / "-".join(key))
                for key, art in run1.outputs.items()
                if key in {("StatisticsGen", "statistics"), ("Evaluator", "blessing")}}
@@ -271,6 +260,25 @@ def ran(request, tmp_path_factory):
     summaries = [_run_page(backend, client, run)[("Retention", "summary")][2]
                  for run in (run1, run2, run3)]
     (root / "retention.md").write_text("\n".join(summaries))  # to read after a failure
+    # Span 3 lands drifted and relabelled: the gates stop the run, and
+    # ServedScore, before them, scores the served version 2 on it.
+    write_drifted_span(str(root / "local"), 3, 0, 900)
+    upload_folder(client, str(root / "local" / "span-3"), "s3://data/digits/span-3")
+    drifted = submit(spec, url, endpoint, state)
+    stopped = execute(backend, spec, drifted, state, str(root / "logs_drifted"))
+    stopped_page = _run_page(backend, client, stopped)
+    listed = subprocess.run(
+        [sys.executable, "-m", "commands.kubeflow", "runs", "--spec", spec, "--host", url],
+        cwd=REPO, capture_output=True, text=True, env={**os.environ, **env(endpoint)},
+        timeout=600)
+    # Spans 2 and 3 withdrawn: the window is span 1's again, over which run
+    # 3's retention deleted a cached step's output. The pipeline's first steps.
+    for span in ("span-2", "span-3"):
+      for key in _objects(client, "data", f"digits/{span}/"):
+        client.delete_object(Bucket="data", Key=f"digits/{span}/{key}")
+    again = backend.run(first_steps(spec, root / "first_steps.yaml"), first["params"],
+                        log_dir=str(root / "logs4"), run_id="again",
+                        pipeline_root=first["root"])
     # The canary run 3 deployed, promoted; then the serving dir rolled back,
     # the InferenceService with it: a user's commands, as they run them.
     kserve_lines = []
@@ -286,10 +294,11 @@ def ran(request, tmp_path_factory):
     yield {"folders": folders, "epochs": epochs, "summaries": summaries, "again": again,
            "attempts": attempts,
            "root": root, "page": page, "page3": page3, "first": first, "second": second,
-           "run1": run1, "run2": run2, "run3": run3, "failed": failed, "cache": cache,
+           "run1": run1, "run2": run2, "run3": run3, "stopped": stopped, "cache": cache,
            "cache3": cache3, "outputs": outputs, "serving": serving, "serving3": serving3,
            "messages": list(messages), "runs": listed, "published3": published3,
-           "ids": [r["id"] for r in (first, second, empty, third)],
+           "ids": [r["id"] for r in (first, second, third, drifted)],
+           "stopped_page": stopped_page, "scores": _objects(client, "serving", "digits/monitoring/"),
            "deployed": deployed, "kserve_lines": kserve_lines, "isvc": isvc,
            "versions_after": download(client, "s3://serving/digits", root / "serving4")}
   stop()
@@ -460,7 +469,7 @@ def _fields(message) -> dict:
 
 
 def test_the_exit_step_posts_each_runs_outcome_to_the_webhook(ran):
-  pushed, cached, failed = ran["messages"]
+  pushed, cached, stopped = ran["messages"]
   (version,) = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
   first = _fields(pushed)
   assert first["pipeline"] == "digits" and first["run"] == ran["ids"][0], first
@@ -470,18 +479,33 @@ def test_the_exit_step_posts_each_runs_outcome_to_the_webhook(ran):
   second = _fields(cached)
   assert second["state"] == "SUCCEEDED" and second["pushed version"] == "none", second
   assert "nothing new to train on" in cached["text"], cached["text"]
-  third = _fields(failed)
-  assert third["state"] == "FAILED" and third["failed step"] == "SpanWindow", third
-  assert "s3://data/nothing-here" in third["message"], third
-  assert failed["attachments"][0]["color"] == "danger"
+  third = _fields(stopped)
+  assert third["state"] == "FAILED" and third["failed step"] in ("DriftGate", "AnomaliesGate"), \
+      third
+  assert stopped["attachments"][0]["color"] == "danger"
+
+
+def test_the_served_model_falls_on_the_drifted_span_and_the_notice_says_so(ran):
+  """ServedScore ran before the gates that stopped the run: its record is
+  beside the serving dir's versions, its chart on the run page, and its
+  line in the notice."""
+  served = sorted(v for v in os.listdir(ran["serving3"]) if v.isdigit())[-1]  # run 3's
+  assert f"{served}/span-3.json" in ran["scores"], ran["scores"]
+  fields = _fields(ran["messages"][2])
+  assert re.fullmatch(rf"served model \(version {served}\) on span 3: accuracy 0\.[0-4]\d{{3}} "
+                      r"\[0\.\d{4}, 0\.\d{4}\], past its threshold 0\.9",
+                      fields.get("served model", "")), fields
+  assert fields["served model"] in ran["messages"][2]["text"]
+  kind, _, shown = ran["stopped_page"][("ServedScore", "page")]
+  assert kind == "system.HTML" and "<svg" in shown and fields["served model"] in shown, shown
 
 
 def test_a_failed_step_skips_the_rest_but_not_the_exit_step(ran):
-  states = ran["failed"].states
-  assert states["SpanWindow"] == "FAILED" and states["notify"] == "EXECUTED", states
-  rest = steps(ran["failed"])
-  del rest["SpanWindow"]
-  assert set(rest.values()) == {"SKIPPED"}, states
+  states = ran["stopped"].states
+  assert states["DriftGate"] == "FAILED" and states["ServedScore"] == "EXECUTED", states
+  assert states["notify"] == "EXECUTED", states
+  after = ("Transform", "Trainer", "Evaluator", "Pusher", "KServeDeploy")
+  assert {states[name] for name in after} == {"SKIPPED"}, states
 
 
 def test_an_unreachable_webhook_is_logged_and_the_run_succeeds(ran):
@@ -494,11 +518,11 @@ def test_an_unreachable_webhook_is_logged_and_the_run_succeeds(ran):
 def test_runs_lists_each_runs_state_and_what_it_pushed(ran):
   assert ran["runs"].returncode == 0, ran["runs"].stderr[-3000:]
   lines = {line.split("\t")[3]: line for line in ran["runs"].stdout.strip().splitlines()}
-  first, second, failed, third = (lines[i] for i in ran["ids"])
+  first, second, third, stopped = (lines[i] for i in ran["ids"])
   (version,) = [v for v in os.listdir(ran["serving"]) if v.isdigit()]
   assert "\tSUCCEEDED\t" in first and first.endswith(f"pushed version {version}"), first
   assert second.endswith("nothing new to train on (served from the cache)"), second
-  assert "\tFAILED\t" in failed and "failed at SpanWindow: " in failed, failed
+  assert "\tFAILED\t" in stopped and "failed at " in stopped, stopped
   assert "\tSUCCEEDED\t" in third and "pushed version" in third, third
 
 

@@ -16,9 +16,7 @@ import json
 import os
 import subprocess
 import sys
-from collections import Counter
 
-import numpy as np
 import pytest
 
 from dataset import declaration
@@ -28,6 +26,7 @@ from store.metadata import outcome
 from store.metadata import store as st
 from store.retention.plan import used_by
 from tests.conftest import DIGITS_SCHEMA, REPO, span_pipeline, write_declaration
+from tests.e2e.conftest import write_drifted_span
 from tests.runs import ALL_NODES, module_cli, run_local, serve_accuracy
 
 pytestmark = pytest.mark.e2e
@@ -102,26 +101,6 @@ def span2(home, span1):
 def rerun(home, span2):
   """The schedule fires again with no new span."""
   return _run(home)
-
-
-def write_drifted_span(root: str, span: int, start: int, stop: int) -> None:
-  """Digits whose `ink` moved by two standard deviations and whose most
-  common `shape` is renamed, as a recalibrated sensor and a renamed
-  category would make them."""
-  images, labels = digits.load_images()
-  rows = [digits.digit_features(images[i], labels[i]) for i in range(start, stop)]
-  ink = np.array([r["ink"][0] for r in rows])
-  common = Counter(r["shape"][0] for r in rows).most_common(1)[0][0]
-  for r in rows:
-    r["ink"] = [float(r["ink"][0] + 2 * ink.std())]
-    r["shape"] = [b"renamed" if r["shape"][0] == common else r["shape"][0]]
-    # And what the digits mean shifted (a relabelled source): the served
-    # model degrades on this span.
-    r["label"] = [(r["label"][0] + 1) % 10]
-  write_rows(rows, os.path.join(root, f"span-{span}"), prefix="digits",
-             eval_percent=digits.EVAL_PERCENT,
-             keys=[f"digits-{i}" for i in range(start, stop)])
-  return common.decode()
 
 
 @pytest.fixture(scope="module")
