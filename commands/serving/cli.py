@@ -131,16 +131,22 @@ def scores_lines(serving_dir: str, html_file: Optional[str]) -> List[str]:
   from components.served_score import chart, score
   storage.enable([serving_dir])
   records = score.history(serving_dir)
-  lines = [f"span {r['span']}  version {r['version']}  {r['metric']} "
-           + ("-" if r.get("value") is None else f"{r['value']:.4f}")
-           + (f" [{r['low']:.4f}, {r['high']:.4f}]" if r.get("low") is not None else "")
-           + f"  {r.get('count') or 0:.0f} examples  (threshold {r['threshold']})"
-           for r in records] or [f"no score recorded in {serving_dir}"]
+  def scored(r: dict) -> str:
+    return (f"{r['metric']} " + ("-" if r.get("value") is None else f"{r['value']:.4f}")
+            + (f" [{r['low']:.4f}, {r['high']:.4f}]" if r.get("low") is not None else "")
+            + f"  {r.get('count') or 0:.0f} examples")
+
+  lines = []
+  for r in records:  # then each declared slice's, indented
+    span = f"{r['span']}" + (f" (data v{r['data_version']})" if r.get("data_version") else "")
+    lines.append(f"span {span}  version {r['version']}  {scored(r)}  "
+                 f"(threshold {r['threshold']})")
+    lines += [f"  {s['slice']}  {scored({**s, 'metric': r['metric']})}"
+              for s in r.get("slices", [])]
+  lines = lines or [f"no score recorded in {serving_dir}"]
   if html_file:
-    rollbacks = {os.path.basename(p): (history.rolled_back(p) or {}).get("to")
-                 for p in serving.versions(serving_dir) if history.rolled_back(p)}
     with open(html_file, "w") as f:
-      f.write(chart.svg(records, rollbacks))
+      f.write(chart.svg(records, score.rollbacks(serving_dir)))
     lines.append(f"chart: {html_file}")
   return lines
 

@@ -6,6 +6,8 @@ For the report, the ServedScore step's page and `commands.serving scores`."""
 import html
 from typing import Dict, List, Optional
 
+from components.served_score import score
+
 WIDTH, HEIGHT, PAD = 480, 200, 36
 
 
@@ -41,7 +43,9 @@ def svg(records: List[Dict], rollbacks: Optional[Dict[str, str]] = None) -> str:
       what = (f"rollback to {rollbacks[r['version']]}" if rollbacks and r["version"] in rollbacks
               else f"push of {r['version']}")
       parts.append(f'<line x1="{cx - 6:.1f}" x2="{cx - 6:.1f}" y1="{PAD}" y2="{HEIGHT - PAD}" '
-                   f'stroke="#36c"><title>{html.escape(what)}</title></line>')
+                   f'stroke="#36c"><title>{html.escape(what)}</title></line>'
+                   f'<text x="{cx - 8:.1f}" y="{PAD - 6}" text-anchor="end" font-size="10" '
+                   f'fill="#36c">{html.escape(what)}</text>')
     previous = r["version"]
     parts.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="4" fill="#000"><title>span '
                  f'{r["span"]}, version {html.escape(r["version"])}: {r["metric"]} '
@@ -50,3 +54,10 @@ def svg(records: List[Dict], rollbacks: Optional[Dict[str, str]] = None) -> str:
                  f'font-size="11">span {r["span"]}</text>')
   parts.append("</svg>")
   return "".join(parts)
+
+
+def figure(line: str, serving_dir: str) -> str:
+  """The line and the chart of every score recorded in `serving_dir`, as
+  the report and the step's page show them."""
+  return (f"<p>{html.escape(line)}</p>"
+          + svg(score.history(serving_dir), score.rollbacks(serving_dir)))

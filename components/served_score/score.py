@@ -10,8 +10,10 @@ than `max_change` below its value at its blessing.
 
 import json
 import os
+import re
 from typing import Dict, List, Optional
 
+import serving
 from dataset import metrics, spans
 from dataset.thresholds import Evaluation
 from runtime import storage
@@ -28,6 +30,19 @@ def newest_span_splits(split_names: List[str]) -> List[str]:
     return [s for s in split_names if s.startswith("eval")]
   newest = max(spans.span_of_split(s) for s in numbered)
   return sorted(s for s in numbered if spans.span_of_split(s) == newest)
+
+
+def data_version(splits: List[str]) -> Optional[int]:
+  """The span's data version (`eval_span4_v2`: 2), None when unversioned."""
+  found = [re.search(r"_v(\d+)$", s) for s in splits]
+  return max((int(m.group(1)) for m in found if m), default=None)
+
+
+def unseen(trained_on: Optional[List[str]], splits: List[str]) -> bool:
+  """Whether the served version was trained before the span of `splits`
+  (a version that recorded nothing was: it predates the record)."""
+  newest = {spans.span_of_split(s) for s in splits}
+  return not newest & {spans.span_of_split(s) for s in trained_on or []}
 
 
 def scored(found: dict, eval_config_json: str, version: str, span: Optional[int],
@@ -50,32 +65,51 @@ def scored(found: dict, eval_config_json: str, version: str, span: Optional[int]
           "max_change": rules.max_change, **row(()), "slices": slices}
 
 
-def verdict(record: dict, blessed_value: Optional[float]) -> str:
-  """One line when the served model fell below its threshold, or more than
-  `max_change` below its value at its blessing; "" otherwise."""
+def verdict(record: dict, blessed: Optional[dict]) -> str:
+  """One line when the served model is worse than its threshold, or more
+  than `max_change` worse than its value at its blessing (`blessed.json`,
+  when it measured the same metric); "" otherwise."""
   value = record.get("value")
   if value is None:
     return ""
+  blessed_value = (blessed or {}).get("value") if (blessed or {}).get(
+      "metric") == record["metric"] else None
   sign = 1 if record["higher_is_better"] else -1
-  where = (f"served model (version {record['version']}) on span {record['span']}: "
-           f"{record['metric']} {value:.4f}")
-  if record["low"] is not None:
-    where += f" [{record['low']:.4f}, {record['high']:.4f}]"
   if sign * (value - record["threshold"]) < 0:
-    return f"{where}, past its threshold {record['threshold']}"
+    return f"{_where(record)}, past its threshold {record['threshold']}"
   if blessed_value is not None and sign * (blessed_value - value) > record["max_change"]:
-    return (f"{where}, {abs(blessed_value - value):.4f} worse than its "
+    return (f"{_where(record)}, {abs(blessed_value - value):.4f} worse than its "
             f"{blessed_value:.4f} at its blessing (max_change {record['max_change']})")
   return ""
 
 
-def record_path(serving_dir: str, version: str, span: Optional[int]) -> str:
-  name = f"span-{span}.json" if span is not None else "latest.json"
-  return os.path.join(serving_dir, MONITORING, version, name)
+def _where(record: dict) -> str:
+  where = (f"served model (version {record['version']}) on span {record['span']}: "
+           f"{record['metric']} {record['value']:.4f}")
+  if record.get("low") is not None:
+    where += f" [{record['low']:.4f}, {record['high']:.4f}]"
+  return where
+
+
+def said(published: dict) -> str:
+  """What ServedScore's published record says, in one line: its verdict,
+  why nothing was scored, or that the served model holds."""
+  if published.get("line") or published.get("note"):
+    return published.get("line") or f"served model: {published['note']}"
+  if published.get("value") is None:
+    return "served model: not scored"
+  return f"{_where(published)}, within its threshold {published['threshold']}"
+
+
+def record_path(serving_dir: str, version: str, span: Optional[int],
+                data: Optional[int] = None) -> str:
+  name = (f"span-{span}" if span is not None else "latest") + (f"-v{data}" if data else "")
+  return os.path.join(serving_dir, MONITORING, version, name + ".json")
 
 
 def write(serving_dir: str, record: dict) -> str:
-  path = record_path(serving_dir, record["version"], record["span"])
+  path = record_path(serving_dir, record["version"], record["span"],
+                     record.get("data_version"))
   storage.gfile().makedirs(os.path.dirname(path))
   with storage.gfile().GFile(path, "w") as f:
     f.write(json.dumps(record, sort_keys=True))
@@ -93,4 +127,12 @@ def history(serving_dir: str) -> List[Dict]:
       if name.endswith(".json"):
         with storage.gfile().GFile(os.path.join(folder, name)) as f:
           found.append(json.load(f))
-  return sorted(found, key=lambda r: (r.get("span") or 0, r["version"]))
+  return sorted(found, key=lambda r: (r.get("span") or 0, r.get("data_version") or 0,
+                                      r["version"]))
+
+
+def rollbacks(serving_dir: str) -> Dict[str, str]:
+  """version -> the version it copies, for each rollback's version."""
+  from serving import history
+  found = {os.path.basename(p): history.rolled_back(p) for p in serving.versions(serving_dir)}
+  return {version: record["to"] for version, record in found.items() if record}

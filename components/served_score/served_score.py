@@ -9,14 +9,12 @@ score beside the serving dir's versions (components/served_score/score.py).
 To run before DriftGate and AnomaliesGate, so a run they stop records it.
 """
 
-import html
 import json
 import os
 import tempfile
 
 import apache_beam as beam
 import tensorflow_model_analysis as tfma
-from absl import logging
 from apache_beam.options.pipeline_options import PipelineOptions
 from google.protobuf import json_format
 from tfx.dsl.components.base import base_beam_component, base_beam_executor, executor_spec
@@ -25,10 +23,11 @@ from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionP
 from tfx.utils import path_utils
 from tfx_bsl.tfxio import tf_example_record
 
+import serving
 from components import ui_artifacts
 from components.baseline.baseline import has_model, served_signature, served_source
 from components.evaluator import evaluation
-from components.served_score import score
+from components.served_score import chart, score
 from dataset import spans
 from dataset.thresholds import Evaluation
 from runtime.beam import NoPrism
@@ -49,10 +48,20 @@ def without_thresholds(eval_config_json: str, signature: str) -> tfma.EvalConfig
 
 def score_served(examples, model, eval_config_json: str, rules: Evaluation,
                  serving_dir: str, beam_args=()) -> dict:
-  """The served model's record on the newest span ({} when nothing is served)."""
+  """The served model's record on the newest span, or {"note": why none}:
+  nothing served; BaselineModel handed over an older version than the
+  newest (a re-run beside a version this run's key pushed); or the served
+  version was trained on that span, which is then not unseen."""
   if not has_model(model):
-    return {}
+    return {"note": "nothing is served yet"}
+  source = served_source(model)
+  version, newest = os.path.basename(source), serving.latest(serving_dir)
   splits = score.newest_span_splits(artifact_utils.decode_split_names(examples.split_names))
+  if newest is None or os.path.basename(newest) != version:
+    return {"note": f"not scored: version {version} is not the newest in {serving_dir}"}
+  span = spans.span_of_split(splits[0]) if splits else None
+  if not score.unseen(serving.trained_on(source), splits):
+    return {"note": f"not scored: version {version} was trained on span {span}"}
   config = without_thresholds(eval_config_json, served_signature(model))
   shared = tfma.default_eval_shared_model(
       eval_saved_model_path=path_utils.serving_model_path(model.uri), eval_config=config)
@@ -66,36 +75,35 @@ def score_served(examples, model, eval_config_json: str, rules: Evaluation,
       _ = (p | "Read" >> read.BeamSource() | "Score" >> tfma.ExtractEvaluateAndWriteResults(
           eval_shared_model=shared, eval_config=config, output_path=out))
     found = evaluation.load(out)
-  version = os.path.basename(served_source(model))
-  span = spans.span_of_split(splits[0]) if splits else None
-  record = score.scored(found, eval_config_json, version, span, rules)
+  record = {**score.scored(found, eval_config_json, version, span, rules),
+            "splits": splits, "data_version": score.data_version(splits)}
   score.write(serving_dir, record)
   return record
 
 
 class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
-  """Scores the served model; publishes the record (and {} when none serves)."""
+  """Scores the served model; publishes the record with its line, or why
+  none. Watching never stops the run: a failure to score is a note."""
 
   def Do(self, input_dict, output_dict, exec_properties) -> None:
-    record = score_served(
-        artifact_utils.get_single_instance(input_dict["examples"]),
-        artifact_utils.get_single_instance(input_dict["model"]),
-        exec_properties["eval_config"],
-        Evaluation.from_dict(json.loads(exec_properties["rules"])),
-        exec_properties["serving_dir"], self._beam_pipeline_args or ())
-    blessed = (history.blessed(os.path.join(exec_properties["serving_dir"], record["version"]))
-               if record else None)
-    line = score.verdict(record, (blessed or {}).get("value")) if record else ""
+    serving_dir = exec_properties["serving_dir"]
+    model = artifact_utils.get_single_instance(input_dict["model"])
+    try:
+      record = score_served(
+          artifact_utils.get_single_instance(input_dict["examples"]), model,
+          exec_properties["eval_config"],
+          Evaluation.from_dict(json.loads(exec_properties["rules"])), serving_dir,
+          self._beam_pipeline_args or ())
+    except Exception as e:  # noqa: BLE001  (an unreadable version, a model TFMA refuses)
+      record = {"note": f"not scored: {type(e).__name__}: {e}".splitlines()[0]}
+    line = score.verdict(record, history.blessed(os.path.join(serving_dir, record["version"]))
+                         ) if "version" in record else ""
     out = artifact_utils.get_single_instance(output_dict["score"])
     out.value = json.dumps({**record, "line": line}, sort_keys=True)
     for shown in output_dict.get("page", []):  # the Kubeflow run page's chart
-      from components.served_score import chart
-      shown.value = ("<!DOCTYPE html><html><body><p>" + html.escape(
-          line or "The served model is within its threshold.") + "</p>"
-          + chart.svg(score.history(exec_properties["serving_dir"])) + "</body></html>")
-    if line:
-      logging.warning("%s", line)
-      print(line, flush=True)
+      shown.value = ("<!DOCTYPE html><html><body>" + chart.figure(
+          score.said({**record, "line": line}), serving_dir) + "</body></html>")
+    print(score.said({**record, "line": line}), flush=True)
 
 
 class ServedScoreSpec(ComponentSpec):

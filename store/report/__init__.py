@@ -107,9 +107,7 @@ def _served(run: run_record.RunRecord, outcome: Outcome) -> List[str]:
   """The served model's metric on each span scored (components/served_score/)."""
   from components.served_score import chart, score
   serving_dir = run.exec_properties.get(("ServedScore", "serving_dir"))
-  records = score.history(serving_dir) if serving_dir else []
-  line = outcome.served_score.get("line") or "The served model is within its threshold."
-  return [f"<p>{esc(line)}</p>", str(chart.svg(records))]
+  return [chart.figure(score.said(outcome.served_score), serving_dir)] if serving_dir else []
 
 
 def _node_table(run: run_record.RunRecord) -> List[str]:

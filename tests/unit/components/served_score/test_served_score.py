@@ -10,6 +10,7 @@ import shutil
 from tfx.types import standard_artifacts
 from tfx.utils import proto_utils
 
+import serving
 from components.evaluator.eval_config import eval_config
 from components.served_score import score, served_score
 from dataset.types import Label
@@ -18,34 +19,94 @@ from tests.unit.components.evaluator.test_evaluator import CLASSES, examples, sa
 from trainer import warm_start
 
 
-def test_the_served_model_is_scored_on_the_newest_span_and_recorded(tmp_path,
-                                                                     digits_decl):  # noqa: F811
-  decl = dataclasses.replace(digits_decl, label=Label("label", CLASSES))
-  decl = dataclasses.replace(decl, evaluation=dataclasses.replace(decl.evaluation,
-                                                                  threshold=0.95))
+def _served(tmp_path, versions=("1700000000",), trained_on=("train_span1",)):
+  """BaselineModel's copy of the newest of `versions` in tmp_path/serving,
+  trained on `trained_on`; the Examples of spans 1 and 2 (span 2 twice the
+  300 examples of test_evaluator's)."""
+  serving_dir = tmp_path / "serving"
+  for version in versions:
+    save_model(str(tmp_path / version), ("serving_default",))  # before serving_examples
+    shutil.move(str(tmp_path / version / "Format-Serving"), str(serving_dir / version))
+    serving.record(str(serving_dir / version), list(trained_on), "key")
   served = standard_artifacts.Model()
   served.uri = str(tmp_path / "baseline")
-  save_model(served.uri, ("serving_default",))  # pushed before serving_examples
+  shutil.copytree(serving_dir / versions[-1], os.path.join(served.uri, "Format-Serving"))
   with open(os.path.join(served.uri, warm_start.SOURCE), "w") as f:
-    f.write("/serving/1700000000")
+    f.write(str(serving_dir / versions[-1]))
   data = examples(str(tmp_path / "examples"))  # 300 examples in Split-eval
   for split in ("train_span1", "train_span2"):
     shutil.copytree(os.path.join(data.uri, "Split-eval"), os.path.join(data.uri, f"Split-{split}"))
   os.rename(os.path.join(data.uri, "Split-eval"), os.path.join(data.uri, "Split-eval_span2"))
   data.split_names = '["train_span1", "train_span2", "eval_span2"]'
-  record = served_score.score_served(
+  return served, data, str(serving_dir)
+
+
+def _score(decl, served, data, serving_dir):
+  return served_score.score_served(
       data, served, proto_utils.proto_to_json(eval_config(decl, decl.evaluation)),
-      decl.evaluation, str(tmp_path / "serving"))
+      decl.evaluation, serving_dir)
+
+
+def _decl(digits_decl, **evaluation):  # noqa: F811
+  decl = dataclasses.replace(digits_decl, label=Label("label", CLASSES))
+  return dataclasses.replace(decl, evaluation=dataclasses.replace(decl.evaluation,
+                                                                  **evaluation))
+
+
+def test_the_served_model_is_scored_on_the_newest_span_and_recorded(tmp_path,
+                                                                     digits_decl):  # noqa: F811
+  decl = _decl(digits_decl, threshold=0.95)
+  record = _score(decl, *_served(tmp_path))
   assert (record["version"], record["metric"], record["count"]) == ("1700000000", "accuracy",
                                                                     600), record
   assert abs(record["value"] - 0.9) < 0.02 and record["low"] < record["value"] < record["high"]
   assert score.history(str(tmp_path / "serving")) == [record]
-  line = score.verdict(record, blessed_value=0.93)
+  line = score.verdict(record, {"metric": "accuracy", "value": 0.93})
   assert line.startswith("served model (version 1700000000) on span 2: accuracy 0.9") \
       and line.endswith("past its threshold 0.95"), line
 
 
-def test_newest_span_splits():
+def test_a_version_trained_on_the_span_or_not_the_newest_is_not_scored(tmp_path,
+                                                                       digits_decl):  # noqa: F811
+  decl = _decl(digits_decl)
+  trained = _score(decl, *_served(tmp_path / "a", trained_on=("train_span1", "train_span2")))
+  assert trained == {"note": "not scored: version 1700000000 was trained on span 2"}, trained
+  served, data, serving_dir = _served(tmp_path / "b", versions=("1700000000", "1700000100"))
+  with open(os.path.join(served.uri, warm_start.SOURCE), "w") as f:
+    f.write(os.path.join(serving_dir, "1700000000"))  # a re-run beside its own push
+  older = _score(decl, served, data, serving_dir)
+  assert older["note"].startswith("not scored: version 1700000000 is not the newest"), older
+  assert score.history(serving_dir) == []
+
+
+def test_the_verdict_reads_the_metrics_direction_and_its_blessing():
+  rmse = {"version": "7", "span": 4, "metric": "rmse", "value": 0.30, "low": 0.25,
+          "high": 0.35, "higher_is_better": False, "threshold": 0.5, "max_change": 0.05}
+  assert score.verdict(rmse, {"metric": "rmse", "value": 0.28}) == ""  # 0.02 worse: within
+  assert score.verdict(rmse, {"metric": "rmse", "value": 0.20}) == (
+      "served model (version 7) on span 4: rmse 0.3000 [0.2500, 0.3500], 0.1000 worse than "
+      "its 0.2000 at its blessing (max_change 0.05)")
+  assert score.verdict(rmse, {"metric": "mae", "value": 0.20}) == ""  # another metric's value
+  assert score.verdict({**rmse, "value": 0.6}, None).endswith("past its threshold 0.5")
+  assert score.said({**rmse, "line": ""}).endswith("rmse 0.3000 [0.2500, 0.3500], within its "
+                                                   "threshold 0.5")
+  assert score.said({"note": "nothing is served yet"}) == "served model: nothing is served yet"
+
+
+def test_newest_span_splits_and_their_data_version():
   names = ["train_span1", "eval_span1", "train_span2", "eval_span2"]
   assert score.newest_span_splits(names) == ["eval_span2", "train_span2"]
   assert score.newest_span_splits(["train", "eval"]) == ["eval"]
+  assert score.data_version(["eval_span4_v2", "train_span4_v2"]) == 2
+  assert score.record_path("s3://b/serving", "7", 4, 2) == "s3://b/serving/monitoring/7/span-4-v2.json"
+
+
+def test_the_chart_marks_a_push_and_a_rollback_and_draws_the_threshold():
+  from components.served_score import chart
+  records = [{"span": span, "version": version, "metric": "accuracy", "value": value,
+              "low": value - 0.02, "high": value + 0.02, "threshold": 0.9}
+             for span, version, value in ((2, "100", 0.95), (3, "200", 0.97), (4, "300", 0.96))]
+  drawn = chart.svg(records, {"300": "100"})  # version 300 is a rollback's copy of 100
+  assert ">push of 200</text>" in drawn and ">rollback to 100</text>" in drawn, drawn
+  assert "push of 300" not in drawn and "<title>threshold 0.9</title>" in drawn, drawn
+  assert drawn.count("<circle") == 3, drawn
