@@ -15,7 +15,6 @@ import tempfile
 
 import apache_beam as beam
 import tensorflow_model_analysis as tfma
-from apache_beam.options.pipeline_options import PipelineOptions
 from google.protobuf import json_format
 from tfx.dsl.components.base import base_beam_component, base_beam_executor, executor_spec
 from tfx.types import artifact_utils, standard_artifacts
@@ -34,20 +33,26 @@ from runtime.beam import NoPrism
 from serving import history
 
 
-def without_thresholds(eval_config_json: str, signature: str) -> tfma.EvalConfig:
-  """The Evaluator's config, judging nothing, calling `signature`."""
+def scoring_config(eval_config_json: str, signature: str) -> tfma.EvalConfig:
+  """The Evaluator's config cut to what is recorded, the blessing metric
+  and the count, with their intervals and slices; judging nothing, calling
+  `signature`. Without the Evaluator's other metrics and plots (the
+  confusion matrices, each with its jackknife), which nothing here reads."""
   config = json.loads(eval_config_json)
   for spec in config.get("metrics_specs", []):
-    for metric in spec.get("metrics", []):
+    spec["metrics"] = [m for m in spec.get("metrics", []) if m["class_name"] == "ExampleCount"
+                       or m.get("per_slice_thresholds") or m.get("threshold")]
+    for metric in spec["metrics"]:
       metric.pop("per_slice_thresholds", None)
       metric.pop("threshold", None)
+  config["metrics_specs"] = [spec for spec in config.get("metrics_specs", []) if spec["metrics"]]
   for spec in config.get("model_specs", []):
     spec["signature_name"] = signature
   return json_format.ParseDict(config, tfma.EvalConfig())
 
 
 def score_served(examples, model, eval_config_json: str, rules: Evaluation,
-                 serving_dir: str, beam_args=()) -> dict:
+                 serving_dir: str, make_pipeline=None) -> dict:
   """The served model's record on the newest span, or {"note": why none}:
   nothing served; BaselineModel handed over an older version than the
   newest (a re-run beside a version this run's key pushed); or the served
@@ -62,7 +67,7 @@ def score_served(examples, model, eval_config_json: str, rules: Evaluation,
   span = spans.span_of_split(splits[0]) if splits else None
   if not score.unseen(serving.trained_on(source), splits):
     return {"note": f"not scored: version {version} was trained on span {span}"}
-  config = without_thresholds(eval_config_json, served_signature(model))
+  config = scoring_config(eval_config_json, served_signature(model))
   shared = tfma.default_eval_shared_model(
       eval_saved_model_path=path_utils.serving_model_path(model.uri), eval_config=config)
   with tempfile.TemporaryDirectory() as out:
@@ -71,7 +76,7 @@ def score_served(examples, model, eval_config_json: str, rules: Evaluation,
         file_pattern=[os.path.join(artifact_utils.get_split_uri([examples], split), "*")
                       for split in splits],
         raw_record_column_name=tfma.ARROW_INPUT_COLUMN)
-    with beam.Pipeline(options=PipelineOptions(list(beam_args))) as p:
+    with (make_pipeline or beam.Pipeline)() as p:  # the executor's: its Beam args
       _ = (p | "Read" >> read.BeamSource() | "Score" >> tfma.ExtractEvaluateAndWriteResults(
           eval_shared_model=shared, eval_config=config, output_path=out))
     found = evaluation.load(out)
@@ -93,7 +98,7 @@ class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
           artifact_utils.get_single_instance(input_dict["examples"]), model,
           exec_properties["eval_config"],
           Evaluation.from_dict(json.loads(exec_properties["rules"])), serving_dir,
-          self._beam_pipeline_args or ())
+          self._make_beam_pipeline)
     except Exception as e:  # noqa: BLE001  (an unreadable version, a model TFMA refuses)
       record = {"note": f"not scored: {type(e).__name__}: {e}".splitlines()[0]}
     line = score.verdict(record, history.blessed(os.path.join(serving_dir, record["version"]))

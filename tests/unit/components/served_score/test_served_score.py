@@ -110,3 +110,14 @@ def test_the_chart_marks_a_push_and_a_rollback_and_draws_the_threshold():
   assert ">push of 200</text>" in drawn and ">rollback to 100</text>" in drawn, drawn
   assert "push of 300" not in drawn and "<title>threshold 0.9</title>" in drawn, drawn
   assert drawn.count("<circle") == 3, drawn
+
+
+def test_the_scoring_config_keeps_the_blessing_metric_and_the_count(digits_decl):  # noqa: F811
+  decl = _decl(digits_decl)
+  config = served_score.scoring_config(
+      proto_utils.proto_to_json(eval_config(decl, decl.evaluation)), "serving_default")
+  kept = [m.class_name for spec in config.metrics_specs for m in spec.metrics]
+  assert kept == ["ExampleCount", "SparseCategoricalAccuracy"], kept  # no plots
+  assert not any(m.per_slice_thresholds for spec in config.metrics_specs for m in spec.metrics)
+  assert config.options.compute_confidence_intervals.value, config.options
+  assert [s.signature_name for s in config.model_specs] == ["serving_default"]
