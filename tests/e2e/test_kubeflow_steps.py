@@ -262,7 +262,7 @@ def ran(request, tmp_path_factory):
     (root / "retention.md").write_text("\n".join(summaries))  # to read after a failure
     # Span 3 lands drifted and relabelled: the gates stop the run, and
     # ServedScore, before them, scores the served version 2 on it.
-    write_drifted_span(str(root / "local"), 3, 0, 900)
+    write_drifted_span(str(root / "local"), 3, 0, 450)
     upload_folder(client, str(root / "local" / "span-3"), "s3://data/digits/span-3")
     drifted = submit(spec, url, endpoint, state)
     stopped = execute(backend, spec, drifted, state, str(root / "logs_drifted"))
