@@ -72,8 +72,8 @@ class Window:
 
 
 # A window's split names (`train_span4`, `eval_span4_v2`): written by
-# `split_suffix`, read by `span_of_split`, nowhere else.
-_SPLIT_SPAN = re.compile(r"_span(\d+)(?:_v\d+)?$")
+# `split_suffix`, read by `span_of_split` and `version_of_split`, nowhere else.
+_SPLIT_SPAN = re.compile(r"_span(\d+)(?:_v(\d+))?$")
 
 
 def split_suffix(span: int, version: Optional[int]) -> str:
@@ -85,6 +85,13 @@ def span_of_split(split: str) -> Optional[int]:
   None for a split of data without spans (`train`)."""
   found = _SPLIT_SPAN.search(split)
   return int(found.group(1)) if found else None
+
+
+def version_of_split(split: str) -> Optional[int]:
+  """The span's data version a split name is of (`eval_span4_v2`: 2), or
+  None (`eval_span4`, `train`)."""
+  found = _SPLIT_SPAN.search(split)
+  return int(found.group(2)) if found and found.group(2) else None
 
 
 def split_of(file_pattern: str) -> str:

@@ -10,13 +10,13 @@ than `max_change` below its value at its blessing.
 
 import json
 import os
-import re
 from typing import Dict, List, Optional
 
 import serving
 from dataset import metrics, spans
 from dataset.thresholds import Evaluation
 from runtime import storage
+from serving import history as serving_history
 
 MONITORING = "monitoring"  # in the serving dir
 
@@ -34,8 +34,7 @@ def newest_span_splits(split_names: List[str]) -> List[str]:
 
 def data_version(splits: List[str]) -> Optional[int]:
   """The span's data version (`eval_span4_v2`: 2), None when unversioned."""
-  found = [re.search(r"_v(\d+)$", s) for s in splits]
-  return max((int(m.group(1)) for m in found if m), default=None)
+  return max((v for v in map(spans.version_of_split, splits) if v is not None), default=None)
 
 
 def unseen(trained_on: Optional[List[str]], splits: List[str]) -> bool:
@@ -133,6 +132,6 @@ def history(serving_dir: str) -> List[Dict]:
 
 def rollbacks(serving_dir: str) -> Dict[str, str]:
   """version -> the version it copies, for each rollback's version."""
-  from serving import history
-  found = {os.path.basename(p): history.rolled_back(p) for p in serving.versions(serving_dir)}
+  found = {os.path.basename(p): serving_history.rolled_back(p)
+           for p in serving.versions(serving_dir)}
   return {version: record["to"] for version, record in found.items() if record}

@@ -3,9 +3,9 @@
 Runs TFMA on the served model (BaselineModel's copy), through the signature
 it takes Examples by (trainer/export.py `examples_signature`), on every
 split of the newest span (score.newest_span_splits), with the Evaluator's
-metrics and slices but no thresholds (nothing is judged here), and the 95%
-intervals. Records the
-score beside the serving dir's versions (components/served_score/score.py).
+blessing metric and slices (`scoring_config`) but no thresholds (nothing is
+judged here), and the 95% intervals. Records the score beside the serving
+dir's versions (components/served_score/score.py).
 To run before DriftGate and AnomaliesGate, so a run they stop records it.
 """
 
@@ -103,12 +103,14 @@ class Executor(NoPrism, base_beam_executor.BaseBeamExecutor):
       record = {"note": f"not scored: {type(e).__name__}: {e}".splitlines()[0]}
     line = score.verdict(record, history.blessed(os.path.join(serving_dir, record["version"]))
                          ) if "version" in record else ""
-    out = artifact_utils.get_single_instance(output_dict["score"])
-    out.value = json.dumps({**record, "line": line}, sort_keys=True)
+    published = {**record, "line": line}
+    artifact_utils.get_single_instance(output_dict["score"]).value = json.dumps(
+        published, sort_keys=True)
+    said = score.said(published)
     for shown in output_dict.get("page", []):  # the Kubeflow run page's chart
-      shown.value = ("<!DOCTYPE html><html><body>" + chart.figure(
-          score.said({**record, "line": line}), serving_dir) + "</body></html>")
-    print(score.said({**record, "line": line}), flush=True)
+      shown.value = ("<!DOCTYPE html><html><body>" + chart.figure(said, serving_dir)
+                     + "</body></html>")
+    print(said, flush=True)
 
 
 class ServedScoreSpec(ComponentSpec):

@@ -165,8 +165,8 @@ class Outcome:
     """The run's last lines: the Trainer's notes, the blessing and why, the push."""
     from components.evaluator import gate
     from components.serving_check import check as serving_check
-    lines = (list(self.notes) + self._image_lines() + self._drift_lines()
-             + [self.served_score[k] for k in ("line",) if self.served_score.get(k)])
+    served = self.served_score.get("line")  # ServedScore's verdict, if the model fell
+    lines = list(self.notes) + self._image_lines() + self._drift_lines() + [served] * bool(served)
     if self.blessed is not None:
       verdict = "blessed" if self.blessed else "NOT blessed"
       value = "unknown" if self.value is None else f"{self.value:.4f}"
