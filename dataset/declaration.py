@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from dataset import image_checks
+from dataset import image_checks, names
 from dataset import thresholds as policies
 from dataset.categories import categorical
 from dataset.fields import MISSING, DeclarationError, FieldReader
@@ -83,13 +83,15 @@ def _backbone(r: FieldReader, image: Image, node: Any, field: str,
 
 def _feature(r: FieldReader, name: str, node: Any, base: str = ".") -> Feature:
   field = f"features.{name}"
+  if names.refusal(name):  # before any run: TensorFlow fails on it only at the export
+    raise r.fail(field, names.refusal(name), name)
   node = r.mapping(node, field, (
-      "kind", "dtype", "length", "encoding", "height", "width", "channels",
-      "raw_dtype", "max_length", "vocab_size", "top_k", "num_oov_buckets", "values",
-      "hash_buckets",
-      "required", "default", "backbone"))
+      "kind", "dtype", "length", "encoding", "height", "width", "channels", "raw_dtype",
+      "max_length", "vocab_size", "top_k", "num_oov_buckets", "values", "hash_buckets",
+      "required", "default", "backbone", "source"))
   kind = r.get(node, field, "kind", str, choices=KINDS)
-  feature = _feature_of_kind(r, name, kind, node, field)
+  feature = dataclasses.replace(_feature_of_kind(r, name, kind, node, field),
+                                source=r.get(node, field, "source", str, ""))
   if "backbone" in node:
     if kind != "image":
       raise r.fail(f"{field}.backbone", "no backbone, except on an image feature",
@@ -213,7 +215,7 @@ def parse(raw: Any, path: str) -> Declaration:
 
 
 def _label(r: FieldReader, node: Any) -> Label:
-  node = r.mapping(node, "label", ("name", "num_classes", "classes", "kind"))
+  node = r.mapping(node, "label", ("name", "num_classes", "classes", "kind", "source"))
   name = r.get(node, "label", "name", str)
   kind = r.get(node, "label", "kind", str, "classes", LABEL_KINDS)
   if kind == "regression":

@@ -28,8 +28,6 @@ import os
 import re
 from typing import Dict, List, Optional, Tuple
 
-import tensorflow as tf
-
 from dataset.declaration import Data, DeclarationError
 from runtime import storage
 
@@ -124,7 +122,7 @@ def available(root: str, pattern: str) -> Tuple[Dict[int, List[int]], List[str]]
   rx = _regex(full)
   found: Dict[int, set] = {}
   malformed = []
-  for path in tf.io.gfile.glob(full.replace(SPAN, "*").replace(VERSION, "*")):
+  for path in storage.glob(full.replace(SPAN, "*").replace(VERSION, "*")):
     match = rx.match(path)
     if not match:
       malformed.append(path)
@@ -219,7 +217,7 @@ def fingerprint(root: str, inputs: Dict[str, str]) -> str:
   a new one, even where the split names stay `train` and `eval`."""
   digest = hashlib.sha256()
   for name, pattern in sorted(inputs.items()):
-    for path in sorted(tf.io.gfile.glob(os.path.join(root, pattern))):
-      stat = tf.io.gfile.stat(path)
+    for path in storage.glob(os.path.join(root, pattern)):
+      stat = storage.gfile().stat(path)
       digest.update(f"{name}\0{path}\0{stat.length}\0{stat.mtime_nsec}\n".encode())
   return digest.hexdigest()[:16]

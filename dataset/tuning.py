@@ -141,8 +141,7 @@ def parse_tuning(r: FieldReader, node: Any, label, evaluation_metric: str,
 
   if not isinstance(node, Mapping):
     raise r.fail("tuning", "a mapping", node)
-  errors += [str(r.fail(f"tuning.{k}", f"one of the keys {', '.join(_KEYS)}", "an unknown key"))
-             for k in sorted(set(node) - set(_KEYS))]
+  errors += [str(r.unknown_key("tuning", k, _KEYS)) for k in sorted(set(node) - set(_KEYS))]
   algorithm = get("algorithm", str, "bayesian", choices=ALGORITHMS)
   max_trials = get("max_trials", int, 10, minimum=1)
   steps = get("steps", int, 200, minimum=1)

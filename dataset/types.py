@@ -89,6 +89,9 @@ class Feature:
     default: numeric, optional: the value for a missing one (default: the
       training mean).
     image: an image feature's encoding and size; None for the other kinds.
+    source: the table column `tfrecords convert` wrote it from, when that
+      column's name is not a feature name (dataset/names.py); for the
+      reader only, so not in `Declaration.contract` or any cache key.
   """
   name: str
   kind: str
@@ -102,6 +105,7 @@ class Feature:
   required: bool = True
   default: Optional[float] = None
   image: Optional[Image] = None
+  source: str = ""
 
   @classmethod
   def from_dict(cls, d: Mapping[str, Any]) -> "Feature":
@@ -220,7 +224,8 @@ class Declaration:
     """
     return {"name": self.name, "path": "", "data": {"root": ""},
             "label": dataclasses.asdict(self.label),
-            "features": [dataclasses.asdict(f) for f in self.features],
+            "features": [{k: v for k, v in dataclasses.asdict(f).items() if k != "source"}
+                         for f in self.features],
             "evaluation": dataclasses.asdict(self.evaluation)}
 
   @classmethod

@@ -38,6 +38,7 @@ touches TFMA would then abort at exit. So every entry point's first call,
 on without it, as it does when it is not installed.
 """
 
+import glob as globbing
 import logging
 import os
 import re
@@ -164,6 +165,19 @@ def _connect(endpoint: str, uri: str) -> None:
   except OSError as e:
     raise StorageError(f"{uri}: cannot reach the S3 endpoint {endpoint} ({e}); set "
                        f"S3_ENDPOINT (and S3_USE_HTTPS=0 for plain HTTP)") from None
+
+
+def glob(pattern: str) -> List[str]:
+  """The paths that match `pattern`, sorted: through TensorFlow for a URI,
+  without it on this machine's disk (so a check of local files answers
+  before TensorFlow's seconds of import)."""
+  if scheme(pattern):
+    return sorted(gfile().glob(pattern))
+  return sorted(globbing.glob(pattern))
+
+
+def isdir(path: str) -> bool:
+  return gfile().isdir(path) if scheme(path) else os.path.isdir(path)
 
 
 def gfile():

@@ -54,11 +54,12 @@ def run(args) -> int:
   the declaration, the locations, the first records unless skipped), then
   compiles."""
   resources = {node: Resources(**values) for node, values in args.resource}
-  # What the backend cannot take is said before TensorFlow loads, and
-  # before the records are read (an s3:// root would fail there otherwise).
+  # A declaration that does not parse, and what the backend cannot take,
+  # are said before TensorFlow loads, and before the records are read (an
+  # s3:// root would fail there otherwise).
+  decl = flags.load_declaration(args)
   if args.backend == backend.VERTEX:
-    root = args.data_root or flags.load_declaration(args).data.root
-    backend.check_vertex(args, root)
+    backend.check_vertex(args, args.data_root or decl.data.root)
   backend.check_gpus(args.backend, args.resource, args.train_engine or "")
   # TensorFlow and TFX load here, once the flags have parsed.
   from commands.run.preparation import prepare_compiled

@@ -52,12 +52,22 @@ def execute(pipeline, run_options, metadata_path: str) -> Optional[int]:
       print(served)
     print(f"error: {e}\nno model pushed", file=sys.stderr)
     status = 1
-  except Exception:  # noqa: BLE001  (a component failed: its error in full, then the report)
+  except Exception as e:  # noqa: BLE001  (a component failed: its error in full, then the report)
     traceback.print_exc()
+    print(f"error: {_failure(metadata_path, name, e)}\nno model pushed", file=sys.stderr)
     status = 1
   upstream = {c.id: [u.id for u in c.upstream_nodes] for c in pipeline.components}
   print(f"report: {write_report(metadata_path, name, upstream)}")
   return status
+
+
+def _failure(metadata_path: str, name: str, error: Exception) -> str:
+  """The line that ends a failed run's traceback: which step, and why."""
+  from store.metadata import outcome
+  found = outcome.read_outcome(metadata_path, name)
+  lines = str(error).strip().splitlines() or [type(error).__name__]
+  step = f"{found.failed_step} failed" if found.failed_step else "the run failed"
+  return f"{step}: {type(error).__name__}: {lines[0][:300]}"
 
 
 def run(args, bundled: str) -> Tuple[int, Optional[Ran]]:
@@ -65,11 +75,19 @@ def run(args, bundled: str) -> Tuple[int, Optional[Ran]]:
   outcome; (exit status, where it ran, or None when it did not finish)."""
   import os
 
+  from commands.run.flags import load_declaration
+  from dataset import check, declaration
+  try:
+    check.check_local(load_declaration(args))  # before TensorFlow: answers in a second
+  except declaration.DeclarationError as e:
+    for line in str(e).splitlines():
+      print(f"error: {line}", file=sys.stderr)
+    return 2, None
+
   from tfx.orchestration import metadata as tfx_metadata
 
   from commands.run import partial_run
   from commands.run.preparation import prepare_local
-  from dataset import declaration
   from pipeline.config import ConfigError
   from pipeline.pipeline import create_pipeline
   from store import run_lock

@@ -13,7 +13,7 @@ import argparse
 import os
 import sys
 
-from dataset import converted
+from dataset import converted, names
 from dataset.convert.errors import ConvertError
 from dataset.convert.writer import Output, convert
 from dataset.declaration import DeclarationError
@@ -132,5 +132,8 @@ def run(args) -> int:
       print(f"  {item}: {reason}")
   for column in getattr(source, "empty_columns", []):
     print(f"left out column '{column}': it has no value in any row")
+  renamed = names.renamed_line(getattr(source, "names", {}))
+  if renamed:
+    print(renamed)
   print(f"declaration: {yaml_path}")
   return 0

@@ -39,6 +39,7 @@ import time
 import numpy as np
 import tensorflow as tf
 
+from components.serving_check.difference import difference
 from runtime import startup, storage
 from serving import rest
 
@@ -85,7 +86,7 @@ def _signature(model, contract: dict, checks: Checks):
   wanted = {contract["input"]: ("string", [None])}
   if not checks.add("signature", specs == wanted,
                     f"{name} takes {_words(wanted)}" if specs == wanted
-                    else f"expected {name} to take {_words(wanted)}, found {_words(specs)}"):
+                    else f"{name}'s inputs differ: {difference(wanted, specs)}"):
     return None
   return lambda batch: fn(**{contract["input"]: tf.constant(batch)})
 
@@ -141,8 +142,8 @@ def _json(model, contract: dict, examples: list, expected: dict, checks: Checks)
   found = {k: (v.dtype.name, v.shape.as_list()) for k, v in inputs.items()}
   wanted = {k: (v["dtype"], v["shape"]) for k, v in specs.items()}
   if found != wanted:
-    return checks.add("json", False, f"expected {name} to take {_words(wanted)}, found "
-                      f"{_words(found)}")
+    return checks.add("json", False, f"{name}'s inputs differ from the declared "
+                      f"features: {difference(wanted, found)}")
   body = rest.request_body(examples, specs)
   try:
     request = rest.decode(body, specs)

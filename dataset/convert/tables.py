@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from dataset import names
 from dataset.convert import arrow
 from dataset.convert.errors import ConvertError
 from dataset.convert.images import image_declaration, load_image
@@ -92,20 +93,24 @@ class Table:
     self.key_column, self.resize, self.encode = key_column, resize, encode
     self.read_skipped: List = []
     self.table = read_table(path, skip_bad, self.read_skipped)
-    names = self.table.column_names
+    columns = self.table.column_names
     for role, column in (("label", label), ("image", image_column), ("key", key_column)):
-      if column and column not in names:
+      if column and column not in columns:
         raise ConvertError(f"{path}: no {role} column '{column}'; the columns "
-                           f"are {', '.join(names)}")
+                           f"are {', '.join(columns)}")
     self._label_ids()
     # A column with no value in any row says nothing: it is left out.
-    self.empty_columns = [n for n in names if n not in (label, image_column, key_column)
+    self.empty_columns = [n for n in columns if n not in (label, image_column, key_column)
                           and self.table.column(n).null_count == self.table.num_rows]
-    self.kinds = {n: _kind(path, n, self.table.schema.field(n).type) for n in names
+    self.kinds = {n: _kind(path, n, self.table.schema.field(n).type) for n in columns
                   if n not in (label, image_column, key_column, *self.empty_columns)}
     self.optional = set() if strict else {
         n for n in self.kinds if self.table.column(n).null_count}
     self.num_items = self.table.num_rows
+    # Each column's key in the records: itself, or a feature name made from
+    # it (dataset/names.py) that the declaration keeps as its `source`.
+    self.names = names.column_names(
+        c for c in (label, image_column, *self.kinds) if c is not None)
 
   def _label_ids(self) -> None:
     column = self.table.column(self.label)
@@ -183,22 +188,29 @@ class Table:
                                                   else pa.int64()))
     keys = (part.column(self.key_column).filter(mask).cast(pa.string()).to_pylist()
             if self.key_column else [str(lo + i) for i in np.flatnonzero(valid)])
+    columns = {self.names[c]: values for c, values in columns.items()}
     return arrow.record_batch(columns), keys, bad
+
+  def _sourced(self, column: str, declared: dict) -> dict:
+    if self.names[column] != column:
+      declared["source"] = column
+    return declared
 
   def declaration(self, summary: collections.Counter) -> dict:
     features = {}
     if self.image_column:
-      features[self.image_column] = image_declaration(
+      features[self.names[self.image_column]] = self._sourced(self.image_column, image_declaration(
           collections.Counter({k: v for k, v in summary.items() if k[0] != "max_length"}),
-          self.image_column, self.path)
-    for name, kind in self.kinds.items():
-      features[name] = dict(kind)
+          self.image_column, self.path))
+    for column, kind in self.kinds.items():
+      declared = features[self.names[column]] = self._sourced(column, dict(kind))
       if kind["kind"] == "sequence":
-        features[name]["max_length"] = max(1, summary[("max_length", name)])
-      if name in self.optional:
-        features[name]["required"] = False
-    label = ({"name": self.label, "kind": "regression"} if self.regression
-             else {"name": self.label, "num_classes": max(2, self.num_classes)})
+        declared["max_length"] = max(1, summary[("max_length", column)])
+      if column in self.optional:
+        declared["required"] = False
+    name = self.names[self.label]
+    label = self._sourced(self.label, {"name": name, "kind": "regression"} if self.regression
+                          else {"name": name, "num_classes": max(2, self.num_classes)})
     summary_out = {"label": label, "classes": self.classes, "features": features}
     if self.regression:
       summary_out["label_std"] = float(np.std(self.label_ids.to_numpy()))

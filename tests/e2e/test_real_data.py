@@ -1,7 +1,8 @@
 """Real data as it comes.
 
 Chicago taxi trips (shipped inside the tfx package), with values missing in a
-good share of records, and the tip to predict: a regression label. Through
+good share of records, headers as people write them (spaces, a slash,
+parentheses, a hyphen), and the tip to predict: a regression label. Through
 convert and a full LocalDagRunner run to a pushed model that serves records
 lacking the optional features. Then a folder of digit photos, PNG and JPEG
 mixed, through convert and a full run."""
@@ -24,12 +25,23 @@ TAXI_CSV = os.path.join(os.path.dirname(tfx.__file__), "examples", "chicago_taxi
                         "data", "big_tipper_label", "data.csv")
 
 
+# Headers as people write them: a space, a slash, parentheses, a hyphen.
+# Convert renames each to the name a serving signature keeps.
+HEADERS = {"fare": "fare ($)", "payment_type": "payment-type",
+           "trip_start_hour": "trip start hour", "dropoff_census_tract": "dropoff census/tract",
+           "pickup_community_area": "pickup (community area)"}
+
+
 @pytest.fixture(scope="module")
 def taxi_run(tmp_path_factory):
   from commands.tfrecords.main import main as tfrecords
   root = tmp_path_factory.mktemp("taxi")
-  assert tfrecords(["convert", "table", TAXI_CSV, "--label", "tips", "--output",
-                    str(root / "taxi"), "--eval-percent", "20"]) == 0
+  with open(TAXI_CSV) as f:
+    header, rest = f.read().split("\n", 1)
+  (root / "trips.csv").write_text(",".join(HEADERS.get(c, c) for c in header.split(","))
+                                  + "\n" + rest)
+  assert tfrecords(["convert", "table", str(root / "trips.csv"), "--label", "tips",
+                    "--output", str(root / "taxi"), "--eval-percent", "20"]) == 0
   # The threshold convert declares: the tips' own spread, which a model that
   # always predicts the mean would reach.
   code, out, err = run_local("--dataset", str(root / "taxi" / "dataset.yaml"),
@@ -49,6 +61,7 @@ def test_convert_declares_gaps_optional_and_a_float_label_regression(taxi_run):
   # over a quarter, a few coordinates in 3%.
   assert {"company", "dropoff_census_tract", "dropoff_latitude"} <= optional
   assert {"fare", "payment_type", "trip_start_hour"}.isdisjoint(optional)
+  assert {f.name: f.source for f in decl.features if f.source} == HEADERS
 
 
 def test_the_run_blesses_and_pushes_a_model_despite_the_gaps(taxi_run):
@@ -92,6 +105,10 @@ def test_the_pushed_model_serves_records_that_lack_optional_features(taxi_run):
   del bare.features.feature["tips"]
   answer = serve(examples=tf.constant([bare.SerializeToString()]))["value"].numpy()
   assert answer.shape == (1, 1) and np.isfinite(answer).all(), answer
+  # The JSON signature takes the renamed columns by the declaration's names.
+  json_inputs = tf.saved_model.load(result.pushed_dir).signatures[
+      "serving_default"].structured_input_signature[1]
+  assert sorted(json_inputs) == sorted(f.name for f in taxi_run["decl"].features)
   # The same records as a JSON client's REST request: the same answers.
   as_json = json_answers(result.pushed_dir, [e.SerializeToString() for e in lacking] +
                          [bare.SerializeToString()], taxi_run["decl"])

@@ -84,6 +84,39 @@ def test_tfrecords_convert_inspect_and_verify_run_without_tensorflow(tmp_path):
   assert "50 examples" in proc.stdout and "0 bad" in proc.stdout, proc.stdout[-2000:]
 
 
+def test_a_declaration_error_is_said_before_any_heavy_library_loads(tmp_path):
+  """A misspelt key, a feature name no signature can take, and a label the
+  records lack: each named with its fix by local_runner.py and `compile`,
+  with none of TensorFlow, TFX, Beam or kfp loaded (bench.declaration_bench
+  times it)."""
+  table = tmp_path / "wine.csv"
+  table.write_text("alcohol,od280/od315,target\n" + "".join(
+      f"{i / 7},{i % 5},{i % 3}\n" for i in range(30)))
+  out = tmp_path / "wine"
+  probe("module", "commands.tfrecords",
+        [["convert", "table", str(table), "--label", "target", "--output", str(out)]])
+  good = (out / "dataset.yaml").read_text()
+  bad = {"key": good.replace("num_classes:", "num_clases:"),
+         "name": good.replace("od280_od315:", "od280/od315:"),
+         "label": good.replace("name: target", "name: quality")}
+  for case, text in bad.items():
+    (out / f"{case}.yaml").write_text(text)
+  calls = [["--dataset", str(out / f"{case}.yaml"), "--output-dir", str(tmp_path / "runs")]
+           for case in bad]
+  proc = probe("path", "local_runner.py", calls)
+  compiled = probe("module", "commands.kubeflow", [
+      ["compile", "--dataset", str(out / "key.yaml"), "--image", "r/i:1",
+       "--pipeline-root", "gs://b/r", "--output-dir", str(tmp_path / "c")]])
+  errors = [x for x in (proc.stderr + compiled.stderr).splitlines() if x.startswith("error: ")]
+  assert len(errors) == 4, proc.stderr[-3000:] + compiled.stderr[-3000:]
+  assert "'label.num_clases': did you mean 'num_classes'?" in errors[0], errors[0]
+  assert "e.g. to 'od280_od315'" in errors[1], errors[1]
+  assert ("expected the label 'quality' in every record, found no such feature in the "
+          "record; the record's features are alcohol, od280_od315, target") in errors[2], errors[2]
+  assert errors[3] == errors[0], errors
+  assert not (tmp_path / "runs").exists() and not (tmp_path / "c").exists()
+
+
 def test_talking_to_kubeflow_loads_kfp_but_not_tfx(tmp_path):
   """submit, schedules and runs need kfp's client, never TFX (only compile
   does): here against an endpoint where nothing listens."""

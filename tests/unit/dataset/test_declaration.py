@@ -74,7 +74,19 @@ FORMAT_ERRORS = [
     ("string numeric", lambda r: r["features"]["ink"].update(dtype="string"),
      "'features.ink.dtype': expected one of float, int, found 'string'"),
     ("unknown key", lambda r: r["features"]["ink"].update(lenght=3),
-     "'features.ink.lenght': expected one of the keys"),
+     "'features.ink.lenght': did you mean 'length'? expected one of the keys"),
+    ("misspelt label key", lambda r: r["label"].update(num_clases=3),
+     "'label.num_clases': did you mean 'num_classes'? expected one of the keys name, "
+     "num_classes, classes, kind, source, found the unknown key 'num_clases'"),
+    ("misspelt kind", lambda r: r["features"]["ink"].update(kind="numerc"),
+     "'features.ink.kind': did you mean 'numeric'? expected one of image, numeric"),
+    ("a space in a feature's name", lambda r: r["features"].update(
+        {"mean radius": r["features"].pop("ink")}),
+     "'features.mean radius': expected a name of an ASCII letter, then ASCII letters, "
+     "digits and '_', as a serving signature's input must be; rename it, e.g. to "
+     "'mean_radius'"),
+    ("a slash in a feature's name", lambda r: r["features"].update(
+        {"od280/od315": r["features"].pop("ink")}), "e.g. to 'od280_od315'"),
     ("no features", lambda r: r.update(features={}),
      "'features': expected at least one feature"),
     ("feature named like the label", lambda r: r["features"].update(
@@ -128,6 +140,15 @@ def _bad_rows(edit, every_row):
 DATA_ERRORS = [
     ("feature absent", lambda r: r.pop("brightness"), False,
      "field 'brightness': expected a numeric feature (it is required; declare `required: false` if records may lack it), found no such feature"),
+    ("feature misspelt in the records", lambda r: r.update(brightnes=r.pop("brightness")),
+     True, "field 'brightness': expected a numeric feature (it is required; declare "
+     "`required: false` if records may lack it), found no such feature in the record; "
+     "did you mean 'brightnes'? the record's "
+     "features are brightnes, image, ink, label, row_ink, shape"),
+    ("label absent", lambda r: r.update(digit=r.pop("label")), True,
+     "field 'label.name': expected the label 'label' in every record, found no such "
+     "feature in the record; the record's features are brightness, digit, image, ink, "
+     "row_ink, shape"),
     ("label not an integer", lambda r: r.update(label=[3.0]), True,
      "field 'label': expected one integer class id (int64_list), found float_list"),
     ("label out of range", lambda r: r.update(label=[12]), False,

@@ -17,7 +17,7 @@ def test_the_section_sets_kinds_over_the_defaults(tmp_path):
 
 
 @pytest.mark.parametrize("section, message", [
-    ({"leaks": "stop"}, "field 'image_checks.leaks': expected one of the keys"),
+    ({"leaks": "stop"}, r"field 'image_checks.leaks': did you mean 'leak'\? expected one of the keys"),
     ({"leak": "halt"}, "field 'image_checks.leak': expected one of stop, warn, ignore"),
 ])
 def test_a_bad_entry_is_named(tmp_path, section, message):

@@ -104,8 +104,8 @@ def test_a_slow_model_is_timed_on_fewer_requests_not_for_minutes(tmp_path, reque
                     "InvalidArgumentError: "),
     ("json_differs", "json: expected serving_default to answer 40 REST instances as "
                      "serving_examples did, to 1e-05; the largest difference is "),
-    ("json_int", "json: expected serving_default to take x float32 [None, 3], found "
-                 "x int64 [None, 3]"),
+    ("json_int", "json: serving_default's inputs differ from the declared features: "
+                 "'x' is int64 [None, 3], declared float32 [None, 3]"),
 ])
 def test_a_model_that_does_not_serve_is_refused_with_its_reason(tmp_path, requests,
                                                                  name, reason):

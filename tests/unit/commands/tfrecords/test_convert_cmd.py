@@ -157,6 +157,27 @@ def test_csv_table_becomes_numeric_categorical_and_named_classes(tmp_path):
   assert got == expected
 
 
+def test_column_names_a_signature_cannot_take_are_renamed_and_said_once(tmp_path, capsys):
+  df = _table().rename(columns={"age": "age (years)", "height": "height/cm",
+                                "city": "home city", "species": "penguin-species"})
+  df.to_csv(tmp_path / "t.csv", index=False)
+  assert run("table", tmp_path / "t.csv", "--label", "penguin-species",
+             "--output", tmp_path / "out") == 0
+  out = capsys.readouterr().out
+  renamed = [line for line in out.splitlines() if line.startswith("renamed")]
+  assert renamed == ["renamed 4 column(s) to feature names (an ASCII letter, then ASCII "
+                     "letters, digits and '_'; the declaration keeps each as `source:`): "
+                     "'penguin-species' -> penguin_species, 'age (years)' -> age_years, "
+                     "'height/cm' -> height_cm, 'home city' -> home_city"], out
+  decl = declaration.load(str(tmp_path / "out" / "dataset.yaml"))
+  assert {f.name: f.source for f in decl.features} == {
+      "id": "", "age_years": "age (years)", "height_cm": "height/cm", "home_city": "home city"}
+  assert decl.label.name == "penguin_species"
+  assert check.check_records(decl, records_per_file=1000) == 40
+  keys = {k for r in examples(str(tmp_path / "out" / "*.gz")) for k in r}
+  assert keys == {"id", "age_years", "height_cm", "home_city", "penguin_species"}
+
+
 def test_parquet_with_image_paths_and_sequences(tmp_path):
   (tmp_path / "img").mkdir()
   paths = []
