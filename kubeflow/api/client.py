@@ -85,11 +85,27 @@ def _upload(client: kfp.Client, spec_path: str, name: str) -> Tuple[str, str, bo
   return pipeline_id, version.pipeline_version_id, False
 
 
+def _undo(what: str, calls) -> str:
+  """Runs the clean-up `calls` after a failure; "" when they all went
+  through, else a second line saying what is left and why. A clean-up's own
+  failure never takes the place of the first error (a multi-user 2.17
+  server refuses a profile's user the delete of a shared pipeline's version:
+  `pipeline_server.go`@2.17.0 lines 1290-1305)."""
+  try:
+    for call in calls:
+      call()
+  except (kfp_server_api.ApiException, ValueError) as e:
+    return f"\nalso: {what} failed: {describe(e)}"
+  return ""
+
+
 def _undo_upload(client: kfp.Client, pipeline_id: str, version_id: str,
-                 created: bool) -> None:
-  client.delete_pipeline_version(pipeline_id, version_id)
+                 created: bool) -> str:
+  calls = [lambda: client.delete_pipeline_version(pipeline_id, version_id)]
   if created:
-    client.delete_pipeline(pipeline_id)
+    calls.append(lambda: client.delete_pipeline(pipeline_id))
+  return _undo(f"deleting the uploaded pipeline version {version_id} (left on the "
+               "server: delete it in the UI)", calls)
 
 
 def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
@@ -117,8 +133,8 @@ def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
                                pipeline_id=pipeline_id, version_id=version_id,
                                pipeline_root=pipeline_root)
   except kfp_server_api.ApiException as e:
-    _undo_upload(client, pipeline_id, version_id, created)
-    raise KubeflowError(f"creating the run failed: {describe(e)}") from None
+    undone = _undo_upload(client, pipeline_id, version_id, created)
+    raise KubeflowError(f"creating the run failed: {describe(e)}{undone}") from None
 
 
 def recurring_runs(client: kfp.Client, name: Optional[str], experiment_id: str) -> List:
@@ -183,10 +199,11 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
         no_catchup=no_catchup, params=params, pipeline_id=pipeline_id,
         version_id=version_id, enabled=True, pipeline_root=pipeline_root)
   except kfp_server_api.ApiException as e:
-    for r in paused:
-      client.enable_recurring_run(r.recurring_run_id)
-    _undo_upload(client, pipeline_id, version_id, created)
-    raise KubeflowError(f"creating the schedule {name!r} failed: {describe(e)}") from None
+    resumed = _undo("re-enabling the schedules paused for the new one", [
+        lambda r=r: client.enable_recurring_run(r.recurring_run_id) for r in paused])
+    undone = _undo_upload(client, pipeline_id, version_id, created)
+    raise KubeflowError(f"creating the schedule {name!r} failed: {describe(e)}"
+                        f"{resumed}{undone}") from None
   for r in old:
     client.delete_recurring_run(r.recurring_run_id)
   return new, len(old)

@@ -124,6 +124,20 @@ def test_a_failed_run_leaves_no_uploaded_pipeline(spec, server, capsys):
   assert state.pipelines == {} and state.versions == {}
 
 
+def test_a_refused_clean_up_is_a_second_line_after_the_first_error(spec, server, capsys):
+  """As a multi-user 2.17 server refuses a profile's user the delete of a
+  shared pipeline's version: the run's own error still comes first."""
+  url, state = server
+  state.fail["POST /apis/v2beta1/runs"] = 500
+  state.fail["DELETE /apis/v2beta1/pipelines/"] = 403
+  assert run("submit", "--spec", spec, "--host", url) == 1
+  err = capsys.readouterr().err.splitlines()
+  assert err[0].startswith("error: creating the run failed: HTTP 500"), err
+  assert err[1].startswith("also: deleting the uploaded pipeline version "), err
+  assert "failed: HTTP 403" in err[1] and "Traceback" not in "\n".join(err), err
+  assert len(state.versions) == 1, "the version the refused delete left"
+
+
 def test_unknown_runtime_parameter_is_refused_by_the_server_contract(spec, server, capsys):
   url, state = server
   assert run("submit", "--spec", spec, "--host", url, "--param", "epochs=3") == 1
