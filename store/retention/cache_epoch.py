@@ -20,6 +20,16 @@ so no later run's fingerprint equals that run's: a run over the same
 window runs its steps again instead of reading files that are gone. Other
 windows keep their cache; a run with no window on record raises `g`.
 
+The epoch also ends with a digest of `<pipeline root>/<pipeline>`, the
+folder it is kept in: the backend's cache key holds no pipeline root
+(`driver/cache.go`@2.17.0 line 126; `cacheutils/cache.go` wipes the output
+URIs), so without it a run under a second root (`submit --pipeline-root`,
+or the `kfp-launcher` ConfigMap's default that the UI uses) would start at
+epoch 0 and be handed outputs under the first root that its retention
+deleted, which the second root's retention never sees. With it, each root
+keeps a cache of its own, and each root's retention sees every run that
+could be handed its outputs.
+
 The epochs live in `<pipeline root>/<pipeline>/_retention/epochs.json`,
 beside the runs' folders on the open-source backend (on Vertex AI the runs
 lie under the project's number: runtime/run_layout.py). Without spans, ImportExampleGen is never cached,
@@ -69,9 +79,11 @@ def _read(folder: str) -> Dict[str, int]:
 
 
 def value(folder: str, window: str) -> str:
-  """The epoch a run over `window` (its digest) passes on."""
+  """The epoch a run over `window` (its digest) passes on: `<window>.<g>.<n>`
+  and the digest of the folder, so of the pipeline root (see above)."""
   epochs = _read(folder)
-  return f"{window}.{epochs.get(ALL, 0)}.{epochs.get(window, 0)}"
+  where = hashlib.sha256(folder.rstrip("/").encode()).hexdigest()[:8]
+  return f"{window}.{epochs.get(ALL, 0)}.{epochs.get(window, 0)}.{where}"
 
 
 def bump(folder: str, windows: Set[Optional[str]]) -> Dict[str, int]:

@@ -88,17 +88,32 @@ def test_the_step_passes_the_cache_epoch_retention_raised_for_its_window(tmp_pat
   spec, root = _spec(tmp_path)
   values = _run_step(spec, root, tmp_path / "serving", tmp_path)
   window = cache_epoch.window_digest(values["input_config"])
-  assert values["cache_epoch"] == f"{window}.0.0", values
+  assert values["cache_epoch"].startswith(f"{window}.0.0."), values
   # Retention deleted a cached step's output of this window, then of a run
   # whose window is unknown: the next run's epoch differs each time, so no
   # later step's cache key equals that of a run whose outputs are gone.
   folder = str(tmp_path / "root" / "spans")
   cache_epoch.bump(folder, {window, "0123456789ab"})
   assert _run_step(spec, root, tmp_path / "serving", tmp_path, "run2")[
-      "cache_epoch"] == f"{window}.0.1"
+      "cache_epoch"].startswith(f"{window}.0.1.")
   cache_epoch.bump(folder, {None})
   assert _run_step(spec, root, tmp_path / "serving", tmp_path, "run3")[
-      "cache_epoch"] == f"{window}.1.1"
+      "cache_epoch"].startswith(f"{window}.1.1.")
+
+
+def test_a_second_pipeline_root_never_shares_the_first_ones_cache(tmp_path):
+  """The backend's cache key holds no root (driver/cache.go@2.17.0 line 126)
+  but does hold each input parameter's value: with the root's digest in the
+  epoch, a run under another root is never handed the first root's outputs,
+  which only the first root's retention sees and may have deleted."""
+  spec, root = _spec(tmp_path)
+  first = _run_step(spec, root, tmp_path / "serving", tmp_path)
+  other = tmp_path / "elsewhere"
+  other.mkdir()
+  second = _run_step(spec, root, tmp_path / "serving", other)
+  assert first["input_config"] == second["input_config"]
+  assert first["cache_epoch"] != second["cache_epoch"], (first, second)
+  assert first["cache_epoch"].rsplit(".", 1)[0] == second["cache_epoch"].rsplit(".", 1)[0]
 
 
 def test_a_data_root_without_a_complete_span_is_one_line_naming_it(tmp_path):
