@@ -80,7 +80,9 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
   # Each step's CPU, memory and GPUs; TFX's compiler drops ImportExampleGen's.
   for node, resources in config.resources.items():
     label = spec["components"][node]["executorLabel"]
-    executors[label]["container"]["resources"] = resource_spec(resources)
+    executors[label]["container"]["resources"] = (
+        dict(train_job.WATCHER_RESOURCES) if node == train_job.NODE
+        and train_job.watches_only(config) else resource_spec(resources))
   for node in uncached_steps(config):
     steps[node].pop("cachingOptions", None)
   # One preempted pod should not fail the whole run (docs/kubeflow.md,
@@ -217,8 +219,9 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   job["runtimeConfig"]["parameterValues"] = defaults
   documents = [job["pipelineSpec"]]
   if platform_args is not None and backend == backends.KUBEFLOW:
-    documents.append(platform.platform_spec(platform_args,
-                                            executor_labels(job["pipelineSpec"])))
+    documents.append(platform.platform_spec(
+        platform_args, executor_labels(job["pipelineSpec"]),
+        placed_by_workers=(train_job.NODE,) if train_job.watches_only(config) else ()))
   if notify:
     exit_handler.add(documents, notify)
     job["runtimeConfig"]["parameterValues"][exit_handler.URL_PARAM] = notify

@@ -75,12 +75,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
                       help="an environment variable from a Kubernetes secret (every step)")
 
 
-def platform_spec(args, executor_of: Dict[str, str]) -> Dict:
+def platform_spec(args, executor_of: Dict[str, str],
+                  placed_by_workers: Sequence[str] = ()) -> Dict:
   """The PlatformSpec of these flags as a dict, or {} when they set nothing.
 
   Args:
     args: parsed flags (add_flags).
     executor_of: component id -> its executor label in the pipeline spec.
+    placed_by_workers: components whose node selectors and tolerations are
+      their job's workers' alone (kubeflow/compile/train_job.py): their own
+      pod stays off the workers' node pool.
 
   Raises:
     ArgumentTypeError: a flag names a component the pipeline does not have.
@@ -98,9 +102,13 @@ def platform_spec(args, executor_of: Dict[str, str]) -> Dict:
     return configs[executor_of[node]]
 
   for node, key, value in args.node_selector:
-    config_of("--node-selector", node).node_selector.labels[key] = value
+    config = config_of("--node-selector", node)
+    if node not in placed_by_workers:
+      config.node_selector.labels[key] = value
   for node, tol in args.toleration:
-    config_of("--toleration", node).tolerations.add(**tol)
+    config = config_of("--toleration", node)
+    if node not in placed_by_workers:
+      config.tolerations.add(**tol)
   for config in configs.values():
     for name in args.image_pull_secret:
       config.image_pull_secret.add(secret_name=name)

@@ -29,6 +29,14 @@ from trainer.jobs.job import POD_ENV
 from trainer.jobs.vertex import PIPELINE_ENV, PROJECT_ENV, REGION_ENVS
 
 NODE = "Trainer"
+# With its workers on the cluster (a TrainJob or a TFJob), the Trainer step
+# only launches and watches their job: its own pod asks for a core and 2 GB
+# (TensorFlow and TFX imported), requested, not limited, and neither the
+# workers' GPUs nor their node pool. Given the workers' GPU, it held one
+# more than they use for the whole training, and on a pool with exactly N
+# free one worker stayed Pending (KFP puts a step's accelerator on its own
+# pod: backend/src/v2/driver/driver.go@2.17.0 lines 415-440).
+WATCHER_RESOURCES = {"cpuRequest": 1, "memoryRequest": 2}
 # Vertex AI Pipelines resolves these in a task's input parameters to its
 # PipelineJob's values, the service account to the default one when the job
 # names none, the network to "" (kubeflow/pipelines
@@ -50,6 +58,12 @@ VERTEX_FLAGS = {
     # CustomJobSpec.network (aiplatform_v1 types/custom_job.py lines 212-221).
     "network": ("--train-network", "projects/PROJECT_NUMBER/global/networks/NAME",
                 r"projects/\d+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?", "NETWORK")}
+
+
+def watches_only(config: PipelineConfig) -> bool:
+  """Whether the Trainer step only launches and watches its workers' job on
+  the cluster, which then take its resources and placement."""
+  return config.train_workers > 1 and config.train_engine in ("trainjob", "tfjob")
 
 
 def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],

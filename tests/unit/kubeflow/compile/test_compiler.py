@@ -611,6 +611,29 @@ def test_the_trainer_step_carries_its_workers_settings_and_nothing_else_does(tmp
   custom = json.loads(spec["root"]["dag"]["tasks"]["Trainer"]["inputs"]["parameters"]
                       ["custom_config"]["runtimeValue"]["constant"])
   assert custom["workers"] == {"count": 2, "engine": "trainjob"}
+  # The step itself only watches the job: no GPU, not on the GPU pool (two
+  # workers on a pool of two free GPUs would otherwise leave one Pending).
+  assert executors["Trainer_executor"]["container"]["resources"] == {
+      "cpuRequest": 1, "memoryRequest": 2}
+  with open(tmp_path / "pipeline.yaml") as f:
+    _, platform = yaml.safe_load_all(f)
+  placed = platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+  assert "nodeSelector" not in placed["Trainer_executor"], placed["Trainer_executor"]
+  assert "tolerations" not in placed["Trainer_executor"], placed["Trainer_executor"]
+  assert placed["Trainer_executor"]["imagePullSecret"] == [{"secretName": "regcred"}]
+  assert placed["Transform_executor"]["nodeSelector"] == {"labels": {"pool": "cpu"}}
+
+
+def test_with_one_worker_the_trainer_step_trains_on_its_own_gpu_and_pool(tmp_path):
+  spec, _ = compile_digits(tmp_path, "--resource", "Trainer:cpu=4,memory=16,gpus=1",
+                           "--node-selector", "Trainer:pool=gpu")
+  label = executor_labels(spec)["Trainer"]
+  resources = spec["deploymentSpec"]["executors"][label]["container"]["resources"]
+  assert resources["accelerator"] == {"type": "nvidia.com/gpu", "count": "1"}, resources
+  with open(tmp_path / "pipeline.yaml") as f:
+    _, platform = yaml.safe_load_all(f)
+  assert platform["platforms"]["kubernetes"]["deploymentSpec"]["executors"][label][
+      "nodeSelector"] == {"labels": {"pool": "gpu"}}
 
 
 def test_a_vertex_trainer_step_is_handed_its_pipeline_jobs_place(tmp_path):
