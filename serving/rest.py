@@ -40,7 +40,8 @@ from dataset.types import Declaration
 MISSING_CATEGORY = "__missing__"  # components/transform/preprocessing.py's missing value
 NAN = "NaN"  # a float input's missing or padding value, in the contract's JSON
 INT_PAD = -1  # an int sequence's padding: ids are >= 0 (dataset/schema.py int_domain)
-_DTYPES = {"float32": np.float32, "int64": np.int64, "string": object}
+_DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64,
+           "string": object}
 
 
 class RequestRefused(ValueError):
@@ -48,7 +49,7 @@ class RequestRefused(ValueError):
 
 
 def inputs(decl: Declaration) -> Dict[str, dict]:
-  """Each input of the JSON signature: `dtype` (float32, int64 or string),
+  """Each input of the JSON signature: `dtype` (float32, float64, int64 or string),
   `shape` (None: any size; the first is the batch) and, where the feature may
   lack a value, `missing` (the value that says so) or `pad`."""
   specs = {}
@@ -56,8 +57,7 @@ def inputs(decl: Declaration) -> Dict[str, dict]:
     if f.kind == "image":
       spec = {"dtype": "string", "shape": [None], "b64": True}
     elif f.kind == "numeric":
-      spec = {"dtype": "int64" if f.dtype == "int" and f.required else "float32",
-              "shape": [None] if f.length == 1 else [None, f.length]}
+      spec = {"dtype": _numeric_dtype(f), "shape": [None] if f.length == 1 else [None, f.length]}
       if not f.required:
         spec["missing"] = NAN
     elif f.kind == "categorical":
@@ -69,6 +69,24 @@ def inputs(decl: Declaration) -> Dict[str, dict]:
               "pad": INT_PAD if f.dtype == "int" else NAN}
     specs[f.name] = spec
   return specs
+
+
+def _numeric_dtype(f) -> str:
+  """An int feature is int64; an optional one is float64, whose NaN says
+  missing and which holds every integer up to 2^53 exactly (TF Serving
+  reads a DT_DOUBLE with GetDouble, json_tensor.cc:239-241 for the float
+  case). float32 would turn 16777217 into 16777216."""
+  if f.dtype != "int":
+    return "float32"
+  return "int64" if f.required else "float64"
+
+
+def _number(v, dtype: str):
+  if dtype == "float32":
+    return float(v)
+  if dtype == "float64" and isinstance(v, float) and math.isnan(v):
+    return v  # an optional int's missing value
+  return int(v)  # an int, sent as a JSON integer: exact
 
 
 def _values(feature) -> list:
@@ -101,7 +119,7 @@ def _instance_value(spec: dict, values: list):
   width = 1 if len(spec["shape"]) == 1 else spec["shape"][1]
   if not values:
     values = [_missing(spec)] * width
-  values = [float(v) if spec["dtype"] == "float32" else int(v) for v in values]
+  values = [_number(v, spec["dtype"]) for v in values]
   return values[0] if len(spec["shape"]) == 1 else values
 
 

@@ -68,12 +68,13 @@ def serving_contract(decl: Declaration) -> dict:
           "json": {"signature": SIGNATURE, "inputs": rest.inputs(decl)}}
 
 
-_TF_DTYPES = {"float32": tf.float32, "int64": tf.int64, "string": tf.string}
+_TF_DTYPES = {"float32": tf.float32, "float64": tf.float64, "int64": tf.int64,
+              "string": tf.string}
 
 
 def _present(x: tf.Tensor, spec: dict) -> tf.Tensor:
   """Where a JSON input holds a value, not its missing or padding value."""
-  if x.dtype == tf.float32:
+  if x.dtype.is_floating:
     return ~tf.math.is_nan(x)
   if "pad" in spec:
     return x != spec["pad"]

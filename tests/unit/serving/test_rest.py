@@ -119,3 +119,24 @@ def test_nan_and_a_lone_input_as_tf_serving_reads_them():
   assert tensors["x"][0] == 1.5 and math.isnan(tensors["x"][1])
   with pytest.raises(rest.RequestRefused, match="instance 1: expected an object"):
     rest.decode('{"instances": [{"x": 1.0}, 2.0]}', specs)
+
+
+def test_an_optional_int_beyond_float32s_integers_arrives_exact(tmp_path):
+  """float32 holds every integer only up to 2^24: 16777217 sent so came back
+  16777216. An optional int goes as float64 (NaN: missing), exact to 2^53,
+  and the signature's graph casts it back to the int64 the records hold."""
+  import tensorflow as tf
+
+  from trainer.export import json_to_raw
+  raw = digits_raw()
+  raw.pop("schema")
+  raw["features"] = {"count": {"kind": "numeric", "dtype": "int", "required": False}}
+  specs = rest.inputs(declaration.load(write_declaration(tmp_path, raw)))
+  assert specs == {"count": {"dtype": "float64", "shape": [None], "missing": "NaN"}}
+  big = 2**24 + 1
+  body = rest.request_body(serialize([{"count": [big], "label": [1]}, {"label": [2]}]), specs)
+  assert json.loads(body)["instances"][0] == {"count": big}
+  request = rest.decode(body, specs)
+  parsed = json_to_raw({"count": tf.constant(request["count"])},
+                       {"count": tf.io.VarLenFeature(tf.int64)}, specs)["count"]
+  assert parsed.values.numpy().tolist() == [big] and parsed.indices.numpy().tolist() == [[0, 0]]
