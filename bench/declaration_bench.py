@@ -62,11 +62,15 @@ def _seconds(prefix: str, path: str, runs: str) -> float:
   return seconds
 
 
-def main(argv=None) -> None:
+def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
   parser.add_argument("--repeats", type=int, default=3,
                       help="fresh processes per mistake and side (the median is printed)")
-  args = parser.parse_args(argv)
+  return parser
+
+
+def main(argv=None) -> None:
+  args = build_parser().parse_args(argv)
   with tempfile.TemporaryDirectory() as folder:
     runs = os.path.join(folder, "runs")
     print(f"{'mistake':<26} {'baseline':>9} {'project':>9} {'ratio':>6}")

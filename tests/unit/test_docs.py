@@ -23,6 +23,7 @@ def _parsers():
   import local_runner
   from bench import (
     convert_bench,
+    declaration_bench,
     e2e_bench,
     image_check_bench,
     input_bench,
@@ -47,6 +48,7 @@ def _parsers():
           "-m commands.retention": retention_cli.build_parser,
           "tfrecords": tfrecords.build_parser,
           "-m bench.convert_bench": convert_bench.build_parser,
+          "-m bench.declaration_bench": declaration_bench.build_parser,
           "-m bench.e2e_bench": e2e_bench.build_parser,
           "-m bench.image_check_bench": image_check_bench.build_parser,
           "-m bench.input_bench": input_bench.build_parser,
