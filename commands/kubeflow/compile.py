@@ -59,7 +59,8 @@ def run(args) -> int:
   # s3:// root would fail there otherwise).
   decl = flags.load_declaration(args)
   if args.backend == backend.VERTEX:
-    backend.check_vertex(args, args.data_root or decl.data.root)
+    backend.check_vertex(args, args.data_root or decl.data.root,
+                         flags.pipeline_name(args, decl))
   backend.check_gpus(args.backend, args.resource, args.train_engine or "")
   # TensorFlow and TFX load here, once the flags have parsed.
   from commands.run.preparation import prepare_compiled

@@ -75,6 +75,20 @@ VERTEX_DESCRIPTORS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *",
 _ZONE = re.compile(r"^((?:CRON_)?TZ=\S+) +")
 
 
+def _check_zone(name: str, expression: str) -> None:
+  """Vertex AI takes IANA time zone names only (aiplatform_v1 types/schedule.py
+  line 53): checked here against the IANA database (the `tzdata` package the
+  lock pins), so a misspelt one stops before anything is sent."""
+  import difflib
+  import zoneinfo
+  known = zoneinfo.available_timezones()
+  if name not in known:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise CronError(f"time zone {name!r} in {expression!r}: expected a name of the IANA "
+                    f"time zone database such as Europe/Berlin{hint}")
+
+
 def for_vertex(expression: str) -> str:
   """The five-field form Vertex AI takes, its time zone prefix kept.
 
@@ -82,6 +96,8 @@ def for_vertex(expression: str) -> str:
     CronError: as `normalize`, or for a form only Kubeflow's scheduler takes.
   """
   zone = _ZONE.match(expression.strip())
+  if zone:
+    _check_zone(zone.group(1).split("=", 1)[1], expression)
   text = expression.strip()[zone.end():] if zone else expression
   six = normalize(VERTEX_DESCRIPTORS.get(text.strip(), text))
   if six.startswith("@") or not six.startswith("0 "):

@@ -96,13 +96,27 @@ def check_env(env: Dict[str, str], backend: str = KUBEFLOW) -> None:
           f"name that holds one; {fix}")
 
 
-def check_vertex(args: argparse.Namespace, data_root: str) -> None:
+# A PipelineJob's id: the SDK's `<name>-<YYYYmmddHHMMSS>` must match this
+# (google-cloud-aiplatform v1.165.1 constants/pipeline.py line 36;
+# pipeline_jobs.py lines 270-281), so a name of at most 113 characters
+# that starts with a letter; else `submit` fails, after compiling.
+JOB_ID = re.compile(r"^[a-z][-a-z0-9]{0,127}$")
+JOB_ID_SUFFIX = "-20260101000000"
+
+
+def check_vertex(args: argparse.Namespace, data_root: str, name: str) -> None:
   """Raises CompileError, one line, for the first flag Vertex cannot take.
 
   Args:
     args: the parsed `compile` flags.
     data_root: the records' root, --data-root or the declaration's.
+    name: the pipeline's name.
   """
+  if not JOB_ID.match(name + JOB_ID_SUFFIX):
+    raise CompileError(
+        f"pipeline name {name!r}: {VERTEX_NAME} expects a letter first and at most "
+        f"{128 - len(JOB_ID_SUFFIX)} characters (its job id is the name and a "
+        f"14-digit time, at most 128); set --pipeline-name")
   from_flag = "--data-root" if args.data_root else f"data.root of {args.dataset}"
   # Vertex docs, "Configure the pipeline root": a Cloud Storage URI.
   if not args.pipeline_root.startswith("gs://"):
@@ -115,6 +129,16 @@ def check_vertex(args: argparse.Namespace, data_root: str) -> None:
       raise CompileError(
           f"{where} {uri}: {VERTEX_NAME} expects gs:// (its steps reach Google Cloud "
           f"as the run's service account, with no S3 keys), found s3://")
+    # A Vertex step sees Cloud Storage and its /gcs/ mount, not this machine.
+    if uri and not uri.startswith(("gs://", "/gcs/")):
+      raise CompileError(
+          f"{where} {uri}: {VERTEX_NAME} expects gs:// or /gcs/ (its steps run in "
+          f"Google Cloud, not on this machine), found {_scheme(uri)}")
+  if getattr(args, "kserve", None):
+    raise CompileError(
+        f"--kserve {args.kserve}: {VERTEX_NAME} expects no --kserve (KServeDeploy "
+        "calls a Kubernetes API server, which a Vertex step has none of); deploy to "
+        "a Vertex AI endpoint or compile for the open-source backend")
   check_env(dict(args.env), VERTEX)
   check_kubernetes_only(args)
   # The Trainer step would call a Kubernetes API server; a Vertex step has none.

@@ -205,6 +205,16 @@ def test_cron_for_vertex_is_five_fields_and_keeps_its_time_zone():
       schedules.for_vertex(kubeflow_only)
 
 
+def test_a_misspelt_time_zone_stops_before_anything_is_sent_to_vertex():
+  """Vertex takes IANA names only; the misspelling would reach its API."""
+  with pytest.raises(schedules.CronError) as refused:
+    schedules.for_vertex("TZ=Europe/Berln 0 3 * * *")
+  assert str(refused.value) == (
+      "time zone 'Europe/Berln' in 'TZ=Europe/Berln 0 3 * * *': expected a name of the "
+      "IANA time zone database such as Europe/Berlin (did you mean Europe/Berlin?)")
+  assert schedules.for_vertex("CRON_TZ=America/New_York 0 3 * * *").startswith("CRON_TZ=")
+
+
 def test_a_refused_schedules_call_is_one_line(spec, server, capsys):
   url, state = server
   assert run("schedule", "--spec", spec, "--host", url, "--name", "nightly",

@@ -76,6 +76,19 @@ REFUSED = [
      f"steps reach no Kubernetes API to start a trainjob), found trainjob"),
     (("--train-workers", "2", "--train-engine", "tfjob"),
      f"--train-engine tfjob: {VERTEX} expects --train-engine vertex"),
+    (("--data-root", "/home/me/data"),
+     f"--data-root /home/me/data: {VERTEX} expects gs:// or /gcs/ (its steps run in "
+     f"Google Cloud, not on this machine), found a folder"),
+    (("--serving-dir", "runs/serving"),
+     f"--serving-dir runs/serving: {VERTEX} expects gs:// or /gcs/"),
+    (("--kserve", "digits"),
+     f"--kserve digits: {VERTEX} expects no --kserve (KServeDeploy calls a Kubernetes "
+     f"API server, which a Vertex step has none of)"),
+    (("--pipeline-name", "2026-digits"),
+     f"pipeline name '2026-digits': {VERTEX} expects a letter first and at most 113 "
+     f"characters (its job id is the name and a 14-digit time, at most 128)"),
+    (("--pipeline-name", "d" * 114),
+     f"pipeline name '{'d' * 114}': {VERTEX} expects a letter first and at most 113"),
     (("--resource", "Trainer:gpus=1"),
      f"--resource Trainer:gpus=1: {VERTEX} expects gpu_type= one of its GPU accelerator "
      f"types (NVIDIA_TESLA_T4, NVIDIA_L4, NVIDIA_TESLA_V100, NVIDIA_TESLA_A100, ...: "
