@@ -26,9 +26,14 @@ def _params(args, spec: dict, scheduled_by: str) -> dict:
   """The runtime parameters the flags set. With spans, nothing is listed
   here: the pipeline's first step finds its window (kubeflow/steps/span_window.py)."""
   from kubeflow.api import client  # kfp: when the command runs
-  for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir)):
+  from kubeflow.compile.backend import VERTEX, check_vertex_location, compiled_backend
+  on_vertex = (args.backend or compiled_backend(args.spec)) == VERTEX
+  for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir),
+                    ("--pipeline-root", args.pipeline_root)):
     if uri:
       storage.check_scheme(uri, flag)
+      if on_vertex:  # what a Vertex step cannot reach, before anything is sent
+        check_vertex_location(flag, uri)
   extra = {}
   for item in args.param or ():
     key, sep, value = item.partition("=")

@@ -118,22 +118,10 @@ def check_vertex(args: argparse.Namespace, data_root: str, name: str) -> None:
         f"{128 - len(JOB_ID_SUFFIX)} characters (its job id is the name and a "
         f"14-digit time, at most 128); set --pipeline-name")
   from_flag = "--data-root" if args.data_root else f"data.root of {args.dataset}"
-  # Vertex docs, "Configure the pipeline root": a Cloud Storage URI.
-  if not args.pipeline_root.startswith("gs://"):
-    raise CompileError(
-        f"--pipeline-root {args.pipeline_root}: {VERTEX_NAME} expects a Cloud Storage "
-        f"URI (gs://BUCKET/PATH), found {_scheme(args.pipeline_root)}")
-  # tensorflow-io's s3 reads keys a Vertex step does not have.
+  check_vertex_location("--pipeline-root", args.pipeline_root)
   for where, uri in ((from_flag, data_root), ("--serving-dir", args.serving_dir or "")):
-    if uri.startswith("s3://"):
-      raise CompileError(
-          f"{where} {uri}: {VERTEX_NAME} expects gs:// (its steps reach Google Cloud "
-          f"as the run's service account, with no S3 keys), found s3://")
-    # A Vertex step sees Cloud Storage and its /gcs/ mount, not this machine.
-    if uri and not uri.startswith(("gs://", "/gcs/")):
-      raise CompileError(
-          f"{where} {uri}: {VERTEX_NAME} expects gs:// or /gcs/ (its steps run in "
-          f"Google Cloud, not on this machine), found {_scheme(uri)}")
+    if uri:
+      check_vertex_location(where, uri)
   if getattr(args, "kserve", None):
     raise CompileError(
         f"--kserve {args.kserve}: {VERTEX_NAME} expects no --kserve (KServeDeploy "
@@ -147,6 +135,26 @@ def check_vertex(args: argparse.Namespace, data_root: str, name: str) -> None:
         f"--train-engine {args.train_engine}: {VERTEX_NAME} expects --train-engine "
         f"vertex (a CustomJob; its steps reach no Kubernetes API to start a "
         f"{args.train_engine}), found {args.train_engine}")
+
+
+def check_vertex_location(where: str, uri: str) -> None:
+  """Raises CompileError, one line, for a root or folder a Vertex step cannot
+  reach: `compile`, `submit` and `schedule` check each they are given."""
+  # Vertex docs, "Configure the pipeline root": a Cloud Storage URI.
+  if where == "--pipeline-root" and not uri.startswith("gs://"):
+    raise CompileError(
+        f"--pipeline-root {uri}: {VERTEX_NAME} expects a Cloud Storage URI "
+        f"(gs://BUCKET/PATH), found {_scheme(uri)}")
+  # tensorflow-io's s3 reads keys a Vertex step does not have.
+  if uri.startswith("s3://"):
+    raise CompileError(
+        f"{where} {uri}: {VERTEX_NAME} expects gs:// (its steps reach Google Cloud "
+        f"as the run's service account, with no S3 keys), found s3://")
+  # A Vertex step sees Cloud Storage and its /gcs/ mount, not this machine.
+  if not uri.startswith(("gs://", "/gcs/")):
+    raise CompileError(
+        f"{where} {uri}: {VERTEX_NAME} expects gs:// or /gcs/ (its steps run in "
+        f"Google Cloud, not on this machine), found {_scheme(uri)}")
 
 
 def check_kubernetes_only(args: argparse.Namespace) -> None:

@@ -395,6 +395,23 @@ def test_what_vertex_refuses_is_one_line_naming_the_fix():
   assert "\n" not in denied + missing
 
 
+@pytest.mark.parametrize("flag, uri, expected", [
+    ("--data-root", "s3://data/digits", "expects gs:// (its steps reach Google Cloud"),
+    ("--serving-dir", "/home/me/serving", "expects gs:// or /gcs/ (its steps run in Google"),
+    ("--pipeline-root", "s3://b/root", "expects a Cloud Storage URI (gs://BUCKET/PATH)")])
+def test_a_vertex_run_given_a_place_its_steps_cannot_reach_is_refused_before_any_call(
+    spec, tmp_path, capsys, flag, uri, expected):
+  vertex_spec = tmp_path / "pipeline.yaml"
+  with open(spec) as f:  # the spec as `compile --backend vertex` marks it
+    vertex_spec.write_text("# backend: vertex\n" + f.read())
+  for command in (["submit"], ["schedule", "--name", "nightly", "--cron", "0 3 * * *"]):
+    # No project, region or credentials are needed to be refused.
+    assert run(*command, "--spec", str(vertex_spec), flag, uri) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: {flag} {uri}: Vertex AI Pipelines "
+                                               f"{expected}"), err
+
+
 def test_a_vertex_label_or_network_of_the_wrong_form_is_refused_before_any_call():
   from kubeflow.api import vertex
   assert vertex.labels(["team=vision", "cost-center=42"]) == {"team": "vision",
