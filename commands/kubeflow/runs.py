@@ -16,7 +16,7 @@ from typing import List, Optional
 import yaml
 
 from commands.kubeflow import flags
-from kubeflow.api import run_folders, schedules, vertex
+from kubeflow.api import run_folders, schedules, vertex, vertex_setup
 from kubeflow.compile import exit_handler
 from runtime import storage
 from runtime.process import who
@@ -81,7 +81,7 @@ def _vertex(args) -> bool:
   args.backend = args.backend or (compiled_backend(args.spec) if getattr(args, "spec", None)
                                   else "kubeflow")
   if args.backend == VERTEX:
-    args.project, args.region = vertex.connect(args.project, args.region)
+    args.project, args.region = vertex_setup.connect(args.project, args.region)
   return args.backend == VERTEX
 
 

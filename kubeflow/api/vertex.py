@@ -27,46 +27,16 @@ import contextlib
 import itertools
 import os
 import re
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
+from kubeflow.api.vertex_setup import ENDPOINT_ENV
 from kubeflow.errors import KubeflowError
 from runtime import run_layout
 
-ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
-REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")
 LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
 BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"
 NETWORK = re.compile(r"^projects/\d+/global/networks/[^/]+$")
 ENDED = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
-
-
-def connect(project: Optional[str], region: Optional[str]) -> Tuple[str, str]:
-  """Sets aiplatform's project, region and endpoint; returns (project, region).
-
-  Raises:
-    argparse.ArgumentTypeError: no region, or no project anywhere.
-  """
-  import google.auth
-  from google.cloud import aiplatform
-  region = region or next((os.environ[e] for e in REGION_ENVS if os.environ.get(e)), None)
-  if not region:
-    raise argparse.ArgumentTypeError(
-        "--region: expected the Vertex AI region (e.g. us-central1), found none "
-        f"(nor ${' or $'.join(REGION_ENVS)})")
-  if not project:
-    try:
-      project = os.environ.get("GOOGLE_CLOUD_PROJECT") or google.auth.default()[1]
-    except google.auth.exceptions.DefaultCredentialsError:
-      project = None
-  if not project:
-    raise argparse.ArgumentTypeError(
-        "--project: expected the Google Cloud project, found none (nor "
-        "$GOOGLE_CLOUD_PROJECT, nor one in your default credentials: "
-        "gcloud auth application-default login)")
-  endpoint = os.environ.get(ENDPOINT_ENV)
-  aiplatform.init(project=project, location=region,
-                  **({"api_endpoint": endpoint, "api_transport": "rest"} if endpoint else {}))
-  return project, region
 
 
 def describe(e: Exception, project: str) -> str:
@@ -82,6 +52,9 @@ def describe(e: Exception, project: str) -> str:
             "service account")
   if isinstance(e, exceptions.Unauthenticated):
     return f"not signed in ({message}): gcloud auth application-default login"
+  if type(e).__name__ == "RefreshError":  # google.auth's: expired or revoked
+    return (f"the credentials could not be refreshed ({message}): sign in again "
+            "with `gcloud auth application-default login`")
   if isinstance(e, exceptions.NotFound):
     return f"not found ({message}): check --project, --region and the pipeline root's bucket"
   return f"{type(e).__name__}: {message}"
@@ -91,9 +64,10 @@ def describe(e: Exception, project: str) -> str:
 def calls(what: str, project: str):
   """Turns what Google's API refuses into a KubeflowError naming `what`."""
   from google.api_core import exceptions
+  from google.auth import exceptions as auth_exceptions
   try:
     yield
-  except exceptions.GoogleAPICallError as e:
+  except (exceptions.GoogleAPICallError, auth_exceptions.RefreshError) as e:
     raise KubeflowError(f"Vertex AI: {what} failed: {describe(e, project)}") from None
 
 

@@ -1,0 +1,42 @@
+"""kubeflow/api/vertex_setup.py: what a user without Google credentials, or
+with a mistyped region, reads: one line naming the fix, not the SDK's
+traceback (google-cloud-aiplatform v1.165.1 looks for credentials on first
+need, initializer.py lines 118-120, and checks the region in `init`)."""
+
+import argparse
+
+import pytest
+
+from kubeflow.api import vertex_setup
+from kubeflow.errors import KubeflowError
+
+
+@pytest.fixture
+def no_credentials(tmp_path, monkeypatch):
+  """A machine with no Application Default Credentials, no gcloud sign-in
+  and no metadata server (pinged on 127.0.0.1:9 only, where nothing listens)."""
+  for name in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLOUDSDK_CONFIG"):
+    monkeypatch.delenv(name, raising=False)
+  monkeypatch.setenv("HOME", str(tmp_path))
+  monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+  monkeypatch.setenv("NO_GCE_CHECK", "true")
+  monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
+  monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
+
+
+@pytest.mark.parametrize("project", ["my-project", None])
+def test_no_credentials_is_one_line_naming_how_to_sign_in(no_credentials, project):
+  with pytest.raises(KubeflowError) as refused:
+    vertex_setup.connect(project, "us-central1")
+  assert str(refused.value) == (
+      "no Google Cloud credentials: sign in with `gcloud auth application-default login`, "
+      "or set GOOGLE_APPLICATION_CREDENTIALS to a service account's key file")
+
+
+def test_a_mistyped_region_names_the_closest_and_the_valid_ones(no_credentials):
+  with pytest.raises(argparse.ArgumentTypeError) as refused:
+    vertex_setup.connect("my-project", "us-centrl1")
+  message = str(refused.value)
+  assert message.startswith("--region us-centrl1: did you mean us-central1? expected a "
+                            "Vertex AI region, one of "), message
+  assert "europe-west4" in message and "\n" not in message
