@@ -57,7 +57,10 @@ def inputs(decl: Declaration) -> Dict[str, dict]:
     if f.kind == "image":
       spec = {"dtype": "string", "shape": [None], "b64": True}
     elif f.kind == "numeric":
-      spec = {"dtype": _numeric_dtype(f), "shape": [None] if f.length == 1 else [None, f.length]}
+      # An optional int is float64: NaN says missing, and it holds every
+      # integer to 2^53 (float32 turned 16777217 into 16777216).
+      spec = {"dtype": "float32" if f.dtype != "int" else "int64" if f.required else "float64",
+              "shape": [None] if f.length == 1 else [None, f.length]}
       if not f.required:
         spec["missing"] = NAN
     elif f.kind == "categorical":
@@ -69,24 +72,6 @@ def inputs(decl: Declaration) -> Dict[str, dict]:
               "pad": INT_PAD if f.dtype == "int" else NAN}
     specs[f.name] = spec
   return specs
-
-
-def _numeric_dtype(f) -> str:
-  """An int feature is int64; an optional one is float64, whose NaN says
-  missing and which holds every integer up to 2^53 exactly (TF Serving
-  reads a DT_DOUBLE with GetDouble, json_tensor.cc:239-241 for the float
-  case). float32 would turn 16777217 into 16777216."""
-  if f.dtype != "int":
-    return "float32"
-  return "int64" if f.required else "float64"
-
-
-def _number(v, dtype: str):
-  if dtype == "float32":
-    return float(v)
-  if dtype == "float64" and isinstance(v, float) and math.isnan(v):
-    return v  # an optional int's missing value
-  return int(v)  # an int, sent as a JSON integer: exact
 
 
 def _values(feature) -> list:
@@ -119,7 +104,8 @@ def _instance_value(spec: dict, values: list):
   width = 1 if len(spec["shape"]) == 1 else spec["shape"][1]
   if not values:
     values = [_missing(spec)] * width
-  values = [_number(v, spec["dtype"]) for v in values]
+  values = [float(v) if spec["dtype"] == "float32" or (isinstance(v, float) and math.isnan(v))
+            else int(v) for v in values]  # an int as a JSON integer: exact
   return values[0] if len(spec["shape"]) == 1 else values
 
 

@@ -37,6 +37,7 @@ TESTED_ELSEWHERE = {
     'kubeflow/api/vertex.py': 'with unit/commands/kubeflow/test_runs.py',
     'kubeflow/api/client.py': 'with unit/commands/kubeflow/test_runs.py',
     'kubeflow/api/schedules.py': 'with unit/commands/kubeflow/test_runs.py',
+    'kubeflow/compile/vertex_places.py': 'with unit/kubeflow/compile/test_backend.py and unit/commands/kubeflow/test_runs.py',
     'kubeflow/steps/records.py': 'with processes/runtime/test_startup.py, unit/commands/kubeflow/test_runs.py',
     'kubeflow/steps/report.py': 'with unit/store/metadata/test_outcome.py',
     'kubeflow/compile/exit_handler.py': 'with unit/kubeflow/compile/test_spec.py',

@@ -62,6 +62,7 @@ def run(args) -> int:
     backend.check_vertex(args, args.data_root or decl.data.root,
                          flags.pipeline_name(args, decl))
   backend.check_gpus(args.backend, args.resource, args.train_engine or "")
+  train_job.check_machine(args)
   # TensorFlow and TFX load here, once the flags have parsed.
   from commands.run.preparation import prepare_compiled
   from kubeflow.compile.compiler import check_name, compile_pipeline
@@ -118,8 +119,9 @@ def _train_job_flags(parser: argparse.ArgumentParser) -> None:
                       help="with --train-workers: delete the Trainer's job and fail the "
                            "step if it has not finished after this long (default: none)")
   parser.add_argument("--train-machine-type", metavar="TYPE",
-                      help="--train-engine vertex: each worker's machine (default "
-                           "n1-standard-4)")
+                      help="--train-engine vertex: each worker's machine (default: "
+                           "one of the family its GPU attaches to, e.g. g2-standard-8 "
+                           "for one NVIDIA_L4; n1-standard-4 without a GPU)")
   helps = {"project": "the CustomJob's project (default: the PipelineJob's)",
            "region": "the CustomJob's region (default: the PipelineJob's)",
            "serviceAccount": "the service account the workers run as (default: the "

@@ -16,7 +16,7 @@ from typing import List, Optional
 import yaml
 
 from commands.kubeflow import flags
-from kubeflow.api import run_folders, schedules, vertex, vertex_setup
+from kubeflow.api import google_cloud, run_folders, schedules, vertex
 from kubeflow.compile import exit_handler
 from runtime import storage
 from runtime.process import who
@@ -26,14 +26,15 @@ def _params(args, spec: dict, scheduled_by: str) -> dict:
   """The runtime parameters the flags set. With spans, nothing is listed
   here: the pipeline's first step finds its window (kubeflow/steps/span_window.py)."""
   from kubeflow.api import client  # kfp: when the command runs
-  from kubeflow.compile.backend import VERTEX, check_vertex_location, compiled_backend
+  from kubeflow.compile.backend import VERTEX, compiled_backend
+  from kubeflow.compile.vertex_places import check_location
   on_vertex = (args.backend or compiled_backend(args.spec)) == VERTEX
   for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir),
                     ("--pipeline-root", args.pipeline_root)):
     if uri:
       storage.check_scheme(uri, flag)
       if on_vertex:  # what a Vertex step cannot reach, before anything is sent
-        check_vertex_location(flag, uri)
+        check_location(flag, uri)
   extra = {}
   for item in args.param or ():
     key, sep, value = item.partition("=")
@@ -81,7 +82,7 @@ def _vertex(args) -> bool:
   args.backend = args.backend or (compiled_backend(args.spec) if getattr(args, "spec", None)
                                   else "kubeflow")
   if args.backend == VERTEX:
-    args.project, args.region = vertex_setup.connect(args.project, args.region)
+    args.project, args.region = google_cloud.connect(args.project, args.region)
   return args.backend == VERTEX
 
 

@@ -29,7 +29,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
-from kubeflow.api.vertex_setup import ENDPOINT_ENV
+from kubeflow.api.google_cloud import ENDPOINT_ENV
 from kubeflow.errors import KubeflowError
 from runtime import run_layout
 

@@ -29,6 +29,8 @@ import json
 import re
 from typing import Dict, List, Sequence, Tuple
 
+from kubeflow.compile import vertex_places
+from kubeflow.compile.vertex_places import VERTEX_NAME
 from kubeflow.errors import CompileError
 from pipeline.config import Resources
 
@@ -36,7 +38,6 @@ KUBEFLOW, VERTEX = "kubeflow", "vertex"
 BACKENDS = (KUBEFLOW, VERTEX)
 HEADER = "# backend: {}\n"
 LABEL = "compiled_for"
-VERTEX_NAME = "Vertex AI Pipelines"
 # Names that hold credentials: they never go into a compiled spec.
 SECRET_WORDS = ("SECRET", "PASSWORD", "TOKEN", "ACCESS_KEY", "CREDENTIAL")
 AWS_CREDENTIALS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
@@ -96,14 +97,6 @@ def check_env(env: Dict[str, str], backend: str = KUBEFLOW) -> None:
           f"name that holds one; {fix}")
 
 
-# A PipelineJob's id: the SDK's `<name>-<YYYYmmddHHMMSS>` must match this
-# (google-cloud-aiplatform v1.165.1 constants/pipeline.py line 36;
-# pipeline_jobs.py lines 270-281), so a name of at most 113 characters
-# that starts with a letter; else `submit` fails, after compiling.
-JOB_ID = re.compile(r"^[a-z][-a-z0-9]{0,127}$")
-JOB_ID_SUFFIX = "-20260101000000"
-
-
 def check_vertex(args: argparse.Namespace, data_root: str, name: str) -> None:
   """Raises CompileError, one line, for the first flag Vertex cannot take.
 
@@ -112,16 +105,12 @@ def check_vertex(args: argparse.Namespace, data_root: str, name: str) -> None:
     data_root: the records' root, --data-root or the declaration's.
     name: the pipeline's name.
   """
-  if not JOB_ID.match(name + JOB_ID_SUFFIX):
-    raise CompileError(
-        f"pipeline name {name!r}: {VERTEX_NAME} expects a letter first and at most "
-        f"{128 - len(JOB_ID_SUFFIX)} characters (its job id is the name and a "
-        f"14-digit time, at most 128); set --pipeline-name")
+  vertex_places.check_name(name)
   from_flag = "--data-root" if args.data_root else f"data.root of {args.dataset}"
-  check_vertex_location("--pipeline-root", args.pipeline_root)
+  vertex_places.check_location("--pipeline-root", args.pipeline_root)
   for where, uri in ((from_flag, data_root), ("--serving-dir", args.serving_dir or "")):
     if uri:
-      check_vertex_location(where, uri)
+      vertex_places.check_location(where, uri)
   if getattr(args, "kserve", None):
     raise CompileError(
         f"--kserve {args.kserve}: {VERTEX_NAME} expects no --kserve (KServeDeploy "
@@ -135,26 +124,6 @@ def check_vertex(args: argparse.Namespace, data_root: str, name: str) -> None:
         f"--train-engine {args.train_engine}: {VERTEX_NAME} expects --train-engine "
         f"vertex (a CustomJob; its steps reach no Kubernetes API to start a "
         f"{args.train_engine}), found {args.train_engine}")
-
-
-def check_vertex_location(where: str, uri: str) -> None:
-  """Raises CompileError, one line, for a root or folder a Vertex step cannot
-  reach: `compile`, `submit` and `schedule` check each they are given."""
-  # Vertex docs, "Configure the pipeline root": a Cloud Storage URI.
-  if where == "--pipeline-root" and not uri.startswith("gs://"):
-    raise CompileError(
-        f"--pipeline-root {uri}: {VERTEX_NAME} expects a Cloud Storage URI "
-        f"(gs://BUCKET/PATH), found {_scheme(uri)}")
-  # tensorflow-io's s3 reads keys a Vertex step does not have.
-  if uri.startswith("s3://"):
-    raise CompileError(
-        f"{where} {uri}: {VERTEX_NAME} expects gs:// (its steps reach Google Cloud "
-        f"as the run's service account, with no S3 keys), found s3://")
-  # A Vertex step sees Cloud Storage and its /gcs/ mount, not this machine.
-  if not uri.startswith(("gs://", "/gcs/")):
-    raise CompileError(
-        f"{where} {uri}: {VERTEX_NAME} expects gs:// or /gcs/ (its steps run in "
-        f"Google Cloud, not on this machine), found {_scheme(uri)}")
 
 
 def check_kubernetes_only(args: argparse.Namespace) -> None:
@@ -253,8 +222,3 @@ def compiled_backend(spec_path: str) -> str:
     raise CompileError(f"{spec_path}: expected a backend of {', '.join(BACKENDS)}, "
                        f"found {backend!r}")
   return backend
-
-
-def _scheme(uri: str) -> str:
-  return f"{uri.split('://')[0]}://" if "://" in uri else "a folder"
-

@@ -25,6 +25,7 @@ from typing import Dict, Optional
 
 from kubeflow.errors import CompileError
 from pipeline.config import PipelineConfig
+from trainer.jobs import vertex_machines
 from trainer.jobs.job import POD_ENV
 from trainer.jobs.vertex import PIPELINE_ENV, PROJECT_ENV, REGION_ENVS
 
@@ -101,6 +102,22 @@ def vertex_flags(config: PipelineConfig, args: argparse.Namespace) -> Dict[str, 
     raise CompileError(f"{flag}: only for --train-engine vertex, found "
                        f"--train-engine {config.train_engine or '(none)'}")
   return given
+
+
+def check_machine(args: argparse.Namespace) -> None:
+  """Raises CompileError when the Vertex workers' GPU cannot go on their
+  machine (trainer/jobs/vertex_machines.py): Vertex would refuse the
+  CustomJob after every step before the Trainer ran."""
+  if getattr(args, "train_engine", None) != "vertex":
+    return
+  for node, values in args.resource:
+    if node != NODE or not values.get("gpus"):
+      continue
+    shown = ",".join(f"{k}={v}" for k, v in values.items())
+    wrong = vertex_machines.check(getattr(args, "train_machine_type", None),
+                                  values.get("gpu_type"), values["gpus"])
+    if wrong:
+      raise CompileError(f"--resource {NODE}:{shown}: {wrong}")
 
 
 def check_vertex_place(config: PipelineConfig, env: Dict[str, str],

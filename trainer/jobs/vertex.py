@@ -12,7 +12,8 @@ the Trainer's output, which must then be gs://.
 
 Each worker gets the Trainer's GPUs (`--resource Trainer:gpus=N,gpu_type=
 NVIDIA_TESLA_T4`, an accelerator type as Vertex names it), a machine type
-(`--train-machine-type`, default n1-standard-4) and `--env`. Kubernetes
+(`--train-machine-type`, default: the machine family the GPU attaches to,
+vertex_machines.py; n1-standard-4 without one) and `--env`. Kubernetes
 secrets (`--secret-env`) do not exist there: a CustomJob reaches Google
 Cloud as its service account. Its logs are in Cloud Logging; the step's
 log links the job's page and says each change of the job's state.
@@ -36,11 +37,11 @@ import re
 import time
 from typing import Dict, List, Optional
 
+from trainer.jobs import vertex_machines
 from trainer.jobs.job import ClusterError, Job, JobFailed
 
 log = logging.getLogger("absl")
 LABEL = "tfrecord-pipeline-job"
-MACHINE = "n1-standard-4"
 ENDPOINT_ENV = "VERTEX_API_ENDPOINT"
 POLL_SECONDS = 10  # 6 reads a minute: far inside Vertex's quota; a step ends soon after
 DONE = {"JOB_STATE_SUCCEEDED": "succeeded", "JOB_STATE_FAILED": "failed",
@@ -95,8 +96,9 @@ def placement(pod: Dict, env=os.environ) -> Dict[str, str]:
 def body(job: Job, where: Optional[Dict[str, str]] = None) -> Dict:
   """The CustomJob, as aiplatform_v1's JSON form; `where` is `placement`'s."""
   pod = job.pod
-  machine = {"machine_type": pod.get("machineType") or MACHINE}
   gpus = (pod.get("resources") or {}).get("gpus")
+  machine = {"machine_type": pod.get("machineType") or vertex_machines.machine_for(
+      (pod.get("resources") or {}).get("gpu_type"), gpus or 0)}
   if gpus:
     machine.update(accelerator_type=pod["resources"].get("gpu_type"), accelerator_count=gpus)
   container = {"image_uri": pod.get("image", ""), "command": job.command,

@@ -89,6 +89,10 @@ REFUSED = [
      f"characters (its job id is the name and a 14-digit time, at most 128)"),
     (("--pipeline-name", "d" * 114),
      f"pipeline name '{'d' * 114}': {VERTEX} expects a letter first and at most 113"),
+    (("--train-workers", "2", "--train-engine", "vertex", "--train-machine-type",
+      "n1-standard-4", "--resource", "Trainer:gpus=1,gpu_type=NVIDIA_L4"),
+     "--resource Trainer:gpus=1,gpu_type=NVIDIA_L4: NVIDIA_L4 attaches to g2-* machines "
+     "only, found n1-standard-4; use --train-machine-type g2-standard-8"),
     (("--resource", "Trainer:gpus=1"),
      f"--resource Trainer:gpus=1: {VERTEX} expects gpu_type= one of its GPU accelerator "
      f"types (NVIDIA_TESLA_T4, NVIDIA_L4, NVIDIA_TESLA_V100, NVIDIA_TESLA_A100, ...: "

@@ -15,7 +15,7 @@ from kubeflow.compile import train_job
 from kubeflow.errors import CompileError
 from tests.fakes import vertex_api
 from tests.fakes.training_engines import free_port
-from trainer.jobs import vertex
+from trainer.jobs import vertex, vertex_machines
 from trainer.jobs.job import ClusterError, Job
 
 COMMAND = ["python", "-m", "trainer.worker", "gs://b/root/Trainer/model_run/7/job/inputs.json"]
@@ -50,7 +50,7 @@ def test_the_primary_and_the_other_workers_each_get_the_trainers_gpus_and_comman
 def test_without_gpus_or_a_machine_type_the_workers_get_the_default_machine():
   custom = parsed(Job("train-abc", COMMAND, 2, {"image": "i"}))
   pools = custom.job_spec.worker_pool_specs
-  assert [p.machine_spec.machine_type for p in pools] == [vertex.MACHINE] * 2
+  assert [p.machine_spec.machine_type for p in pools] == [vertex_machines.DEFAULT] * 2
   assert [p.machine_spec.accelerator_count for p in pools] == [0, 0]
   assert not custom.job_spec.scheduling.timeout
 

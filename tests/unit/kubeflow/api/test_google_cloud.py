@@ -1,4 +1,4 @@
-"""kubeflow/api/vertex_setup.py: what a user without Google credentials, or
+"""kubeflow/api/google_cloud.py: what a user without Google credentials, or
 with a mistyped region, reads: one line naming the fix, not the SDK's
 traceback (google-cloud-aiplatform v1.165.1 looks for credentials on first
 need, initializer.py lines 118-120, and checks the region in `init`)."""
@@ -7,7 +7,7 @@ import argparse
 
 import pytest
 
-from kubeflow.api import vertex_setup
+from kubeflow.api import google_cloud
 from kubeflow.errors import KubeflowError
 
 
@@ -27,7 +27,7 @@ def no_credentials(tmp_path, monkeypatch):
 @pytest.mark.parametrize("project", ["my-project", None])
 def test_no_credentials_is_one_line_naming_how_to_sign_in(no_credentials, project):
   with pytest.raises(KubeflowError) as refused:
-    vertex_setup.connect(project, "us-central1")
+    google_cloud.connect(project, "us-central1")
   assert str(refused.value) == (
       "no Google Cloud credentials: sign in with `gcloud auth application-default login`, "
       "or set GOOGLE_APPLICATION_CREDENTIALS to a service account's key file")
@@ -35,7 +35,7 @@ def test_no_credentials_is_one_line_naming_how_to_sign_in(no_credentials, projec
 
 def test_a_mistyped_region_names_the_closest_and_the_valid_ones(no_credentials):
   with pytest.raises(argparse.ArgumentTypeError) as refused:
-    vertex_setup.connect("my-project", "us-centrl1")
+    google_cloud.connect("my-project", "us-centrl1")
   message = str(refused.value)
   assert message.startswith("--region us-centrl1: did you mean us-central1? expected a "
                             "Vertex AI region, one of "), message
