@@ -25,7 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
   flags.add_home_flags(common, os.path.join(HERE, "runs"))
   commands = parser.add_subparsers(dest="command", required=True)
   commands.add_parser("runs", parents=[common],
-                      help="each run: id, start, state; each component's state and duration")
+                      help="each run: id, start, what it did (pushed, not pushed and why, "
+                           "failed at which step); each component's state and duration")
   artifacts = commands.add_parser("artifacts", parents=[common],
                                   help="a run's input and output artifacts")
   artifacts.add_argument("--run", help="run id or a unique prefix (default: the latest)")
@@ -67,11 +68,15 @@ def main(argv: Optional[List[str]] = None) -> int:
 
 
 def _runs(store, path, args) -> List[str]:
+  from store.metadata import run_record
   from store.metadata import store as st
+  from store.metadata.outcome import Outcome
   lines = []
   for run in st.runs(store, args.pipeline):
     reused = f"  (partial run, reusing {run.parent})" if run.parent else ""
-    lines.append(f"run {run.id}  started {run.started:%Y-%m-%d %H:%M:%S}  {run.state}{reused}")
+    # What the run did, as the report and the runner say it: its Outcome.
+    state = Outcome(run_record.from_store(store, args.pipeline, run, {})).state
+    lines.append(f"run {run.id}  started {run.started:%Y-%m-%d %H:%M:%S}  {state}{reused}")
     for node, node_run in run.nodes.items():
       lines.append(f"  {node:<18} {node_run.state:<9}{node_run.seconds:8.1f}s"
                    f"  execution {node_run.execution.id}")

@@ -8,7 +8,10 @@ for the steps the cache served (kubeflow/steps/report.py). Everything that
 tells what a run did reads this record and nothing else: the verdict a
 local run prints and the notification and `kubeflow runs` line
 (store/metadata/outcome.py), and the report (store/report/). So neither the runners nor
-these views can drift apart.
+these views can drift apart. The record holds no state of the run as a
+whole: what the run did is the Outcome's `state`, decided from the steps'
+states and outputs (a run whose serving check failed has every step
+COMPLETE, and pushed nothing).
 """
 
 import dataclasses
@@ -60,7 +63,6 @@ class RunRecord:
   pipeline: str
   run_id: str
   started: str
-  state: str
   nodes: Dict[str, Node]  # in the order they ran
   upstream: Dict[str, List[str]]
   outputs: Dict[Tuple[str, str], Found]
@@ -110,7 +112,7 @@ def from_store(store, pipeline: str, run: st.Run,
       outputs[(node, "result")] = Found(found)
   return RunRecord(
       pipeline=pipeline, run_id=run.id, started=f"{run.started:%Y-%m-%d %H:%M:%S}",
-      state=run.state, parent=run.parent, upstream=upstream, outputs=outputs,
+      parent=run.parent, upstream=upstream, outputs=outputs,
       nodes={n: Node(r.state, r.seconds, str(r.execution.id), _message(r.execution))
              for n, r in run.nodes.items()},
       exec_properties={(node, name): st.exec_property(run.nodes[node].execution, name)

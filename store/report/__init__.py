@@ -98,7 +98,7 @@ def render(run: run_record.RunRecord) -> str:
         if "ServedScore" in run.nodes else []),
   ]
   subtitle = (f"pipeline {run.pipeline} · run {run.run_id} · started "
-              f"{run.started} · {run.state}"
+              f"{run.started} · {outcome.state}"
               + (f" · a partial run reusing {run.parent}" if run.parent else ""))
   return page(f"Run report: {run.pipeline}", subtitle, sections)
 
