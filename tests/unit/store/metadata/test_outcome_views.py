@@ -61,3 +61,11 @@ def test_each_kind_of_run_says_what_it_did(tmp_path, capsys, quiet_start):
   code, out, err = _debug_runs(capsys, "--metadata", runs.path, "--pipeline", "wine")
   listed = [line for line in out.splitlines() if line.startswith("run ")]
   assert [line.split("  ", 2)[2] for line in listed] == expected, out
+
+
+def test_the_reports_pushed_section_says_it_as_the_header_does(tmp_path):
+  runs = Runs(tmp_path)
+  serving_check_failed(runs, "run-1")
+  pushed = render(runs.record()).split('<section id="pushed"')[1].split("</section>")[0]
+  assert ("Not pushed: serving check failed (json: serving_default takes mean_radius, "
+          "expected &#x27;mean radius&#x27;).") in pushed, pushed
