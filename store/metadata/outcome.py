@@ -167,7 +167,10 @@ class Outcome:
     if not self.states:
       return "nothing recorded"
     pusher = self.states.get("Pusher")
-    if self.pushed_version and pusher != "CACHED":
+    # A Pusher from the cache decided nothing now, whatever it decided then.
+    if pusher == "CACHED" or (pusher is None and self._cached_steps_unrecorded):
+      return NOTHING_NEW
+    if self.pushed_version:
       return f"pushed version {self.pushed_version}"
     if self.blessed is False:
       return "not pushed: not blessed"
@@ -175,8 +178,6 @@ class Outcome:
       return SERVING_FAILED
     if self.refused:
       return f"not pushed: {self.refused}"
-    if pusher == "CACHED" or (pusher is None and self._cached_steps_unrecorded):
-      return NOTHING_NEW
     if pusher is None:
       return "complete, without the Pusher (a partial run)"
     return "not pushed"

@@ -53,11 +53,15 @@ def test_each_kind_of_run_says_what_it_did(tmp_path, capsys, quiet_start):
            ("Pusher", "CACHED", {"pushed_model": ("PushedModel", {
                "pushed": 1, "pushed_version": "1764000000"})}))
   runs.run("run-6", ("ImportExampleGen", "COMPLETE", {}), ("StatisticsGen", "COMPLETE", {}))
+  # A rerun of run-2 with nothing new: its Pusher's refusal came from the cache.
+  runs.run("run-7", ("Evaluator", "CACHED", {"blessing": ("ModelBlessing", {"blessed": 0})}),
+           ("Pusher", "CACHED", {"pushed_model": ("PushedModel", {"pushed": 0})}))
   expected = ["pushed version 1764000000", "not pushed: not blessed",
               "not pushed: stopped by DriftGate", "failed at Trainer",
               "nothing new to train on (served from the cache)",
-              "complete, without the Pusher (a partial run)"]
-  assert [Outcome(runs.record(i)).state for i in range(6)] == expected
+              "complete, without the Pusher (a partial run)",
+              "nothing new to train on (served from the cache)"]
+  assert [Outcome(runs.record(i)).state for i in range(7)] == expected
   code, out, err = _debug_runs(capsys, "--metadata", runs.path, "--pipeline", "wine")
   listed = [line for line in out.splitlines() if line.startswith("run ")]
   assert [line.split("  ", 2)[2] for line in listed] == expected, out
