@@ -35,7 +35,8 @@ class Runs:
     self.nodes = {}
 
   def run(self, run_id: str, *steps) -> None:
-    """steps: (node, state, {output key: (artifact type, custom properties)})."""
+    """steps: (node, state, {output key: (artifact type, custom properties,
+    and `split_names` for a type with splits)})."""
     [run] = self.store.put_contexts([pb.Context(type_id=self.types["pipeline_run"],
                                                 name=run_id)])
     self.store.put_parent_contexts([pb.ParentContext(child_id=run, parent_id=self.pipeline_id)])
@@ -47,10 +48,16 @@ class Runs:
       for key, (type_name, props) in outputs.items():
         uri = os.path.join(self.folder, self.pipeline, "pipeline_root", node, key, run_id)
         os.makedirs(uri)
+        # TFX declares `split_names` on the types with splits (a property of
+        # the type, not a custom one): `"[\"train\", \"eval\"]"`.
+        typed = {"split_names": pb.STRING} if "split_names" in props else {}
         artifact = pb.Artifact(
-            type_id=self.store.put_artifact_type(pb.ArtifactType(name=type_name)), uri=uri,
-            state=pb.Artifact.LIVE)
-        for name, value in props.items():
+            type_id=self.store.put_artifact_type(pb.ArtifactType(name=type_name,
+                                                                 properties=typed)),
+            uri=uri, state=pb.Artifact.LIVE)
+        if typed:
+          artifact.properties["split_names"].string_value = props["split_names"]
+        for name, value in ((n, v) for n, v in props.items() if n != "split_names"):
           artifact.custom_properties[name].MergeFrom(
               pb.Value(int_value=value) if isinstance(value, int) else pb.Value(string_value=value))
         event = pb.Event(type=pb.Event.OUTPUT)

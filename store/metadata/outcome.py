@@ -58,7 +58,7 @@ class Outcome:
     self.pushed_version = _text(pushed.props.get("pushed_version")) if done else None
     self.refused = ""
     if pushed and not done:
-      from components.pusher.pusher import REFUSED  # why it did not push a blessed model
+      from components.pusher import REFUSED  # why it did not push a blessed model
       self.refused = pushed.props.get(REFUSED) or ""
     check = self._output("ServingCheck", "infra_blessing")
     self.serving_failure = None
