@@ -189,5 +189,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-  startup.start()
+  startup.start(quiet=True)  # TensorFlow quiet about CUDA, as every command
   main()

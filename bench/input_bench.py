@@ -39,7 +39,7 @@ import time
 from runtime import startup
 
 if __name__ == "__main__":  # the command; importing this sets nothing up
-  startup.start()  # the Keras choice, before TF loads Keras
+  startup.start(quiet=True)  # the Keras choice, before TF loads Keras; quiet about CUDA
 
 # isort: split
 import tensorflow as tf

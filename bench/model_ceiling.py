@@ -55,5 +55,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-  startup.start()
+  startup.start(quiet=True)  # TensorFlow quiet about CUDA, as every command
   raise SystemExit(main())

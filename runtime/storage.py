@@ -21,6 +21,10 @@ Three measured behaviours of tensorflow-io 0.37.1 shape this module:
   not exist, so a typo would read as "no spans found" or "no model served".
   `check` asks for the bucket itself, which raises, and turns that into one
   line naming the URI.
+TensorFlow's own gs:// raises instead (FailedPreconditionError for a
+Cloud Storage it cannot reach): `check` asks for a URI in each gs:// bucket
+first, so that is one line too, not a traceback from whichever read came
+first.
 - an endpoint that refuses connections is retried with backoff for about
   30 s before anything raises; `check` first opens a TCP connection to an
   S3_ENDPOINT, and says in a second what is wrong.
@@ -50,6 +54,8 @@ from typing import Iterable, List, Set
 from runtime import startup
 
 S3_BUCKET = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])")
+# A gs:// URI up to where a text (a JSON argument, a list) goes on: bucket, path.
+GS_URI = re.compile(r"gs://([a-z0-9][a-z0-9._\-]{1,221}[a-z0-9])(/[^\s\"',]*)?")
 # Schemes TensorFlow opens here. minio:// is what the open-source Kubeflow
 # install names its artifact store; MinIO speaks S3, so s3:// reaches it.
 SCHEMES = ("gs", "s3")
@@ -109,18 +115,20 @@ def enable(texts: Iterable[str]) -> None:
 
 
 def check(texts: Iterable[str], what: str = "") -> None:
-  """Checks that every s3:// bucket named in `texts` can be reached and read.
+  """Checks that every s3:// and gs:// bucket named in `texts` can be
+  reached and read.
 
-  Loads the s3 file system first. One request per bucket (the bucket's own
-  metadata), once per process.
+  Loads the s3 file system first. One request per bucket (an s3:// bucket's
+  own metadata; a gs:// bucket's first URI named), once per process.
 
   Raises:
-    StorageError: naming the bucket's URI and what went wrong: the endpoint
-      cannot be reached, the bucket does not exist, or the credentials were
+    StorageError: naming the URI and what went wrong: the endpoint cannot be
+      reached, the bucket does not exist (s3://), or the credentials were
       rejected.
   """
   texts = list(texts)
   enable(texts)
+  _check_gs(texts, what)
   buckets: List[str] = sorted({m for t in texts if t for m in S3_BUCKET.findall(t)}
                               - _reachable)
   if not buckets:
@@ -145,6 +153,38 @@ def check(texts: Iterable[str], what: str = "") -> None:
       raise StorageError(f"{what}{uri}: S3 at {endpoint} refused: {detail}; check "
                          f"AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY") from None
     _reachable.add(bucket)
+
+
+def _check_gs(texts: List[str], what: str) -> None:
+  """Reads, for each gs:// bucket named in `texts`, whether its first URI
+  there exists: one request per bucket, which TensorFlow's GCS file system
+  answers False for a missing object, and raises for a Cloud Storage it
+  cannot reach or that refuses these credentials. (Not the bucket's own
+  metadata, as for s3://: that needs storage.buckets.get, which a role
+  that may read and write the objects need not have.)
+
+  Raises:
+    StorageError: naming the URI and what went wrong.
+  """
+  first = {}
+  for bucket, path in (m for t in texts if t for m in GS_URI.findall(t)):
+    first.setdefault(bucket, f"gs://{bucket}{path or '/'}")
+  pending = sorted((b, uri) for b, uri in first.items() if f"gs://{b}" not in _reachable)
+  if not pending:
+    return
+  import tensorflow as tf
+  for bucket, uri in pending:
+    try:
+      tf.io.gfile.exists(uri)
+    except tf.errors.OpError as e:
+      detail = " ".join((e.message or type(e).__name__).split())
+      if "curl" in detail or "resolve" in detail.lower() or "connect" in detail.lower():
+        raise StorageError(f"{what}{uri}: cannot reach Cloud Storage ({detail}); check "
+                           "this machine's network and proxy") from None
+      raise StorageError(f"{what}{uri}: Cloud Storage refused: {detail}; check "
+                         "GOOGLE_APPLICATION_CREDENTIALS (or gcloud auth "
+                         "application-default login)") from None
+    _reachable.add(f"gs://{bucket}")
 
 
 def _connect(endpoint: str, uri: str) -> None:

@@ -69,7 +69,6 @@ TESTED_ELSEWHERE = {
     'local_runner.py': E2E + 'every local run; its flags with unit/pipeline/test_pipeline.py',
     'commands/debug/artifacts.py': 'with processes/commands/debug/test_cli.py and e2e/test_e2e.py, on a real run',
     'commands/debug/lineage.py': 'with processes/commands/debug/test_cli.py and e2e/test_e2e.py, on a real run',
-    'commands/debug/skew.py': E2E + 'test_e2e.py, served requests against a real run',
     'commands/tfrecords/inspect_cmd.py': 'with unit/dataset/records/test_format.py, through `tfrecords inspect`',
     'commands/tfrecords/verify_cmd.py': 'with unit/dataset/records/test_format.py, through `tfrecords verify`',
     'commands/tfrecords/schema_cmd.py': 'with unit/dataset/test_schema.py, through `tfrecords schema`',

@@ -11,6 +11,7 @@ thresholds as that run's DriftGate applied them, or their defaults. A
 declared feature that no request carries is skewed too.
 """
 
+import math
 import os
 import tempfile
 from typing import List, Tuple
@@ -93,12 +94,43 @@ def skew_lines(store, pipeline: str, run_id, examples: str) -> Tuple[List[str], 
   present = {".".join(f.path.step) for f in served.datasets[0].features
              if _carried(f)}
   measured = drift.skew(training, served, schema, kinds, rules)
-  absent = sorted(set(kinds) - present)
-  lines = [f"skew: {count} served examples in {examples} against {split}'s statistics "
-           f"(run {run.id})"]
-  lines += [f"  {m.line()}" for m in measured if m.feature not in absent]
+  header = f"skew: {count} served examples in {examples} against {split}'s statistics " \
+           f"(run {run.id})"
+  return listing(header, count, measured, sorted(set(kinds) - present))
+
+
+def listing(header: str, count: int, measured: List[drift.Measured],
+            absent: List[str]) -> Tuple[List[str], bool]:
+  """The report's lines: the header, a note when the sample is small, each
+  measured feature (those within their thresholds first, the skewed ones
+  last), the features no request carried, and the verdict; and whether any
+  feature is skewed."""
+  shown = sorted((m for m in measured if m.feature not in absent),
+                 key=lambda m: (m.drifted, m.feature))
+  lines = [header] + small_sample(count, [m.threshold for m in shown])
+  lines += [f"  {m.line()}" for m in shown]
   lines += [f"  feature '{name}': in none of the served examples" for name in absent]
   skewed = sorted({m.feature for m in measured if m.drifted} | set(absent))
   lines.append(f"skewed: {', '.join(skewed)}" if skewed
                else "no feature skewed beyond its threshold")
   return lines, bool(skewed)
+
+
+def small_sample(count: int, thresholds: List[float]) -> List[str]:
+  """Why few served examples flag features more easily, when they are few.
+
+  A share of the served values (a category's, a histogram bucket's) has a
+  sampling error of about 1/sqrt(N) for N examples, however close serving
+  is to training: once that is above a threshold, the distance measured
+  (the largest change in a share, or the Jensen-Shannon divergence of the
+  two histograms) passes it by chance alone. Hence a floor of
+  1/threshold**2 examples (100 at the default 0.1)."""
+  if not thresholds or count <= 0:
+    return []
+  floor = math.ceil(1 / min(thresholds) ** 2)
+  if count >= floor:
+    return []
+  return [f"note: {count} served examples are few: by chance alone each share of a "
+          f"feature's values moves by about 1/sqrt({count}) = {1 / math.sqrt(count):.2f}, "
+          f"more than the threshold {min(thresholds):g}, so features are flagged as "
+          f"skewed more easily; a `skewed` holds from {floor} examples (1/threshold^2) on"]

@@ -42,11 +42,15 @@ def whole_number(low: int, high: Optional[int] = None,
 keep_count = whole_number(1)
 
 
-def add_home_flags(parser: argparse.ArgumentParser, default_output_dir: str) -> None:
+def add_home_flags(parser: argparse.ArgumentParser, default_output_dir: str,
+                   default_pipeline: Optional[str] = "digits") -> None:
   """Where a local pipeline's runs are, for the commands that read them
-  (`python -m commands.debug`, `python -m commands.retention`)."""
-  parser.add_argument("--pipeline", default="digits",
-                      help="the pipeline's name (default: %(default)s)")
+  (`python -m commands.debug`, `python -m commands.retention`); a
+  `default_pipeline` of None: the command finds the one there."""
+  parser.add_argument("--pipeline", default=default_pipeline,
+                      help="the pipeline's name (default: " + (
+                          default_pipeline or "the only one under --output-dir, or in "
+                          "--metadata") + ")")
   parser.add_argument("--output-dir", default=default_output_dir,
                       help="local_runner.py's --output-dir (default: runs/)")
   parser.add_argument("--metadata", help="the metadata file itself (default: "

@@ -34,7 +34,8 @@ HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def build_parser() -> argparse.ArgumentParser:
   parser = argparse.ArgumentParser(prog="python -m commands.serving",
-                                   description=__doc__.split("\n")[0].strip("`"))
+                                   description=" ".join(__doc__.split("\n\n")[0].split())
+                                   .replace("`", ""))
   common = argparse.ArgumentParser(add_help=False)
   common.add_argument("--serving-dir", help="the serving dir (default: <output-dir>/"
                       "<pipeline>/serving, where local_runner.py pushes)")
@@ -143,7 +144,16 @@ def scores_lines(serving_dir: str, html_file: Optional[str]) -> List[str]:
                  f"(threshold {r['threshold']})")
     lines += [f"  {s['slice']}  {scored({**s, 'metric': r['metric']})}"
               for s in r.get("slices", [])]
-  lines = lines or [f"no score recorded in {serving_dir}"]
+  if not records:
+    # Not a fault: scores come with spans, after a first push.
+    lines = [f"no score recorded in {serving_dir}/{score.MONITORING}: scores come with "
+             "spans: each run over a new span scores the model served then on it "
+             "(ServedScore), so the first appears with the first span after a push; "
+             "data without spans has none (docs/retraining.md, \"The served model, "
+             "span by span\")"]
+    if html_file:
+      lines.append(f"no chart written to {html_file}: no score to draw")
+    return lines
   if html_file:
     with open(html_file, "w") as f:
       f.write(chart.svg(records, score.rollbacks(serving_dir)))

@@ -12,6 +12,7 @@ import sys
 from typing import List, Optional
 
 from commands.tfrecords import check_cmd, convert_cmd, inspect_cmd, schema_cmd, verify_cmd
+from runtime import startup
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,6 +25,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+  """The `tfrecords` command. Without `argv` it is the program (the
+  `tfrecords` script pyproject.toml installs calls it so, not through
+  `python -m`'s __main__.py), so it sets the process up first, as every
+  entry point does: the Keras choice, and TensorFlow quiet about CUDA. A
+  caller passing `argv` has set up its own process."""
+  if argv is None:
+    startup.start(quiet=True)
   args = build_parser().parse_args(argv)
   return args.run(args)
 

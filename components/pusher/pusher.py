@@ -35,11 +35,10 @@ from tfx.types.component_spec import ChannelParameter, ExecutionParameter
 import serving
 from components import ui_artifacts
 from components.evaluator.evaluator import judgement
-from components.pusher import model_card
+from components.pusher import REFUSED, model_card  # REFUSED: a PushedModel's property
 from components.serving_check import check
 from components.tuner import record
 
-REFUSED = "not_pushed_because"  # a custom property of the PushedModel
 MODEL_CARD = "model_card"  # the card again, for the run page (ui_artifacts)
 SERVING_DIR = "serving_dir"
 CARD = "card"  # the pipeline's name and the training settings, as JSON

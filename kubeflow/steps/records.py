@@ -128,11 +128,9 @@ def run_record(records: Dict[str, dict], pipeline: str, run: str):
       outputs[(task, key)] = rr.Found.reported(out.get("uri") or "", out.get("metadata", {}))
   nodes = {task: rr.Node(r["state"], seconds(r), "", r.get("message", ""))
            for task, r in ordered}
-  states = {n.state for n in nodes.values()}
   return rr.RunRecord(
       pipeline=pipeline, run_id=run, started=(ordered[0][1].get("started", "")[:19]
                                               if ordered else ""),
-      state=next((s for s in ("FAILED", "RUNNING") if s in states), "COMPLETE"),
       nodes=nodes, upstream={}, outputs=outputs,
       exec_properties={(node, name): records[node].get("inputs", {}).get(name)
                        for node, name in rr.EXEC_PROPERTIES if node in records})

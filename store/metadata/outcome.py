@@ -1,9 +1,11 @@
 """What a run decided, as a view of its one record (store/metadata/run_record.py).
 
-The local runner prints it (`verdict`), the report shows it (store/report/), the
-exit step sends it (kubeflow/steps/notify.py) and `python -m commands.kubeflow runs`
+The local runner prints it (`verdict`, store/metadata/summary.py), the report
+shows it (store/report/), `python -m commands.debug runs` lists it, the exit
+step sends it (kubeflow/steps/notify.py) and `python -m commands.kubeflow runs`
 lists it: all from the same `Outcome` of the same `RunRecord`, whichever
-runner ran. The record's properties (states, the blessing, the push) cost
+runner ran. `state` is what the run did, in a few words (pushed; not pushed
+and why; failed at which step): the one answer every one of them gives. The record's properties (states, the blessing, the push) cost
 nothing; the artifacts' files (the judgement, the metrics, the drift, the
 serving check, the Trainer's notes) are read when first asked for.
 """
@@ -14,6 +16,12 @@ from typing import Dict, Optional, Tuple
 
 from store.metadata import run_record
 from store.metadata import store as st
+
+# The steps that stop a run on its data by failing (components/anomalies_gate/,
+# components/drift_gate/): such a run did what it should, and pushed nothing.
+GATES = ("AnomaliesGate", "DriftGate")
+SERVING_FAILED = "not pushed: serving check failed"
+NOTHING_NEW = "nothing new to train on (served from the cache)"
 
 
 class Outcome:
@@ -27,6 +35,7 @@ class Outcome:
     pushed_dir, pushed_version: what the Pusher pushed (or, cached, had
       pushed); refused: why it did not push a blessed model.
     serving_failure: why ServingCheck refused a blessed model, if it did.
+    state: what the run did, in a few words, from all of the above.
   Read from the artifacts, when asked: judged (components/evaluator.judgement),
   metric, value, threshold, reasons, notes, drift, serving.
   """
@@ -49,7 +58,7 @@ class Outcome:
     self.pushed_version = _text(pushed.props.get("pushed_version")) if done else None
     self.refused = ""
     if pushed and not done:
-      from components.pusher.pusher import REFUSED  # why it did not push a blessed model
+      from components.pusher import REFUSED  # why it did not push a blessed model
       self.refused = pushed.props.get(REFUSED) or ""
     check = self._output("ServingCheck", "infra_blessing")
     self.serving_failure = None
@@ -145,68 +154,54 @@ class Outcome:
     result = self.serving_check
     return result if result and result["checked"] else {}
 
-  def push_line(self) -> str:
-    """Whether a model was pushed, and which version, in words."""
+  @property
+  def state(self) -> str:
+    """What the run did, in a few words: `debug runs`, the report's header
+    and the record's state. Pushed; not pushed, and what stopped it (a gate,
+    the blessing, the serving check, the Pusher's refusal); failed at a step;
+    or nothing new (every step from the cache)."""
+    if self.failed:
+      if self.failed_step in GATES:
+        return f"not pushed: stopped by {self.failed_step}"
+      return f"failed at {self.failed_step}"
+    if not self.states:
+      return "nothing recorded"
+    pusher = self.states.get("Pusher")
+    # A Pusher from the cache decided nothing now, whatever it decided then.
+    if pusher == "CACHED" or (pusher is None and self._cached_steps_unrecorded):
+      return NOTHING_NEW
     if self.pushed_version:
       return f"pushed version {self.pushed_version}"
-    if self.failed:
-      return "nothing pushed"
     if self.blessed is False:
-      return "not blessed: nothing pushed"
+      return "not pushed: not blessed"
     if self.serving_failure:
-      return f"the serving check failed ({self.serving_failure}): nothing pushed"
+      return SERVING_FAILED
     if self.refused:
-      return f"nothing pushed: {self.refused}"
-    if "Pusher" not in self.states:
-      return "nothing new to train on (served from the cache)"
-    return "nothing pushed"
+      return f"not pushed: {self.refused}"
+    if pusher is None:
+      return "complete, without the Pusher (a partial run)"
+    return "not pushed"
+
+  @property
+  def _cached_steps_unrecorded(self) -> bool:
+    """A Kubeflow step the cache served writes no record of its own
+    (kubeflow/steps/records.py), so there a missing Pusher was cached; a
+    local run records every step, cached ones too, with its execution id."""
+    return not any(node.id for node in self.record.nodes.values())
+
+  def push_line(self) -> str:
+    """`state` with the serving check's why, for the notice and `kubeflow
+    runs` (which name a failed step and its message themselves)."""
+    if self.failed and self.failed_step not in GATES:
+      return "nothing pushed"
+    if self.state == SERVING_FAILED:
+      return f"{SERVING_FAILED} ({self.serving_failure})"
+    return self.state
 
   def summary(self) -> str:
-    """The run's last lines: the Trainer's notes, the blessing and why, the push."""
-    from components.evaluator import gate
-    from components.serving_check import check as serving_check
-    served = self.served_score.get("line")  # ServedScore's verdict, if the model fell
-    lines = list(self.notes) + self._image_lines() + self._drift_lines() + [served] * bool(served)
-    if self.blessed is not None:
-      verdict = "blessed" if self.blessed else "NOT blessed"
-      value = "unknown" if self.value is None else f"{self.value:.4f}"
-      lines.append(f"model {verdict}: eval {self.metric} {value}"
-                   + (f" (needs {self.threshold})" if self.threshold else ""))
-      lines += self._change_lines()
-      lines += [f"  {r}" for r in self.reasons]
-      lines += [f"  {line}" for line in gate.small_lines(self.judged.get("whole"),
-                                                         list(self.slices))]
-    if self.serving:
-      lines.append(f"serving check: {serving_check.describe(self.serving)}")
-    lines.append(f"pushed model: {self.pushed_dir}" if self.pushed_dir
-                 else f"no model pushed: {self.refused}" if self.refused
-                 else "no model pushed")
-    return "\n".join(lines)
-
-  def _change_lines(self) -> list:
-    """The paired change against the served model, with its 95% interval."""
-    judged = self.judged
-    if judged.get("change") is None:
-      return []
-    interval = (f", 95% interval {judged['change_low']:+.4f} to {judged['change_high']:+.4f}"
-                if judged.get("change_low") is not None else "")
-    return [f"  against the served model (version {judged['judged_against']}, "
-            f"{judged['baseline_value']:.4f} on the same examples): change "
-            f"{judged['change']:+.4f}{interval}"]
-
-  def _image_lines(self) -> list:  # the kinds the image check let the run go on with
-    warned = [f"{f['kind']} {f['count']}" for f in self.image_check.get("findings", [])
-              if f["decision"] == "warn"]
-    return [f"image check (warn): {', '.join(warned)}; the report shows examples"] if warned else []
-
-  def _drift_lines(self) -> list:
-    if not self.drift.get("compared"):
-      return []
-    if not self.drift["drifted"]:
-      return [f"drift: none beyond the thresholds ({self.drift['compared']})"]
-    return ([f"drift (warn): the newest span moved beyond its thresholds "
-             f"({self.drift['compared']}); the run went on (drift.action: warn)"]
-            + [f"  {line}" for line in self.drift["drifted"]])
+    """The run's last lines, as the local runner prints them (store/metadata/summary.py)."""
+    from store.metadata import summary
+    return summary.text(self)
 
 
 def _text(value) -> Optional[str]:
@@ -238,12 +233,12 @@ def verdict(metadata_path: str, pipeline_name: str, serving_dir: str, window: st
   """What a local run decided, as the runner prints it, and its exit status:
   0 when it pushed, or had nothing to push; `window` describes the data.
 
-  A run served wholly from the cache had no new data: not a failure,
+  A run whose Pusher the cache served had no new data: not a failure,
   whatever the last real run decided (a scheduled run with nothing new).
   """
   import serving
   result = read_outcome(metadata_path, pipeline_name)
-  if result.states and set(result.states.values()) == {"CACHED"} and not partial:
+  if result.state == NOTHING_NEW and not partial:
     return (f"no new data: {window} already went through this pipeline; every "
             f"component came from the cache\nserved model: "
             f"{serving.latest(serving_dir) or 'none'}"), 0

@@ -8,13 +8,17 @@ for the steps the cache served (kubeflow/steps/report.py). Everything that
 tells what a run did reads this record and nothing else: the verdict a
 local run prints and the notification and `kubeflow runs` line
 (store/metadata/outcome.py), and the report (store/report/). So neither the runners nor
-these views can drift apart.
+these views can drift apart. The record holds no state of the run as a
+whole: what the run did is the Outcome's `state`, decided from the steps'
+states and outputs (a run whose serving check failed has every step
+COMPLETE, and pushed nothing).
 """
 
 import dataclasses
+import functools
 import json
 import os
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ml_metadata.proto import metadata_store_pb2
 
@@ -29,10 +33,16 @@ EXEC_PROPERTIES = (("Evaluator", "eval_config"), ("Transform", "custom_config"),
 @dataclasses.dataclass
 class Found:
   """One output artifact: its URI, its custom properties as plain values,
-  and split -> folder for an artifact with splits."""
+  and split -> folder for an artifact with splits (`splits`, from
+  `splits_of` when first asked: ML Metadata's are read by TFX's own rules,
+  which import TFX, and what a run did needs none of them)."""
   uri: str
   props: Dict[str, Any] = dataclasses.field(default_factory=dict)
-  splits: Dict[str, str] = dataclasses.field(default_factory=dict)
+  splits_of: Callable[[], Dict[str, str]] = dataclasses.field(default=dict, repr=False)
+
+  @functools.cached_property
+  def splits(self) -> Dict[str, str]:
+    return self.splits_of()
 
   @classmethod
   def reported(cls, uri: str, props: Dict[str, Any]) -> "Found":
@@ -40,7 +50,7 @@ class Found:
     them out, from its `split_names` property."""
     names = json.loads(props["split_names"]) if isinstance(
         props.get("split_names"), str) else []
-    return cls(uri, props, {s: f"{uri}/Split-{s}" for s in names})
+    return cls(uri, props, lambda: {s: f"{uri}/Split-{s}" for s in names})
 
   def flag(self, name: str) -> bool:
     """A 0/1 property (ML Metadata keeps an int, Kubeflow's metadata a number)."""
@@ -60,7 +70,6 @@ class RunRecord:
   pipeline: str
   run_id: str
   started: str
-  state: str
   nodes: Dict[str, Node]  # in the order they ran
   upstream: Dict[str, List[str]]
   outputs: Dict[Tuple[str, str], Found]
@@ -103,14 +112,15 @@ def from_store(store, pipeline: str, run: st.Run,
       artifact = artifacts[0]
       outputs[(node, key)] = Found(
           artifact.uri, {k: _plain(v) for k, v in artifact.custom_properties.items()},
-          st.split_uris(store, artifact) if "split_names" in artifact.properties else {})
+          functools.partial(st.split_uris, store, artifact)
+          if "split_names" in artifact.properties else dict)
   for node, input_key in STOPPING_GATES.items():
     found = _stopped_gate(store, run, node, input_key)
     if found and (node, "result") not in outputs:
       outputs[(node, "result")] = Found(found)
   return RunRecord(
       pipeline=pipeline, run_id=run.id, started=f"{run.started:%Y-%m-%d %H:%M:%S}",
-      state=run.state, parent=run.parent, upstream=upstream, outputs=outputs,
+      parent=run.parent, upstream=upstream, outputs=outputs,
       nodes={n: Node(r.state, r.seconds, str(r.execution.id), _message(r.execution))
              for n, r in run.nodes.items()},
       exec_properties={(node, name): st.exec_property(run.nodes[node].execution, name)

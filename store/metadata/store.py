@@ -49,14 +49,9 @@ class Run:
   started: datetime.datetime
   nodes: Dict[str, NodeRun]
   parent: Optional[str] = None  # the run a partial run reused
-
-  @property
-  def state(self) -> str:
-    states = {n.state for n in self.nodes.values()}
-    for worst in ("FAILED", "RUNNING", "NEW"):
-      if worst in states:
-        return worst
-    return "COMPLETE" if states else "EMPTY"
+  # What the run did is its Outcome's `state` (store/metadata/outcome.py),
+  # not a summary of its steps' states: every step of a run whose serving
+  # check failed is COMPLETE.
 
 
 def open_store(path: str, writable: bool = False) -> mlmd.MetadataStore:

@@ -98,7 +98,7 @@ def render(run: run_record.RunRecord) -> str:
         if "ServedScore" in run.nodes else []),
   ]
   subtitle = (f"pipeline {run.pipeline} · run {run.run_id} · started "
-              f"{run.started} · {run.state}"
+              f"{run.started} · {outcome.state}"
               + (f" · a partial run reusing {run.parent}" if run.parent else ""))
   return page(f"Run report: {run.pipeline}", subtitle, sections)
 
@@ -204,11 +204,9 @@ def _number(metric: str, value) -> str:
 def _pushed(run: run_record.RunRecord, outcome: Outcome) -> List[str]:
   if run.output("Pusher", "pushed_model") is None:
     return ['<p class="note">The Pusher did not run in this run.</p>']
-  if not outcome.pushed_dir:
-    why = outcome.refused or (
-        f"the serving check failed ({outcome.serving_failure})" if outcome.serving_failure
-        else "the model was not blessed")
-    return [f'<p class="bad">Nothing was pushed: {esc(why)}.</p>']
+  if not outcome.pushed_dir:  # in the words of every other view (Outcome.push_line)
+    said = outcome.push_line()
+    return [f'<p class="bad">{esc(said[:1].upper() + said[1:])}.</p>']
   where = outcome.pushed_dir
   cached = run.nodes["Pusher"].state == "CACHED"
   return [table(["pushed to", "version", "this run"],

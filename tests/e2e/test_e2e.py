@@ -163,7 +163,10 @@ def test_debug_commands_show_runs_artifacts_and_lineage(digits_run):
 
   code, out, err = debug_cli("runs", *where)
   assert code == 0, err
-  assert any(line.startswith(f"run {run.id}  started ") for line in out.splitlines()), out
+  # What the run did, not its steps' states: it pushed this version.
+  pushed = f"pushed version {os.path.basename(digits_run['outcome'].pushed_dir)}"
+  assert any(line.startswith(f"run {run.id}  started ") and line.endswith(pushed)
+             for line in out.splitlines()), out
   for node in ALL_NODES:
     execution = run.nodes[node].execution.id
     assert any(line.split()[:2] == [node, "COMPLETE"] and line.endswith(f"execution {execution}")
@@ -328,6 +331,8 @@ def test_a_model_over_its_latency_budget_is_not_pushed_and_the_run_says_why(
   assert lines[-2].startswith(f"serving check: FAILED, latency: p99 at batch 1: {p99:.2f} ms, "
                               "budget 0.001 ms (batch 1 p50 "), lines[-2:]
   assert lines[-1] == "no model pushed", lines[-1]
+  # Every step COMPLETE or CACHED, and what the run did says why nothing was pushed.
+  assert result.state == "not pushed: serving check failed", result.state
   assert sorted(os.listdir(digits_run["serving"])) == over_budget_run["serving_before"]
   # ML Metadata holds the figures; the first run's check passed.
   store = st.open_store(digits_run["metadata"])

@@ -117,6 +117,29 @@ def test_a_declaration_error_is_said_before_any_heavy_library_loads(tmp_path):
   assert not (tmp_path / "runs").exists() and not (tmp_path / "c").exists()
 
 
+# What TensorFlow prints as it loads on a machine without a GPU, unless the
+# process was set up quiet (runtime/process.py): CUDA, TensorRT, CPU features.
+TF_NOISE = ("cuda", "TensorRT", "cpu_feature_guard", "FutureWarning")
+
+
+def test_the_tfrecords_script_is_as_quiet_as_the_local_runner(tmp_path):
+  """`.venv/bin/tfrecords`, as pyproject's [project.scripts] writes it, calls
+  `commands.tfrecords.main:main` without `python -m`'s __main__: its
+  TensorFlow says nothing either."""
+  table = tmp_path / "rows.csv"
+  table.write_text("x,label\n" + "".join(f"{i / 7},{i % 3}\n" for i in range(30)))
+  out, schema = tmp_path / "records", tmp_path / "schema.pbtxt"
+  script = "import sys\nfrom commands.tfrecords.main import main\nsys.exit(main())"
+  for argv in (["convert", "table", str(table), "--label", "label", "--output", str(out)],
+               ["schema", str(out / "dataset.yaml"), "--output", str(schema)]):
+    proc = subprocess.run([sys.executable, "-c", script, *argv], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+  assert schema.is_file()
+  noise = [line for line in proc.stderr.splitlines() if any(n in line for n in TF_NOISE)]
+  assert not noise, proc.stderr[-3000:]
+
+
 def test_talking_to_kubeflow_loads_kfp_but_not_tfx(tmp_path):
   """submit, schedules and runs need kfp's client, never TFX (only compile
   does): here against an endpoint where nothing listens."""

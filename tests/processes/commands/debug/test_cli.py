@@ -45,3 +45,34 @@ def test_another_pipelines_metadata_is_an_error_not_an_empty_listing(tmp_path):
                            "found 'penguin'"), err
   code, out, err = debug_cli("runs", "--metadata", path, "--pipeline", "penguin")
   assert code == 0 and out.strip() == "pipeline 'penguin' has no runs recorded yet", err
+
+
+LISTING = """
+import json, sys
+from runtime import startup
+startup.start()
+from commands.debug.cli import main
+code = main(["runs", "--metadata", sys.argv[1]])
+print(json.dumps([code, sorted({m.split(".")[0] for m in sys.modules}
+                               & {"tensorflow", "tfx", "apache_beam"})]))
+"""
+
+
+def test_runs_says_what_each_run_did_without_loading_tensorflow(tmp_path):
+  """`runs` reads each run's record and Outcome: the outputs' properties,
+  never their files or TFX's split rules (a second, not ten)."""
+  import json
+  import subprocess
+  import sys
+
+  from tests.conftest import REPO
+  from tests.metadata_runs import Runs, serving_check_failed
+  runs = Runs(tmp_path)
+  runs.run("run-0", ("StatisticsGen", "COMPLETE", {"statistics": (
+      "ExampleStatistics", {"span": 0, "split_names": '["train", "eval"]'})}))
+  serving_check_failed(runs, "run-1")
+  proc = subprocess.run([sys.executable, "-c", LISTING, runs.path], cwd=REPO,
+                        capture_output=True, text=True, timeout=600)
+  *listing, last = proc.stdout.strip().splitlines()
+  assert json.loads(last) == [0, []], proc.stdout + proc.stderr[-3000:]
+  assert listing[-5].endswith("  not pushed: serving check failed"), listing

@@ -306,8 +306,8 @@ def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, ca
                                 "nothing pushed"), by_id[failed]
   assert by_id[running].split("\t")[1] == "RUNNING", by_id[running]
   assert by_id[refused].endswith(
-      "the serving check failed (finite: probabilities: NaN or infinity for 3 of 256 "
-      "examples): nothing pushed"), by_id[refused]
+      "not pushed: serving check failed (finite: probabilities: NaN or infinity for 3 "
+      "of 256 examples)"), by_id[refused]
   assert lines[0] == by_id[refused], "expected the newest run first"
 
 

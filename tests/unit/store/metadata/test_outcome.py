@@ -32,6 +32,7 @@ def test_a_killed_step_is_where_the_run_stopped(tmp_path):
   assert outcome.failed_step == "Trainer", outcome.states
   assert outcome.message.startswith("started but never finished"), outcome.message
   assert outcome.push_line() == "nothing pushed"
+  assert outcome.state == "failed at Trainer"
   assert list(outcome.states) == ["Transform", "Trainer"]
 
 
@@ -41,7 +42,7 @@ def test_a_refused_push_says_why_in_every_view(tmp_path):
                      ("Evaluator", "COMPLETE", _out("blessing", blessed=1.0)),
                      ("Pusher", "COMPLETE", _out("pushed_model", pushed=0.0, **{REFUSED: why})))
   assert outcome.blessed is True and outcome.pushed_dir is None
-  assert outcome.push_line() == f"nothing pushed: {why}"
+  assert outcome.push_line() == outcome.state == f"not pushed: {why}"
   assert outcome.refused == why
 
 
@@ -65,8 +66,9 @@ def test_a_serving_check_that_failed_is_the_reason(tmp_path):
       ("ServingCheck", "COMPLETE", _out("infra_blessing", checked=1.0, blessed=0.0,
                                         reason="the model answers no request")),
       ("Pusher", "COMPLETE", _out("pushed_model", pushed=0.0)))
-  assert outcome.push_line() == ("the serving check failed (the model answers no "
-                                 "request): nothing pushed")
+  assert outcome.state == "not pushed: serving check failed"
+  assert outcome.push_line() == ("not pushed: serving check failed (the model answers no "
+                                 "request)")
 
 
 def test_the_report_step_sees_the_cached_steps_the_records_lack(tmp_path):

@@ -49,7 +49,7 @@ def test_a_failed_step_says_the_last_line_of_its_error_and_a_complete_one_nothin
 
 def test_the_declaration_comes_from_the_transform_or_else_the_trainer_that_ran():
   as_run = declaration.load(DIGITS_YAML).to_dict()
-  record = RunRecord("digits", "r1", "2026-11-27 10:00:00", "COMPLETE",
+  record = RunRecord("digits", "r1", "2026-11-27 10:00:00",
                      {"Trainer": Node("COMPLETE", 3.0, "7")}, {}, {},
                      {("Trainer", "custom_config"): json.dumps({"declaration": as_run})})
   assert record.declaration().name == "digits"

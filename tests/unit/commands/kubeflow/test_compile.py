@@ -1,0 +1,42 @@
+"""commands/kubeflow/compile.py in this process: a data root in a Cloud
+Storage this machine cannot reach is one line, exit 2, as docs/kubeflow.md
+and docs/debugging.md promise. (The compiled files: tests/unit/kubeflow/compile/;
+compile's imports: tests/processes/commands/kubeflow/test_compile.py.)"""
+
+import pytest
+import tensorflow as tf
+
+from commands.kubeflow.cli import main as kubeflow
+from runtime import storage
+from tests.conftest import DIGITS_YAML
+
+# What TensorFlow's gs:// raised on this machine, without a route to Cloud Storage.
+UNREACHABLE = ("Error executing an HTTP request: libcurl code 6 meaning 'Couldn't resolve "
+               "host name', error details: Could not resolve host: www.googleapis.com")
+
+
+@pytest.fixture
+def no_cloud_storage(monkeypatch):
+  """Every gs:// call fails as TensorFlow's does with Cloud Storage out of
+  reach (here, whatever the machine's network)."""
+  monkeypatch.setattr(storage, "_reachable", set())
+  for name in ("exists", "glob", "stat", "listdir", "isdir", "walk", "GFile"):
+    real = getattr(tf.io.gfile, name)
+
+    def unreachable(path, *args, _real=real, **kwargs):
+      if str(path).startswith("gs://"):
+        raise tf.errors.FailedPreconditionError(None, None, UNREACHABLE)
+      return _real(path, *args, **kwargs)
+    monkeypatch.setattr(tf.io.gfile, name, unreachable)
+
+
+def test_an_unreachable_data_root_is_one_line_and_exit_2(tmp_path, capsys, no_cloud_storage):
+  code = kubeflow(["compile", "--dataset", DIGITS_YAML, "--data-root", "gs://bkt/data/digits",
+                   "--image", "registry.example.com/p:1", "--pipeline-root", "gs://bkt/root",
+                   "--output-dir", str(tmp_path)])
+  err = capsys.readouterr().err
+  assert code == 2, err
+  assert err.splitlines() == [
+      f"error: --data-root gs://bkt/data/digits: cannot reach Cloud Storage ({UNREACHABLE}); "
+      "check this machine's network and proxy"], err
+  assert not list(tmp_path.iterdir())
