@@ -9,7 +9,7 @@ once over the fingerprints)."""
 import itertools
 from typing import BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from components.image_check import duplicates, findings
+from components.image_check import copies, duplicates, findings
 from components.image_check.findings import Finding, Item
 from components.image_check.fingerprint import NotAnImage, fingerprint
 from dataset import image_checks
@@ -99,25 +99,27 @@ def judge(items: Sequence[Item], decl: Declaration, train_splits: Sequence[str],
   def add(kind: str, counted: Iterable[Item], example: list) -> None:
     entry = found.setdefault(kind, Finding(kind, decision[kind], 0, []))
     entry.count += len(list(counted))
-    if len(entry.examples) < EXAMPLES:
+    if example and len(entry.examples) < EXAMPLES:
       entry.examples.append(example)
 
   for item in items:
     for kind in findings.quality_kinds(item, image):
       add(kind, [item], [item])
   decoded = [item for item in items if item.print is not None]
-  for group in duplicates.groups([i.print.phash for i in decoded],
-                                 [i.print.digest for i in decoded],
-                                 [i.print.thumb for i in decoded],
-                                 [min(i.print.height, i.print.width) >= NEAR_MIN_SIDE
-                                  for i in decoded]):
-    members = [decoded[index] for index in group]
-    for kind, counted in findings.group_kinds(members, train_splits, eval_splits).items():
-      add(kind, counted, members)
+  pictures = [decoded[own[0]].print for own in copies.distinct(decoded)]
+  pairs = duplicates.near_pairs([p.phash for p in pictures], [p.thumb for p in pictures],
+                                [min(p.height, p.width) >= NEAR_MIN_SIDE for p in pictures])
+  for kind, (counted, examples) in copies.judge(decoded, pairs, train_splits,
+                                                eval_splits).items():
+    add(kind, counted, [])
+    found[kind].examples += examples[:EXAMPLES]
   if decl.label.kind == "classes":
-    for split, low in findings.minority_classes(items).items():
-      for label, count in low:
-        add("minority_class", [None], [split, label, count])
+    low = findings.minority_classes(items)
+    if low:
+      add("minority_class", {label for named in low.values() for label, _ in named}, [])
+      found["minority_class"].examples += [[split, label, n] for split, named in low.items()
+                                           for label, n in named]
+      found["minority_class"].note = findings.minority_note(low, items)
   return [found[kind] for kind in findings.KINDS if kind in found
           and found[kind].decision != "ignore"]
 
