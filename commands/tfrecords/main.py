@@ -12,6 +12,7 @@ import sys
 from typing import List, Optional
 
 from commands.tfrecords import check_cmd, convert_cmd, inspect_cmd, schema_cmd, verify_cmd
+from runtime import startup
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,5 +29,14 @@ def main(argv: Optional[List[str]] = None) -> int:
   return args.run(args)
 
 
+def script() -> int:
+  """The `tfrecords` command (pyproject.toml's script, and `python -m
+  commands.tfrecords`): the process set up first, quiet (runtime/startup.py:
+  TensorFlow's CUDA and TensorRT lines, the libraries' warnings), so a
+  subcommand that loads TensorFlow prints only its own lines."""
+  startup.start(quiet=True)
+  return main()
+
+
 if __name__ == "__main__":
-  sys.exit(main())
+  sys.exit(script())

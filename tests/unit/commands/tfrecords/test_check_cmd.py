@@ -132,3 +132,21 @@ def test_distinct_handwriting_converted_as_a_user_would_is_not_a_copy(tmp_path, 
   assert code == 0, printed
   for kind in ("leak", "label_conflict", "near_duplicate", "exact_duplicate"):
     assert f"image check: {kind}:" not in printed, printed
+
+
+def test_the_tfrecords_script_sets_the_process_up_quiet_before_it_runs(monkeypatch):
+  """The installed `tfrecords` script (pyproject.toml) ran `main` with no
+  set-up, so `check` printed TensorFlow's CUDA and TensorRT lines and
+  Google's Python-version warning before its own."""
+  import re
+  import sys
+
+  from commands.tfrecords import main as cli
+  from tests.conftest import REPO
+  with open(f"{REPO}/pyproject.toml", encoding="utf-8") as f:
+    assert re.search(r'^tfrecords = "commands\.tfrecords\.main:script"$', f.read(), re.M)
+  calls = []
+  monkeypatch.setattr(cli.startup, "start", lambda quiet=None: calls.append(("start", quiet)))
+  monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv)) or 0)
+  monkeypatch.setattr(sys, "argv", ["tfrecords", "check", "my.yaml"])
+  assert cli.script() == 0 and calls == [("start", True), ("main", None)], calls
