@@ -32,6 +32,8 @@ KINDS: Dict[str, str] = {
     "tiny": "images under a quarter of the declared size a side",
     "odd_size": "images whose size or channels differ from the declaration (resized to it)",
     "minority_class": "classes under a quarter of their split's median class",
+    "small_eval_class": "classes with fewer than 10 eval examples (one moves their eval "
+                        "accuracy by over 10 points)",
 }
 
 DARK_MEAN, LIGHT_MEAN = 20.0, 235.0  # mean gray level, of 255
@@ -70,10 +72,12 @@ class Finding:
   count: int
   examples: List[list]
   note: str = ""
+  what: str = ""  # what the count is of, when not KINDS' words (rows.ROW_KINDS)
+  checks: str = "image check"
 
   def line(self) -> str:
-    what = KINDS[self.kind]
-    return (f"image check: {self.kind}: {self.count} {what}"
+    what = self.what or KINDS[self.kind]
+    return (f"{self.checks}: {self.kind}: {self.count} {what}"
             + (f" ({self.note})" if self.note else "") + f" [{self.decision}]")
 
 

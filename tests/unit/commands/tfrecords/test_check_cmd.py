@@ -150,3 +150,38 @@ def test_the_tfrecords_script_sets_the_process_up_quiet_before_it_runs(monkeypat
   monkeypatch.setattr(cli, "main", lambda argv=None: calls.append(("main", argv)) or 0)
   monkeypatch.setattr(sys, "argv", ["tfrecords", "check", "my.yaml"])
   assert cli.script() == 0 and calls == [("start", True), ("main", None)], calls
+
+
+def test_a_table_is_checked_row_by_row_and_a_repeat_in_eval_stops(tmp_path, capsys):
+  """A table (no image feature) used to be refused ("the image check needs
+  an image feature", exit 2). Planted: 2 rows repeated in train, 4 eval rows
+  that are train rows, 1 train row's features under another label, and
+  class 2 with 3 eval rows."""
+  import numpy as np
+  rng = np.random.default_rng(0)
+
+  def row(label):
+    return {"x": [float(v) for v in rng.normal(size=3)], "label": [label]}
+  train = [row(i % 3) for i in range(150)]
+  evals = [row(i % 2) for i in range(40)] + [row(2) for _ in range(3)]
+  train += [dict(train[0]), dict(train[1])]  # duplicate rows within train
+  evals += [dict(train[i]) for i in (10, 12, 13, 15)]  # train rows (no class 2) in eval
+  train.append({"x": train[20]["x"], "label": [(train[20]["label"][0] + 1) % 3]})
+  data = str(tmp_path / "data")
+  write_rows(train, os.path.join(data, "train"), "t")
+  write_rows(evals, os.path.join(data, "eval"), "t")
+  raw = {"name": "table", "label": {"name": "label", "num_classes": 3},
+         "data": {"root": data, "compression": "GZIP",
+                  "splits": {"train": "train/*.gz", "eval": "eval/*.gz"}},
+         "features": {"x": {"kind": "numeric", "dtype": "float", "length": 3}}}
+  path = write_declaration(tmp_path, raw)
+  code = main(["check", path])
+  out, err = capsys.readouterr()
+  assert code == 1, out + err
+  assert "row check: leak: 4 eval rows that repeat a train row (the same features) [stop]" in out
+  assert "row check: label_conflict: 2 rows whose features another row has under a " \
+         "different label [warn]" in out, out
+  assert "row check: exact_duplicate: 7 rows whose features repeat an earlier row's" in out, out
+  assert "row check: small_eval_class: 1 classes with fewer than 10 eval rows" in out, out
+  assert "class 2: eval 3 of 47 (6.4%)" in out, out
+  assert main(["check", path, "--decide", "leak=warn"]) == 0
