@@ -1,6 +1,14 @@
-"""Benchmark: the image check's cost, and how it grows with the images.
+"""Benchmark: the image check's rates and cost, and how the cost grows.
 
-    python -m bench.image_check_bench [--sizes 10000 100000] [--json out.json]
+    python -m bench.image_check_bench [--sizes 10000 100000] [--rates-only]
+                                      [--json out.json]
+
+First its rates: false pairs per 1,000 distinct pictures on each family of
+real pictures that holds no copies (tests/distinct_images.py: scikit-learn's
+digits at 28x28 and at 32x32 in PNG and JPEG, tiles of its two sample
+photos, generated icons, generated scans), and the share of planted copies
+of each kind found with their original (tests/planted_images.py, 300 of
+each). docs/tfrecords.md gives what it printed.
 
 For each size, N distinct 96x96 JPEG pictures (tests/planted_images.py),
 5% of them copied once more (re-encoded at quality 60), in a random order,
@@ -36,8 +44,56 @@ def build_parser() -> argparse.ArgumentParser:
                                    description=__doc__.split("\n")[0])
   parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 100000],
                       metavar="N", help="images per case (default 10000 100000)")
+  parser.add_argument("--rates-only", action="store_true",
+                      help="print the false-pair and recall rates only, not the timings")
   parser.add_argument("--json", metavar="PATH", help="also write the results here")
   return parser
+
+
+def _pairs(images: List[bytes]):
+  """The near pairs among `images` as the check finds them, by index, and
+  each image's distinct picture (exact copies are one)."""
+  from components.image_check import copies, duplicates
+  from components.image_check.findings import Item
+  from components.image_check.fingerprint import fingerprint
+  from dataset.types import Image
+  prints = [fingerprint(data, Image("jpeg", 96, 96, 3)) for data in images]
+  pictures = copies.distinct([Item("train", "f", i, "0", p) for i, p in enumerate(prints)])
+  pairs = duplicates.near_pairs([prints[own[0]].phash for own in pictures],
+                                [prints[own[0]].thumb for own in pictures])
+  return {tuple(p) for p in pairs.tolist()}, {i: n for n, own in enumerate(pictures)
+                                               for i in own}
+
+
+def rates(planted: int = 300) -> dict:
+  """False pairs per 1,000 pictures of each family; recall of each kind."""
+  from tests.distinct_images import FAMILIES
+  from tests.planted_images import VARIANTS, encode, picture
+  out = {"false_pairs_per_1000": {}, "recall": {}}
+  for family, make in FAMILIES.items():
+    images = [data for _, data in make()]
+    pairs, _ = _pairs(images)
+    out["false_pairs_per_1000"][family] = 1000 * len(pairs) / len(images)
+    print(f"false pairs {family:>22}: {len(pairs)} among {len(images)} "
+          f"({1000 * len(pairs) / len(images):.1f} per 1,000)", flush=True)
+  pictures = [picture(seed) for seed in range(planted)]
+  originals = [encode(p) for p in pictures]
+  images = list(originals)
+  for make in VARIANTS.values():
+    images += [make(p, data) for p, data in zip(pictures, originals)]
+  pairs, picture_of = _pairs(images)
+  apart = {picture_of[i] for i in range(planted)}
+  false = sum(1 for pair in pairs if set(pair) <= apart)
+  out["false_pairs_per_1000"]["planted pictures"] = 1000 * false / planted
+  print(f"false pairs {'planted pictures':>22}: {false} among {planted} "
+        f"({1000 * false / planted:.1f} per 1,000)", flush=True)
+  for number, variant in enumerate(VARIANTS, start=1):
+    found = sum(1 for i in range(planted) if tuple(sorted(
+        (picture_of[i], picture_of[number * planted + i]))) in pairs
+        or picture_of[i] == picture_of[number * planted + i])
+    out["recall"][variant] = found / planted
+    print(f"recall {variant:>12}: {found} of {planted} ({found / planted:.3f})", flush=True)
+  return out
 
 
 def _distinct(count: int) -> List[bytes]:
@@ -69,12 +125,11 @@ def _time(images: List[bytes]) -> dict:
   start = time.perf_counter()
   prints = [fingerprint(data, jpeg) for data in images]
   fingerprinted = time.perf_counter()
-  groups = duplicates.groups([p.phash for p in prints], [p.digest for p in prints],
-                            [p.thumb for p in prints])
+  pairs = duplicates.near_pairs([p.phash for p in prints], [p.thumb for p in prints])
   grouped = time.perf_counter()
   return {"images": len(images), "fingerprint_s": fingerprinted - start,
-          "group_s": grouped - fingerprinted, "groups": len(groups),
-          "in_groups": sum(len(g) for g in groups)}
+          "group_s": grouped - fingerprinted, "pairs": len(pairs),
+          "in_pairs": len(set(pairs.ravel().tolist()))}
 
 
 def _step(images: List[bytes], folder: str) -> dict:
@@ -116,7 +171,12 @@ def _step(images: List[bytes], folder: str) -> dict:
 
 def main(argv: Optional[List[str]] = None) -> int:
   args = build_parser().parse_args(argv)
-  results = {}
+  results = {"rates": rates()}
+  if args.rates_only:
+    if args.json:
+      from bench.output import save
+      save(results, args.json, None, None)
+    return 0
   for case, make in (("distinct", _distinct), ("photo crops", _photos)):
     results[case] = []
     for size in args.sizes:
@@ -125,7 +185,7 @@ def main(argv: Optional[List[str]] = None) -> int:
       total = found["fingerprint_s"] + found["group_s"]
       print(f"{case:>11} {size:>7}: fingerprint {found['fingerprint_s']:7.1f} s, "
             f"group {found['group_s']:6.2f} s, {size / total:6.0f} images/s; "
-            f"{found['in_groups']} images in {found['groups']} groups of copies")
+            f"{found['in_pairs']} images in {found['pairs']} near pairs")
     first, last = results[case][0], results[case][-1]
     if last is not first:
       grew = {stage: last[stage] / max(first[stage], 1e-9)

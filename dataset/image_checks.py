@@ -1,6 +1,6 @@
 """The declaration's `image_checks:` section: per kind of finding of the
-image check (components/image_check/), whether it stops the run, warns, or
-is ignored.
+image check (components/image_check/; on data without an image, the row
+check, rows.py there), whether it stops the run, warns, or is ignored.
 
     image_checks:
       leak: stop            # eval images that repeat train images (default)
@@ -18,7 +18,7 @@ DEFAULTS = {
     "leak": "stop", "label_conflict": "warn", "exact_duplicate": "warn",
     "near_duplicate": "warn", "undecodable": "warn", "dark": "warn", "light": "warn",
     "blank": "warn", "blurry": "warn", "tiny": "warn", "odd_size": "warn",
-    "minority_class": "warn",
+    "minority_class": "warn", "small_eval_class": "warn",
 }
 DECISIONS = ("stop", "warn", "ignore")
 

@@ -2,10 +2,7 @@
 
 import sys
 
-from runtime import startup
+from commands.tfrecords.main import main
 
 if __name__ == "__main__":
-  startup.start(quiet=True)
-  from commands.tfrecords.main import main
-
   sys.exit(main())

@@ -1,7 +1,10 @@
 """`tfrecords check`: the image check on a dataset's records, before any
 pipeline: copies within and across splits (a leak between train and eval),
 copies under two labels, dark, light, blank, blurry, tiny and odd-sized
-images, and classes far below the others.
+images, and classes far below the others. On data without an image (a
+table, sequences), the row check: rows repeated within and across splits,
+the same features under two labels, and classes per split, a class with
+under 10 eval rows named.
 
 Prints one line per kind found and exits 1 if a kind decided `stop` was
 found (a leak, unless told otherwise), 0 otherwise, 2 on bad input.
@@ -60,7 +63,7 @@ def run(args) -> int:
         print("  " + "; ".join(shown) + more)
   stops = [f for f in found if f.decision == "stop"]
   if not found:
-    print("image check: nothing found")
+    print(f"{'image' if decl.of_kind('image') else 'row'} check: nothing found")
   return 1 if stops else 0
 
 

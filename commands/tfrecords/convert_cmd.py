@@ -125,7 +125,8 @@ def run(args) -> int:
   skipped = getattr(source, "read_skipped", []) + result.skipped
   print(converted.result_line(result))
   for split, count in result.counts.items():
-    print(f"  {split or 'all'}: {count} examples in {len(result.files[split])} shard(s)")
+    print(f"  {split or 'all'}: {count} examples in {len(result.files[split])} shard(s)"
+          + _per_class(result, split, getattr(source, "classes", None)))
   if skipped:
     print(f"skipped {len(skipped)} bad item(s):")
     for item, reason in skipped:
@@ -137,3 +138,15 @@ def run(args) -> int:
     print(renamed)
   print(f"declaration: {yaml_path}")
   return 0
+
+
+def _per_class(result, split: str, names) -> str:
+  """"; per class: cat 40, dog 38" for a split (a class id named when the
+  source names its classes), "" without a label."""
+  counts = sorted((label, n) for (s, label), n in result.classes.items() if s == split)
+  if not counts:
+    return ""
+  named = [(names[label] if names and isinstance(label, int) and 0 <= label < len(names)
+            else label.decode("utf-8", "replace") if isinstance(label, bytes) else label, n)
+           for label, n in counts]
+  return "; per class: " + ", ".join(f"{label} {n}" for label, n in named)

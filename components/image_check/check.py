@@ -9,7 +9,9 @@ once over the fingerprints)."""
 import itertools
 from typing import BinaryIO, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
-from components.image_check import duplicates, findings
+import numpy as np
+
+from components.image_check import copies, duplicates, findings, rows
 from components.image_check.findings import Finding, Item
 from components.image_check.fingerprint import NotAnImage, fingerprint
 from dataset import image_checks
@@ -46,7 +48,8 @@ def fingerprint_records(path: str, split: str, decl: Declaration,
   from tfx_bsl.coders import example_coder
 
   from dataset.records import format as tfrecord
-  feature, label = image_feature(decl), decl.label.name
+  feature = image_feature(decl) if decl.of_kind("image") else None
+  label = decl.label.name
   assign = _hash_split(decl) if split == "all" else None
   decoder = example_coder.ExamplesToRecordBatchDecoder()
   items: List[Item] = []
@@ -56,8 +59,14 @@ def fingerprint_records(path: str, split: str, decl: Declaration,
     if not chunk:
       return items
     batch = decoder.DecodeBatch(chunk).to_pydict()
-    images = batch.get(feature.name, [None] * len(chunk))
     labels = batch.get(label, [None] * len(chunk))
+    if feature is None:  # a table or sequences: each row's features (rows.py)
+      columns = [batch.get(f.name, [None] * len(chunk)) for f in decl.features]
+      items += [rows.row_item([c[offset] for c in columns], (labels[offset] or [None])[0],
+                              path, len(items) + offset, assign(record) if assign else split)
+                for offset, record in enumerate(chunk)]
+      continue
+    images = batch.get(feature.name, [None] * len(chunk))
     for offset, record in enumerate(chunk):
       items.append(_item(images[offset], labels[offset], path, len(items),
                          assign(record) if assign else split, feature))
@@ -93,31 +102,58 @@ def judge(items: Sequence[Item], decl: Declaration, train_splits: Sequence[str],
           declared: Optional[Mapping[str, str]] = None) -> List[Finding]:
   """Every kind with something found, in KINDS' order."""
   decision = image_checks.decisions(decl.image_checks, declared or {})
+  if not decl.of_kind("image"):
+    return _judge_rows(items, decl, train_splits, eval_splits, decision)
   image = image_feature(decl).image
   found: Dict[str, Finding] = {}
 
   def add(kind: str, counted: Iterable[Item], example: list) -> None:
     entry = found.setdefault(kind, Finding(kind, decision[kind], 0, []))
     entry.count += len(list(counted))
-    if len(entry.examples) < EXAMPLES:
+    if example and len(entry.examples) < EXAMPLES:
       entry.examples.append(example)
 
   for item in items:
     for kind in findings.quality_kinds(item, image):
       add(kind, [item], [item])
   decoded = [item for item in items if item.print is not None]
-  for group in duplicates.groups([i.print.phash for i in decoded],
-                                 [i.print.digest for i in decoded],
-                                 [i.print.thumb for i in decoded],
-                                 [min(i.print.height, i.print.width) >= NEAR_MIN_SIDE
-                                  for i in decoded]):
-    members = [decoded[index] for index in group]
-    for kind, counted in findings.group_kinds(members, train_splits, eval_splits).items():
-      add(kind, counted, members)
+  pictures = [decoded[own[0]].print for own in copies.distinct(decoded)]
+  pairs = duplicates.near_pairs([p.phash for p in pictures], [p.thumb for p in pictures],
+                                [min(p.height, p.width) >= NEAR_MIN_SIDE for p in pictures])
+  for kind, (counted, examples) in copies.judge(decoded, pairs, train_splits,
+                                                eval_splits).items():
+    add(kind, counted, [])
+    found[kind].examples += examples[:EXAMPLES]
   if decl.label.kind == "classes":
-    for split, low in findings.minority_classes(items).items():
-      for label, count in low:
-        add("minority_class", [None], [split, label, count])
+    low = findings.minority_classes(items)
+    if low:
+      add("minority_class", {label for named in low.values() for label, _ in named}, [])
+      found["minority_class"].examples += [[split, label, n] for split, named in low.items()
+                                           for label, n in named]
+      found["minority_class"].note = findings.minority_note(low, items)
+  return [found[kind] for kind in findings.KINDS if kind in found
+          and found[kind].decision != "ignore"]
+
+
+def _judge_rows(items: Sequence[Item], decl: Declaration, train_splits: Sequence[str],
+                eval_splits: Sequence[str], decision: Mapping[str, str]) -> List[Finding]:
+  """The row check (rows.py): copies of rows, and classes per split."""
+  found: Dict[str, Finding] = {}
+  judged = copies.judge(items, np.empty((0, 2), dtype=np.int64), train_splits, eval_splits)
+  classes = {}
+  if decl.label.kind == "classes":
+    classes = {"minority_class": findings.minority_classes(items),
+               "small_eval_class": rows.small_eval_classes(items, eval_splits)}
+  for kind, (counted, examples) in judged.items():
+    found[kind] = Finding(kind, decision[kind], len(counted), examples[:EXAMPLES])
+  for kind, low in classes.items():
+    if low:
+      named = {label for by_split in low.values() for label, _ in by_split}
+      found[kind] = Finding(kind, decision[kind], len(named),
+                            [[split, label, n] for split, by_split in low.items()
+                             for label, n in by_split], findings.minority_note(low, items))
+  for finding in found.values():
+    finding.what, finding.checks = rows.ROW_KINDS[finding.kind], "row check"
   return [found[kind] for kind in findings.KINDS if kind in found
           and found[kind].decision != "ignore"]
 

@@ -1,13 +1,12 @@
-"""Groups of copies among many images, without comparing every pair.
+"""Near copies among many distinct pictures, without comparing every pair.
 
-Exact copies share a digest. Near copies are pHashes at most NEAR_BITS
-apart whose thumbnails correlate at least MIN_CORRELATION (fingerprint.py),
-found by bit-sampling locality-sensitive hashing (Indyk and Motwani;
-Gionis, Indyk and Motwani 1999): each of TABLES tables keys an image by
-KEY_BITS bits of its hash at fixed positions, and only images that share a
-key somewhere are compared. Two hashes d bits apart share a table's key
-with probability (1 - d/64)^KEY_BITS: over 48 tables, 0.98 at d = 12 (a
-copy cropped by 4 pixels is 8 bits away at the median, 12 at the 95th
+Candidates are pHashes at most NEAR_BITS apart (fingerprint.py), found by
+bit-sampling locality-sensitive hashing (Indyk and Motwani; Gionis, Indyk
+and Motwani 1999): each of TABLES tables keys an image by KEY_BITS bits of
+its hash at fixed positions, and only images that share a key somewhere
+are compared. Two hashes d bits apart share a table's key with
+probability (1 - d/64)^KEY_BITS: over 48 tables, 0.98 at d = 12 (a copy
+cropped by 4 pixels is 8 bits away at the median, 12 at the 95th
 percentile), and 2^-12 a table for unrelated images (d near 32), so the
 comparisons grow with the images, not with their pairs. Within a bucket,
 each member is compared with the BUCKET_CAP members that follow it in an
@@ -17,18 +16,24 @@ bench/photos.py; or n/4096 images a bucket on large data) costs BUCKET_CAP
 comparisons a member, and no member is always last: two images far apart
 in the data meet in some table as often as two near its start.
 
-The groups are the connected components of the pairs found
-(scipy.sparse.csgraph), so a copy of a copy is in the same group.
+A candidate is a near copy when the 8x8 reductions of the two thumbnails
+correlate at least MIN_CORRELATION (cheap: it drops most candidates) and
+the thumbnails, aligned, show the same picture (alignment.py: the test
+that tells distinct handwriting, icons and scans apart). The result is the
+pairs themselves: a copy of a copy is not a copy unless it is one itself
+(findings are judged pair by pair, copies.py), and `cliques` groups them
+for display so that every two members of a group are copies.
 """
 
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from components.image_check.fingerprint import HASH_BITS
+from components.image_check import alignment
+from components.image_check.fingerprint import HASH_BITS, THUMB
 
 NEAR_BITS = 20  # at most this many of 64 bits apart, and
-MIN_CORRELATION = 0.88  # thumbnails at least this alike: a near copy
+MIN_CORRELATION = 0.88  # 8x8 thumbnails at least this alike: a candidate
 TABLES, KEY_BITS = 48, 12
 BUCKET_CAP = 8
 _SEED = 20261128  # the tables' bit positions: the same in every run and worker
@@ -74,42 +79,62 @@ def popcount(values: np.ndarray) -> np.ndarray:
   return np.unpackbits(as_bytes, axis=1).sum(axis=1)
 
 
-def groups(hashes: Sequence[int], digests: Sequence[str], thumbs: Sequence[bytes],
-           comparable: Optional[Sequence[bool]] = None) -> List[List[int]]:
-  """Groups of two or more indexes whose images are copies (exact, or near:
-  see the module), each sorted, largest first. Images not `comparable` (too
-  small for a perceptual hash to tell pictures apart) join exact copies only."""
-  from scipy.sparse import coo_matrix
-  from scipy.sparse.csgraph import connected_components
+def near_pairs(hashes: Sequence[int], thumbs: Sequence[bytes],
+               comparable: Optional[Sequence[bool]] = None) -> np.ndarray:
+  """[m, 2] index pairs (i < j, each once) of near copies among distinct
+  pictures (see the module). Images not `comparable` (too small for a
+  perceptual hash to tell pictures apart) are in none."""
   n = len(hashes)
   if n < 2:
-    return []
-  edges = [_same(digests)]
+    return np.empty((0, 2), dtype=np.int64)
   values = np.array(hashes, dtype=np.uint64)
-  unit = np.frombuffer(b"".join(thumbs), dtype=np.int8).reshape(n, -1).astype(np.float32) / 127
   allowed = np.ones(n, dtype=bool) if comparable is None else np.asarray(comparable, bool)
+  found = [np.empty((0, 2), dtype=np.int64)]
   for keys, rank in zip(table_keys(values), table_ranks(n)):
     pairs = candidate_pairs(keys, rank)
-    pairs = pairs[allowed[pairs[:, 0]] & allowed[pairs[:, 1]]]
     pairs = pairs[popcount(values[pairs[:, 0]] ^ values[pairs[:, 1]]) <= NEAR_BITS]
-    alike = np.einsum("ij,ij->i", unit[pairs[:, 0]], unit[pairs[:, 1]]) >= MIN_CORRELATION
-    edges.append(pairs[alike])
-  found = np.concatenate(edges)
-  graph = coo_matrix((np.ones(len(found)), (found[:, 0], found[:, 1])), shape=(n, n))
-  _, labels = connected_components(graph, directed=False)
-  members: Dict[int, List[int]] = {}
-  for index, label in enumerate(labels):
-    members.setdefault(int(label), []).append(index)
-  return sorted((m for m in members.values() if len(m) > 1), key=lambda m: (-len(m), m[0]))
+    pairs = pairs[allowed[pairs[:, 0]] & allowed[pairs[:, 1]]]
+    found.append(np.sort(pairs, axis=1))
+  pairs = np.unique(np.concatenate(found), axis=0)
+  # Thumbnails are read only for the images in a candidate pair.
+  involved, at = np.unique(pairs, return_inverse=True)
+  at = at.reshape(-1, 2)
+  levels = np.stack([np.frombuffer(thumbs[i], dtype=np.uint8) for i in involved.tolist()]
+                    ).reshape(-1, THUMB, THUMB) if len(involved) else np.empty((0, THUMB, THUMB))
+  coarse = _coarse(levels)
+  alike = np.einsum("ij,ij->i", coarse[at[:, 0]], coarse[at[:, 1]]) >= MIN_CORRELATION
+  pairs, at = pairs[alike], at[alike]
+  return pairs[alignment.same_picture(levels[at[:, 0]], levels[at[:, 1]])]
 
 
-def _same(values: Sequence[str]) -> np.ndarray:
-  """[m, 2] pairs of equal values: each with the first of its value."""
-  first: Dict[str, int] = {}
-  pairs = []
-  for index, value in enumerate(values):
-    if value in first:
-      pairs.append((first[value], index))
-    else:
-      first[value] = index
-  return np.array(pairs, dtype=np.int64).reshape(-1, 2)
+def _coarse(levels: np.ndarray) -> np.ndarray:
+  """[n, 64] the thumbnails' 8x8 reductions, mean 0 and length 1."""
+  side = THUMB // 8
+  coarse = levels.reshape(-1, 8, side, 8, side).astype(np.float32).mean(axis=(2, 4))
+  coarse = coarse.reshape(-1, 64) - coarse.reshape(-1, 64).mean(axis=1, keepdims=True)
+  return coarse / np.maximum(np.linalg.norm(coarse, axis=1, keepdims=True), 1e-6)
+
+
+def cliques(n: int, pairs: np.ndarray) -> List[List[int]]:
+  """Groups of two or more of range(n) in which every two members are a
+  pair, each sorted, taken greedily in order (an index joins the first
+  group whose every member it pairs with); a chain A~B~C with A and C
+  apart gives {A, B} and not {A, B, C}."""
+  near: Dict[int, set] = {}
+  for i, j in pairs.tolist():
+    near.setdefault(i, set()).add(j)
+    near.setdefault(j, set()).add(i)
+  grouped: Dict[int, List[int]] = {}
+  out: List[List[int]] = []
+  for index in sorted(near):
+    if index in grouped:
+      continue
+    group = [index]
+    for other in sorted(near[index]):
+      if other not in grouped and all(other in near[m] for m in group[1:]):
+        group.append(other)
+    for member in group:
+      grouped[member] = group
+    if len(group) > 1:
+      out.append(group)
+  return out

@@ -8,10 +8,11 @@ The hash is imagehash's pHash (`imagehash.phash`, 64 bits): the sign of the
 8x8 lowest frequencies of the 32x32 gray image's DCT against their median.
 Re-encoding, resizing, a small crop and a brightness change move few of its
 bits; two unrelated pictures differ in about half (DEVELOPERS.md says why
-this hash and not a learned embedding). A copy is confirmed by a second,
-independent signature: the 8x8 gray thumbnail, its mean taken out and its
-length made 1, whose correlation with a copy's stays above 0.9 where two
-unrelated pictures' rarely pass 0.6 (duplicates.py)."""
+this hash and not a learned embedding). A copy is confirmed on the
+picture's gray thumbnail (THUMB pixels a side, the whole picture
+averaged into it): its 8x8 reduction must correlate with the copy's
+(duplicates.py), and the thumbnails, aligned, must show the same picture
+(alignment.py)."""
 
 import dataclasses
 import hashlib
@@ -38,8 +39,7 @@ class Fingerprint:
     mean: mean gray level, 0 to 255 (dark, light).
     spread: standard deviation of the gray levels (blank: near-constant).
     sharpness: variance of the gray image's Laplacian (blurry).
-    thumb: the normalized 8x8 gray thumbnail, THUMB values as int8
-      (value * 127).
+    thumb: the gray thumbnail, THUMB x THUMB uint8 levels, rows first.
   """
   phash: int
   digest: str
@@ -52,7 +52,7 @@ class Fingerprint:
   thumb: bytes
 
 
-THUMB = 64  # 8x8
+THUMB = 32  # pixels a side: the finest level at which handwriting still differs
 
 
 def fingerprint(data: bytes, image: Image) -> Fingerprint:
@@ -114,12 +114,12 @@ def _phash(gray: np.ndarray) -> int:
 
 
 def _thumb(gray: np.ndarray) -> bytes:
+  """Each pixel the mean of the picture's pixels under it (PIL's BOX): a
+  copy at another size gives nearly the same levels."""
   from PIL import Image as PILImage
   small = np.asarray(PILImage.fromarray(gray.astype(np.float32), mode="F").resize(
-      (8, 8), PILImage.BILINEAR), dtype=np.float32).ravel()
-  small = small - small.mean()
-  small = small / (np.linalg.norm(small) or 1.0)
-  return np.round(small * 127).astype(np.int8).tobytes()
+      (THUMB, THUMB), PILImage.BOX), dtype=np.float32)
+  return np.clip(np.round(small), 0, 255).astype(np.uint8).tobytes()
 
 
 def _sharpness(gray: np.ndarray) -> float:

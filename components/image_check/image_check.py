@@ -39,7 +39,7 @@ from runtime.beam import NoPrism
 
 # What a fingerprint file depends on besides the TFRecord file's bytes: a
 # change here, in the image feature or the label, names new files.
-FINGERPRINT_VERSION = 1
+FINGERPRINT_VERSION = 2  # 2: a 32x32 gray thumbnail, for alignment.py
 MANIFEST = "manifest"
 
 

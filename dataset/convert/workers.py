@@ -23,12 +23,21 @@ def split_of(key: str, eval_percent: int) -> str:
   return "eval" if bucket < eval_percent else "train"
 
 
+def label_column(source):
+  """The label's column name in the source's batches, or None (a table
+  converted without a label)."""
+  name = getattr(source, "label_name", None) or getattr(source, "label", None)
+  return name if isinstance(name, str) else None
+
+
 def _work(source, start: int, stop: int, worker: int, staging: str,
           output, queue) -> None:
   """Converts items [start, stop) of source; reports through queue."""
   sink = ShardSink(staging, worker, output)
   skipped: List[Tuple[str, str]] = []
   summary: collections.Counter = collections.Counter()
+  classes: collections.Counter = collections.Counter()  # (split, label) -> rows
+  label = label_column(source)
   try:
     for lo in range(start, stop, CHUNK):
       hi = min(lo + CHUNK, stop)
@@ -36,13 +45,17 @@ def _work(source, start: int, stop: int, worker: int, staging: str,
       skipped += bad
       records = arrow.encode(batch) if keys else []
       by_split: Dict[str, List[bytes]] = {}
-      for key, record in zip(keys, records):
+      labels = (batch.column(label).to_pylist() if keys and label in batch.schema.names
+                else [None] * len(keys))
+      for key, record, values in zip(keys, records, labels):
         split = split_of(key, output.eval_percent) if output.eval_percent else ""
         by_split.setdefault(split, []).append(record)
+        if values:
+          classes[(split, values[0])] += 1
       for split, recs in by_split.items():
         sink.write(split, recs)
       queue.put(("progress", hi - lo, sum(map(len, records))))
-    queue.put(("done", worker, sink.close(), skipped, summary))
+    queue.put(("done", worker, sink.close(), skipped, summary, classes))
   except ConvertError as e:
     queue.put(("error", worker, str(e)))
   except Exception:  # noqa: BLE001  (reported to the parent, which stops)

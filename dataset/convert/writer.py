@@ -82,6 +82,7 @@ class Result:
     seconds: wall time.
     summary: what the source counted while converting (image formats and
       sizes), merged over workers; used to write the declaration.
+    classes: (split, label as written) -> records, merged over workers.
   """
   files: Dict[str, List[str]]
   counts: Dict[str, int]
@@ -89,6 +90,7 @@ class Result:
   bytes: int
   seconds: float = 0.0
   summary: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+  classes: collections.Counter = dataclasses.field(default_factory=collections.Counter)
 
   @property
   def total(self) -> int:
@@ -170,7 +172,9 @@ def _finalize(done: list, output: Output, tmp_out: str, out_dir: str) -> Result:
       counts[split] += n
       total_bytes += os.path.getsize(os.path.join(folder, name))
   summary: collections.Counter = collections.Counter()
+  classes: collections.Counter = collections.Counter()
   for message in done:
     skipped += message[3]
     summary.update(message[4])
-  return Result(files, counts, skipped, total_bytes, summary=summary)
+    classes.update(message[5])
+  return Result(files, counts, skipped, total_bytes, summary=summary, classes=classes)

@@ -108,3 +108,62 @@ def test_a_split_with_no_records_is_one_line_naming_it_and_exit_2(photos, tmp_pa
   assert main(["check", photos, "--data-root", str(empty)]) == 2
   err = capsys.readouterr().err
   assert err.startswith(f"error: {empty}/") and err.endswith("/*.gz: no such file\n"), err
+
+
+@pytest.mark.parametrize("side, mixed", [(28, False), (32, True)])
+def test_distinct_handwriting_converted_as_a_user_would_is_not_a_copy(tmp_path, capsys, side,
+                                                                       mixed):
+  """600 of scikit-learn's digits, no array repeated, at MNIST's size in
+  class folders (at 32x32 every other one a JPEG), converted with
+  `--eval-percent 20`: no leak, no copies, exit 0. The old check said
+  `leak: 124 eval images ... [stop]` at 28x28 and stopped."""
+  from tests.distinct_images import digits
+  folder = tmp_path / "digits"
+  for index, (label, data) in enumerate(digits(600, side, mixed)):
+    (folder / label).mkdir(parents=True, exist_ok=True)
+    suffix = ".jpg" if data[:2] == b"\xff\xd8" else ".png"
+    (folder / label / f"{index}{suffix}").write_bytes(data)
+  out = tmp_path / "records"
+  assert main(["convert", "images", str(folder), "--output", str(out),
+               "--eval-percent", "20"]) == 0
+  capsys.readouterr()
+  code = main(["check", str(out / "dataset.yaml")])
+  printed = capsys.readouterr().out
+  assert code == 0, printed
+  for kind in ("leak", "label_conflict", "near_duplicate", "exact_duplicate"):
+    assert f"image check: {kind}:" not in printed, printed
+
+
+def test_a_table_is_checked_row_by_row_and_a_repeat_in_eval_stops(tmp_path, capsys):
+  """A table (no image feature) used to be refused ("the image check needs
+  an image feature", exit 2). Planted: 2 rows repeated in train, 4 eval rows
+  that are train rows, 1 train row's features under another label, and
+  class 2 with 3 eval rows."""
+  import numpy as np
+  rng = np.random.default_rng(0)
+
+  def row(label):
+    return {"x": [float(v) for v in rng.normal(size=3)], "label": [label]}
+  train = [row(i % 3) for i in range(150)]
+  evals = [row(i % 2) for i in range(40)] + [row(2) for _ in range(3)]
+  train += [dict(train[0]), dict(train[1])]  # duplicate rows within train
+  evals += [dict(train[i]) for i in (10, 12, 13, 15)]  # train rows (no class 2) in eval
+  train.append({"x": train[20]["x"], "label": [(train[20]["label"][0] + 1) % 3]})
+  data = str(tmp_path / "data")
+  write_rows(train, os.path.join(data, "train"), "t")
+  write_rows(evals, os.path.join(data, "eval"), "t")
+  raw = {"name": "table", "label": {"name": "label", "num_classes": 3},
+         "data": {"root": data, "compression": "GZIP",
+                  "splits": {"train": "train/*.gz", "eval": "eval/*.gz"}},
+         "features": {"x": {"kind": "numeric", "dtype": "float", "length": 3}}}
+  path = write_declaration(tmp_path, raw)
+  code = main(["check", path])
+  out, err = capsys.readouterr()
+  assert code == 1, out + err
+  assert "row check: leak: 4 eval rows that repeat a train row (the same features) [stop]" in out
+  assert "row check: label_conflict: 2 rows whose features another row has under a " \
+         "different label [warn]" in out, out
+  assert "row check: exact_duplicate: 7 rows whose features repeat an earlier row's" in out, out
+  assert "row check: small_eval_class: 1 classes with fewer than 10 eval rows" in out, out
+  assert "class 2: eval 3 of 47 (6.4%)" in out, out
+  assert main(["check", path, "--decide", "leak=warn"]) == 0

@@ -178,6 +178,22 @@ def test_column_names_a_signature_cannot_take_are_renamed_and_said_once(tmp_path
   assert keys == {"id", "age_years", "height_cm", "home_city", "penguin_species"}
 
 
+def test_each_splits_size_is_printed_per_class(tmp_path, capsys):
+  """A table's 40 rows in two classes, a quarter to eval: each split's line
+  names each class with its count (a class with 3 eval rows is seen at
+  once, not after a run)."""
+  import re
+  _table().to_csv(tmp_path / "t.csv", index=False)
+  assert run("table", tmp_path / "t.csv", "--label", "species", "--key", "id",
+             "--output", tmp_path / "out", "--eval-percent", 25) == 0
+  out = capsys.readouterr().out
+  lines = re.findall(r"^  (train|eval): (\d+) examples in \d+ shard\(s\); per class: "
+                     r"adelie (\d+), gentoo (\d+)$", out, re.M)
+  assert [split for split, *_ in lines] == ["train", "eval"], out
+  assert all(int(n) == int(a) + int(g) for _, n, a, g in lines), out
+  assert sum(int(n) for _, n, _, _ in lines) == 40, out
+
+
 def test_parquet_with_image_paths_and_sequences(tmp_path):
   (tmp_path / "img").mkdir()
   paths = []

@@ -62,10 +62,15 @@ def test_each_kind_is_decided_by_the_declaration_then_the_caller(items):
     check.judge(items, DECL, ["train"], ["eval"], {"leak": "halt"})
 
 
-def test_a_declaration_without_an_image_is_refused_in_one_line():
+def test_a_declaration_without_an_image_is_checked_row_by_row():
+  """It was refused ("needs an image feature"); a table's rows are copies
+  when their features are equal (rows.py)."""
   import dataclasses
-  with pytest.raises(ValueError, match="needs an image feature"):
-    check.judge([], dataclasses.replace(DECL, features=()), ["train"], ["eval"])
+
+  from components.image_check.rows import row_item
+  items = [row_item([[1.0]], "0", "t", 0, "train"), row_item([[1.0]], "0", "e", 0, "eval")]
+  found = check.judge(items, dataclasses.replace(DECL, features=()), ["train"], ["eval"])
+  assert found[0].line().startswith("row check: leak: 1 eval rows that repeat a train row")
 
 
 def test_pictures_too_small_for_a_hash_are_checked_for_exact_copies_only():

@@ -39,5 +39,18 @@ def test_a_class_at_three_percent_is_a_minority():
   assert findings.minority_classes(items) == {"train": [("rare", 12)]}
 
 
+def test_a_class_at_three_percent_among_eight_is_named_with_its_share_in_each_split():
+  """The issue's 1,007 training images: 31 of class 7 (3.1%), the median
+  class 140; under a share of an even split it went unnamed."""
+  sizes = [140, 140, 140, 140, 140, 138, 138, 31]
+  items = [Item("train", "f", i, str(c), None) for c, n in enumerate(sizes) for i in range(n)]
+  items += [Item("eval", "f", i, str(c), None) for c in range(8) for i in range(35 if c < 7 else 8)]
+  low = findings.minority_classes(items)
+  assert low == {"train": [("7", 31)], "eval": [("7", 8)]}, low
+  note = findings.minority_note(low, items)
+  assert note.startswith("class 7: eval 8 of 253 (3.2%), train 31 of 1007 (3.1%)"), note
+  assert note.endswith("the median class: eval 35, train 140"), note
+
+
 def test_every_kind_has_its_line_and_its_default():
   assert set(findings.KINDS) == set(image_checks.DEFAULTS)
