@@ -36,8 +36,10 @@ def clock(monkeypatch):
   monkeypatch.setattr(console, "now", fake)
   monkeypatch.setitem(console._state, "last", 0.0)  # no line written yet
   absl = logging.getLogger("absl")
-  monkeypatch.setattr(absl, "level", logging.INFO)
-  return fake
+  level = absl.level
+  absl.setLevel(logging.INFO)  # TFX's progress records are INFO (setLevel: the cache too)
+  yield fake
+  absl.setLevel(level)
 
 
 def _run(steps: progress.Progress, clock: Clock, node: str, seconds: float) -> None:
