@@ -22,7 +22,7 @@ made after the device asked for it is input wait, the rest of a slow
 
 import statistics
 import time
-from typing import Dict
+from typing import Dict, Iterator
 
 import tensorflow as tf
 
@@ -49,18 +49,19 @@ def _is_prefetch(dataset) -> bool:
   return type(dataset).__name__ in ("_PrefetchDataset", "PrefetchDataset")
 
 
-def _handover_seconds(element, step_seconds: float) -> float:
+def _handover_seconds(element, step_seconds: float, clock=time) -> float:
   """next()'s median wall time on a dataset that is always ready."""
   it, times = iter(tf.data.Dataset.from_tensors(element).repeat()), []
   for _ in range(200):
-    asked = time.perf_counter()
+    asked = clock.perf_counter()
     next(it)
-    times.append(time.perf_counter() - asked)
-    time.sleep(step_seconds)
+    times.append(clock.perf_counter() - asked)
+    clock.sleep(step_seconds)
   return statistics.median(times)
 
 
-def wait(dataset: tf.data.Dataset, step_seconds: float, warmup: int = 5) -> Dict[str, float]:
+def wait(dataset: tf.data.Dataset, step_seconds: float, warmup: int = 5,
+         clock=time) -> Dict[str, float]:
   """Shares of a simulated accelerator's time, fed by `dataset`:
   `input_wait` (no batch was ready), `host_busy` (one was, the handover was
   slow) and `wall_wait`, the two together by the clock alone (the measure
@@ -72,20 +73,28 @@ def wait(dataset: tf.data.Dataset, step_seconds: float, warmup: int = 5) -> Dict
   """
   it = iter(stamped(dataset))
   first = [next(it) for _ in range(warmup)][0]
-  ready = _handover_seconds(first, step_seconds)
+  return shares(it, step_seconds, _handover_seconds(first, step_seconds, clock), clock)
+
+
+def shares(batches: Iterator, step_seconds: float, ready: float,
+           clock=time) -> Dict[str, float]:
+  """`wait`'s shares over `batches`, (batch, the time it was made) pairs,
+  for a device that takes `step_seconds` a batch, a handover of `ready`
+  seconds included. `clock`: `perf_counter`, `time` and `sleep`, as the
+  `time` module's."""
   sleep = max(0.0, step_seconds - ready)
   input_wait = wall_wait = 0.0
-  start = time.perf_counter()
+  start = clock.perf_counter()
   while True:
-    asked, asked_at = time.perf_counter(), time.time()
+    asked, asked_at = clock.perf_counter(), clock.time()
     try:
-      _, made_at = next(it)
+      _, made_at = next(batches)
     except StopIteration:
       break
-    slow = max(0.0, time.perf_counter() - asked - ready)
+    slow = max(0.0, clock.perf_counter() - asked - ready)
     wall_wait += slow
     input_wait += min(slow, max(0.0, float(made_at) - asked_at))
-    time.sleep(sleep)
-  elapsed = time.perf_counter() - start
+    clock.sleep(sleep)
+  elapsed = clock.perf_counter() - start
   return {"input_wait": input_wait / elapsed, "host_busy": (wall_wait - input_wait) / elapsed,
           "wall_wait": wall_wait / elapsed}

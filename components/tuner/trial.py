@@ -66,6 +66,12 @@ def score(model: tf.keras.Model, dataset: tf.data.Dataset, metric_name: str) -> 
     predictions = model(inputs, training=False)
     if metric.name == "auc":  # the positive class's probability
       predictions = predictions[:, 1]
+    elif metric.label_kind == "regression":
+      # An example a row: Keras' error metrics average over the last axis
+      # first, so a [batch] label against [batch, 1] values would weigh
+      # each batch alike, not each example (a short last batch counted whole).
+      label = tf.reshape(tf.cast(label, predictions.dtype), [-1, 1])
+      predictions = tf.reshape(predictions, [-1, 1])
     keras_metric.update_state(label, predictions)
   return float(keras_metric.result())
 

@@ -15,6 +15,8 @@ from typing import Callable, Optional, TextIO
 
 _lock = threading.RLock()
 _state = {"shown": "", "out": None, "last": 0.0}  # the terminal's live line; last write
+# The clock every line here is timed by (tests set one they move by hand).
+now: Callable[[], float] = time.monotonic
 
 
 def _tty(out: TextIO) -> bool:
@@ -38,13 +40,13 @@ def say(text: str, out: Optional[TextIO] = None) -> None:
   with _lock:
     clear()
     print(text, file=out, flush=True)
-    _state["last"] = time.monotonic()
+    _state["last"] = now()
 
 
 def quiet_for() -> float:
   """Seconds since any progress line was last written."""
   with _lock:
-    return time.monotonic() - _state["last"] if _state["last"] else float("inf")
+    return now() - _state["last"] if _state["last"] else float("inf")
 
 
 class Live:
@@ -57,13 +59,13 @@ class Live:
   """
 
   def __init__(self, every: float = 60.0, out: Optional[TextIO] = None,
-               clock: Callable[[], float] = time.monotonic, background: bool = False):
+               clock: Optional[Callable[[], float]] = None, background: bool = False):
     """`background`: a fallback line (a component's clock) that steps aside
-    for others: its writes do not count for `quiet_for`."""
+    for others: its writes do not count for `quiet_for`. `clock`: `now`."""
     self._out = out or sys.stdout
-    self._every, self._clock, self._background = every, clock, background
+    self._every, self._clock, self._background = every, clock or now, background
     self._tty = _tty(self._out)
-    self._written = clock()
+    self._written = self._clock()
 
   @property
   def on_terminal(self) -> bool:
@@ -71,8 +73,8 @@ class Live:
 
   def update(self, text: str) -> bool:
     """Shows `text` if its time has come; True if it was written."""
-    now = self._clock()
-    if now - self._written < (0.5 if self._tty else self._every):
+    at = self._clock()
+    if at - self._written < (0.5 if self._tty else self._every):
       return False
     with _lock:
       if self._tty:
@@ -81,9 +83,9 @@ class Live:
         _state["shown"], _state["out"] = text, self._out
       else:
         print(text, file=self._out, flush=True)
-      self._written = now
+      self._written = at
       if not self._background:
-        _state["last"] = time.monotonic()
+        _state["last"] = now()
     return True
 
   def done(self) -> None:
@@ -96,23 +98,30 @@ class Clock(threading.Thread):
   local runner's, around each component, and a Kubeflow step's."""
 
   def __init__(self, node: str, started: float, out: Optional[TextIO] = None,
-               every: float = 60.0):
+               every: float = 60.0, ticking: bool = True):
+    """`ticking`: its thread ticks each second; else the caller calls `tick`."""
     super().__init__(daemon=True, name=f"clock-{node}")
     self._node, self._since = node, started
     self._live = Live(every, out, background=True)
     # Another line reported this recently: the clock keeps quiet.
     self._quiet = 5.0 if self._live.on_terminal else every
     self._stopped = threading.Event()
-    self.start()
+    if ticking:
+      self.start()
 
   def run(self) -> None:
     while not self._stopped.wait(1.0):
-      if quiet_for() >= self._quiet:
-        self._live.update(f"  {self._node:<18} running  {clock(time.monotonic() - self._since)}")
+      self.tick()
+
+  def tick(self) -> None:
+    """Shows the elapsed time, unless another line reported recently."""
+    if quiet_for() >= self._quiet:
+      self._live.update(f"  {self._node:<18} running  {clock(now() - self._since)}")
 
   def stop(self) -> None:
     self._stopped.set()
-    self.join()
+    if self.ident is not None:
+      self.join()
     self._live.done()
 
 

@@ -17,7 +17,6 @@ Metadata for the state, between two components, when nothing else writes.
 
 import logging
 import sys
-import time
 from typing import Callable, Optional, TextIO
 
 from runtime.progress import console
@@ -33,19 +32,22 @@ class Progress(logging.Handler):
   When a component raises, its line says FAILED before the error propagates.
   """
 
-  def __init__(self, state_of: StateFn, out: TextIO = sys.stdout, every: float = 60.0):
+  def __init__(self, state_of: StateFn, out: TextIO = sys.stdout, every: float = 60.0,
+               ticking: bool = True):
+    """`ticking`: each component's clock ticks in its own thread; else by `tick`."""
     super().__init__(level=logging.INFO)
     self._state_of = state_of
     self._out = out
-    self._every = every
+    self._every, self._ticking = every, ticking
     self._running: Optional[str] = None
     self._started = 0.0
     self._clock: Optional[console.Clock] = None
 
   def emit(self, record: logging.LogRecord) -> None:
     if record.msg == "Component %s is running.":
-      self._running, self._started = record.args[0], time.monotonic()
-      self._clock = console.Clock(self._running, self._started, self._out, self._every)
+      self._running, self._started = record.args[0], console.now()
+      self._clock = console.Clock(self._running, self._started, self._out, self._every,
+                                  self._ticking)
     elif record.msg == "Component %s is finished." and self._running:
       self._finish(self._state_of(self._running))
     elif record.msg == "Skipping component %s.":
@@ -56,8 +58,14 @@ class Progress(logging.Handler):
     if self._clock:
       self._clock.stop()
       self._clock = None
-    self._print(self._running, state, f"{time.monotonic() - self._started:7.1f}s")
+    self._print(self._running, state, f"{console.now() - self._started:7.1f}s")
     self._running = None
+
+  def tick(self) -> None:
+    """A second of the running component's clock (its thread's, unless `ticking`
+    is off)."""
+    if self._clock:
+      self._clock.tick()
 
   def _print(self, node: str, state: str, took: str) -> None:
     console.say(f"  {node:<18} {state:<9}{took}", self._out)

@@ -23,9 +23,9 @@ def packaged() -> set:
   return {p.strip().strip('"').split(".")[0] for p in listed.split(",") if p.strip()}
 
 
-def project_packages() -> set:
-  return {d for d in os.listdir(REPO)
-          if os.path.isfile(os.path.join(REPO, d, "__init__.py")) and d not in ("tests", "bench")}
+def project_packages(root: str = REPO) -> set:
+  return {d for d in os.listdir(root)
+          if os.path.isfile(os.path.join(root, d, "__init__.py")) and d not in ("tests", "bench")}
 
 
 def imported_by(package: str) -> set:
@@ -33,20 +33,42 @@ def imported_by(package: str) -> set:
   return {top for top, _ in imports_of(package)}
 
 
-def imports_of(package: str) -> set:
+# The calls that import a module named by a string: the floors hold for them
+# too (a literal only; a name built at run time is the caller's own affair).
+DYNAMIC_IMPORTS = {("importlib", "import_module"), (None, "import_module"), (None, "__import__")}
+
+
+def imported_modules(tree: ast.AST) -> set:
+  """Every absolute module a parsed file imports: `import`, `from ... import`,
+  and `importlib.import_module("x.y")` or `__import__("x")` with a literal."""
+  found = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      found |= {a.name for a in node.names}
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+      found.add(node.module)
+    elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+          and isinstance(node.args[0].value, str)):
+      func = node.func
+      called = ((func.value.id if isinstance(func.value, ast.Name) else "", func.attr)
+                if isinstance(func, ast.Attribute) else
+                (None, func.id) if isinstance(func, ast.Name) else ("", ""))
+      if called in DYNAMIC_IMPORTS:
+        found.add(node.args[0].value)
+  return found
+
+
+def imports_of(package: str, root: str = REPO) -> set:
   """(imported project package, importing file) for `package`'s modules."""
   found = set()
-  for folder, _, files in os.walk(os.path.join(REPO, package)):
+  for folder, _, files in os.walk(os.path.join(root, package)):
     for name in files:
       if name.endswith(".py"):
-        tree = ast.parse(read(os.path.join(os.path.relpath(folder, REPO), name)))
-        where = os.path.join(os.path.relpath(folder, REPO), name)
-        for node in ast.walk(tree):
-          if isinstance(node, ast.Import):
-            found |= {(a.name.split(".")[0], where) for a in node.names}
-          elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.add((node.module.split(".")[0], where))
-  ours = project_packages() | {"bench"}
+        where = os.path.join(os.path.relpath(folder, root), name)
+        with open(os.path.join(root, where), encoding="utf-8") as f:
+          tree = ast.parse(f.read())
+        found |= {(module.split(".")[0], where) for module in imported_modules(tree)}
+  ours = project_packages(root) | {"bench"}
   return {(top, where) for top, where in found if top in ours and top != package}
 
 
@@ -56,13 +78,18 @@ FLOORS = [{"runtime"}, {"dataset", "serving"}, {"trainer", "components"}, {"stor
           {"pipeline"}, {"commands", "kubeflow", "bench"}]
 
 
-def test_no_import_runs_up_a_floor():
+def upward_imports(root: str = REPO) -> list:
+  """`<file> imports <package> (...)` for each import that runs up a floor."""
   floor = {p: i for i, packages in enumerate(FLOORS) for p in packages}
-  assert set(floor) >= project_packages(), project_packages() - set(floor)
-  upward = sorted(f"{where} imports {top} ({FLOORS[floor[top]]} is above "
-                  f"{FLOORS[floor[package]]})"
-                  for package in floor for top, where in imports_of(package)
-                  if floor[top] > floor[package])
+  assert set(floor) >= project_packages(root), project_packages(root) - set(floor)
+  return sorted(f"{where} imports {top} ({FLOORS[floor[top]]} is above "
+                f"{FLOORS[floor[package]]})"
+                for package in floor if os.path.isdir(os.path.join(root, package))
+                for top, where in imports_of(package, root) if floor[top] > floor[package])
+
+
+def test_no_import_runs_up_a_floor():
+  upward = upward_imports()
   assert not upward, "\n".join(upward)
 
 
@@ -110,11 +137,9 @@ def test_kubeflow_code_imports_only_what_runs_where_it_runs():
     for name in sorted(os.listdir(folder)):
       if not name.endswith(".py"):
         continue
-      for node in ast.walk(ast.parse(read(os.path.join("kubeflow", room, name)))):
-        modules = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                   [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
-        crossed += [f"kubeflow/{room}/{name} imports {m}" for m in modules
-                    if m.split(".")[:2] in (["kubeflow", f] for f in forbidden)]
+      modules = imported_modules(ast.parse(read(os.path.join("kubeflow", room, name))))
+      crossed += [f"kubeflow/{room}/{name} imports {m}" for m in sorted(modules)
+                  if m.split(".")[:2] in (["kubeflow", f] for f in forbidden)]
   assert not crossed, "\n".join(crossed)
   assert os.path.isdir(os.path.join(REPO, "kubeflow", "steps")), "kubeflow/steps is gone"
 
@@ -143,30 +168,32 @@ CROSS_CUTTING = {"tests/unit/test_architecture.py", "tests/unit/test_docs.py",
                  "tests/unit/test_docker_image.py", "tests/processes/test_lint.py"}
 
 
-def _modules():
+def _modules(root: str = REPO):
   """(module file, its mirrored stem) for every module with code."""
-  for package in sorted(project_packages() | {"bench"}):
-    for folder, dirs, files in os.walk(os.path.join(REPO, package)):
+  for package in sorted(project_packages(root) | {"bench"}):
+    for folder, dirs, files in os.walk(os.path.join(root, package)):
       dirs[:] = sorted(d for d in dirs if d != "__pycache__")
       for name in sorted(files):
-        where = os.path.relpath(os.path.join(folder, name), REPO)
+        where = os.path.relpath(os.path.join(folder, name), root)
         if not name.endswith(".py") or name == "__main__.py":
           continue
         if name == "__init__.py":
-          body = ast.parse(read(where)).body
+          with open(os.path.join(root, where), encoding="utf-8") as f:
+            body = ast.parse(f.read()).body
           if not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in body):
             continue  # a docstring and names: nothing of its own to test
           yield where, os.path.dirname(where)
         else:
           yield where, where[:-3]
-  yield "local_runner.py", "local_runner"
+  if os.path.isfile(os.path.join(root, "local_runner.py")):
+    yield "local_runner.py", "local_runner"
 
 
-def _test_files():
+def _test_files(root: str = REPO):
   for base in TESTS:
-    for folder, dirs, files in os.walk(os.path.join(REPO, base)):
+    for folder, dirs, files in os.walk(os.path.join(root, base)):
       dirs[:] = [d for d in dirs if d != "__pycache__"]
-      yield from (os.path.relpath(os.path.join(folder, n), REPO)
+      yield from (os.path.relpath(os.path.join(folder, n), root)
                   for n in files if n.startswith("test_") and n.endswith(".py"))
 
 
@@ -179,19 +206,105 @@ def _mirrors(test: str, stem: str) -> bool:
                                       or name.startswith(f"test_{module}_"))
 
 
+def _tests_using(text: str, stem: str) -> list:
+  """The test functions in a test file's text that use the module at `stem`
+  (`a/b/c`): they name what the file imports of it (`import a.b.c`, `from
+  a.b import c`, `from a.b.c import d`, inside a function too) or of its
+  package's entry point (`a.b.main`, `a.b.cli`), or a helper or fixture of
+  the file that does; or they name it in a string (`python -m a.b`, a
+  monkeypatch target, a child process's `from a.b import c`)."""
+  dotted = stem.replace("/", ".")
+  package, _, name = dotted.rpartition(".")
+  entries = {dotted} | ({f"{package}.main", f"{package}.cli"} if package else set())
+  said = re.compile(rf"\b{re.escape(dotted)}\b|\b{re.escape(stem)}\.py\b"
+                    + (rf"|from {re.escape(package)} import [\w, ]*\b{name}\b"
+                       rf"|-m {re.escape(package)}\b|^{re.escape(package)}$" if package else ""))
+  tree = ast.parse(text)
+  bound = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      bound |= {(a.asname or a.name).split(".")[0] for a in node.names
+                if any((a.name + ".").startswith(e + ".") for e in entries)}
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+      bound |= {a.asname or a.name for a in node.names
+                if any((node.module + ".").startswith(e + ".")
+                       or f"{node.module}.{a.name}" == e for e in entries)}
+  functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+  def named(function) -> set:
+    found = {n.id for n in ast.walk(function) if isinstance(n, ast.Name)}
+    found |= {a.arg for a in function.args.args}  # fixtures
+    if any(isinstance(n, ast.Constant) and isinstance(n.value, str) and said.search(n.value)
+           for n in ast.walk(function)):
+      found.add("<the module>")
+    return found
+  users, names = bound | {"<the module>"}, {f.name: named(f) for f in functions}
+  # Module-level strings (a child process's script) count for whoever names them.
+  for node in tree.body:
+    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str) and said.search(node.value.value)):
+      users |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+  while True:
+    more = {f for f, found in names.items() if f not in users and found & users}
+    if not more:
+      return sorted(f for f in users if f.startswith("test_") and f in names)
+    users |= more
+
+
+# Mirrored test files that reach their module only through another: the
+# rule above cannot see it, so each says how.
+THROUGH = {
+    "tests/processes/commands/debug/test_cli.py":
+        "runs `python -m commands.debug` with tests/runs.py's debug_cli",
+    "tests/processes/dataset/records/test_format.py":
+        "reads back the records the `written` fixture (tests/conftest.py) wrote with it",
+    "tests/processes/runtime/test_beam.py":
+        "runs a statistics Executor's Beam pipeline, set up by runtime/beam.py",
+    "tests/processes/trainer/test_checkpoints.py":
+        "starts training workers (tests/training.py) that checkpoint through it",
+    "tests/processes/trainer/test_distribute.py":
+        "starts training workers (tests/training.py) that make their strategy with it",
+    "tests/unit/dataset/test_fields.py":
+        "declares optional features through dataset.declaration, which reads them with it",
+    "tests/unit/kubeflow/compile/test_compiler_vertex.py":
+        "compiles through `python -m commands.kubeflow compile --backend vertex`",
+    "tests/unit/trainer/test_loop.py": "trains through trainer.run.train, which runs its loops",
+}
+
+
+def untested_modules(root: str = REPO, tested_elsewhere=(), through=()) -> dict:
+  """What breaks the mirrored-path rule: {"missing": modules without a
+  mirrored test file or a reason, "both": modules with both, "empty": test
+  files that hold no test of the module they mirror}."""
+  tests = list(_test_files(root))
+  modules = dict(_modules(root))
+  mirrored = {where: [t for t in tests if _mirrors(t, stem)] for where, stem in modules.items()}
+  empty = []
+  for test in tests:
+    stems = [stem for stem in modules.values() if _mirrors(test, stem)]
+    with open(os.path.join(root, test), encoding="utf-8") as f:
+      text = f.read()
+    if stems and test not in through and not any(_tests_using(text, stem) for stem in stems):
+      empty.append(test)
+  return {"missing": [w for w, found in mirrored.items()
+                      if w not in tested_elsewhere and not found],
+          "both": sorted(w for w, found in mirrored.items() if w in tested_elsewhere and found),
+          "empty": sorted(empty)}
+
+
 def test_every_module_has_its_tests_at_its_mirrored_path_or_says_where():
-  tests = list(_test_files())
-  modules = dict(_modules())
-  missing = [where for where, stem in modules.items()
-             if where not in TESTED_ELSEWHERE and not any(_mirrors(t, stem) for t in tests)]
-  assert not missing, ("expected tests at tests/unit/<path>/test_<module>.py (or under "
-                       "tests/processes/), or a reason in tests/tested_elsewhere.py; "
-                       f"found neither for: {missing}")
-  stale = sorted(set(TESTED_ELSEWHERE) - set(modules))
+  found = untested_modules(REPO, TESTED_ELSEWHERE, THROUGH)
+  assert not found["missing"], (
+      "expected tests at tests/unit/<path>/test_<module>.py (or under tests/processes/), "
+      f"or a reason in tests/tested_elsewhere.py; found neither for: {found['missing']}")
+  stale = sorted(set(TESTED_ELSEWHERE) - {where for where, _ in _modules()})
   assert not stale, f"tests/tested_elsewhere.py names modules that are gone: {stale}"
-  both = sorted(where for where, stem in modules.items() if where in TESTED_ELSEWHERE
-                and any(_mirrors(t, stem) for t in tests))
-  assert not both, f"tests/tested_elsewhere.py lists modules with their own tests: {both}"
+  assert not found["both"], (
+      f"tests/tested_elsewhere.py lists modules with their own tests: {found['both']}")
+  assert not found["empty"], ("expected each mirrored test file to hold a test that "
+                              f"imports or runs its module, found none in: {found['empty']}")
+  gone = sorted(t for t in THROUGH if not os.path.isfile(os.path.join(REPO, t)))
+  assert not gone, f"THROUGH names test files that are gone: {gone}"
 
 
 def test_every_test_file_mirrors_a_module():
@@ -200,3 +313,76 @@ def test_every_test_file_mirrors_a_module():
                   and not any(_mirrors(t, stem) for stem in stems))
   assert not strays, ("expected each file under tests/unit/ and tests/processes/ at the "
                       f"mirrored path of a module (test_<module>[_<aspect>].py), found: {strays}")
+
+
+STANDINS, FAKES = "tests/standins", "tests/fakes"  # the stand-ins' own tests, and the stand-ins
+
+
+def test_every_standin_test_names_the_standin_it_proves():
+  """tests/standins/test_<fake>[_<aspect>].py proves tests/fakes/<fake>.py
+  answers as upstream does: run by the suite, but not the product's test."""
+  fakes = [n[:-3] for n in os.listdir(os.path.join(REPO, FAKES)) if n.endswith(".py")]
+  found = sorted(n for n in os.listdir(os.path.join(REPO, STANDINS))
+                 if n.startswith("test_") and n.endswith(".py"))
+  strays = [n for n in found if not any(n == f"test_{f}.py" or n.startswith(f"test_{f}_")
+                                        for f in fakes)]
+  assert found and not strays, (f"expected each file in {STANDINS}/ named after a stand-in "
+                                f"in {FAKES}/ (test_<fake>[_<aspect>].py), found: {strays}")
+  marked = [n for n in found if "mark.e2e" in read(os.path.join(STANDINS, n))]
+  assert not marked, f"expected the stand-ins' tests outside the e2e mark, found it in {marked}"
+
+
+def _covering_tests(reason: str) -> list:
+  return re.findall(r"(tests/[\w/]+\.py)::(\w+)", reason)
+
+
+def test_every_module_tested_elsewhere_names_a_test_that_exists():
+  unnamed, gone = [], []
+  for module, reason in TESTED_ELSEWHERE.items():
+    named = _covering_tests(reason)
+    if not named:
+      unnamed.append(module)
+    for path, test in named:
+      text = read(path) if os.path.isfile(os.path.join(REPO, path)) else ""
+      if not any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == test
+                 for n in ast.walk(ast.parse(text))):
+        gone.append(f"{module}: {path}::{test}")
+  assert not unnamed, ("expected each reason in tests/tested_elsewhere.py to name a test "
+                       f"that covers its module (tests/<file>.py::test_<name>): {unnamed}")
+  assert not gone, f"tests/tested_elsewhere.py names tests that do not exist: {gone}"
+
+
+def _tree(root, files: dict) -> str:
+  for name, text in files.items():
+    os.makedirs(os.path.dirname(os.path.join(root, name)), exist_ok=True)
+    with open(os.path.join(root, name), "w", encoding="utf-8") as f:
+      f.write(text)
+  return str(root)
+
+
+def test_the_rules_catch_a_dynamic_upward_import_and_an_empty_mirrored_file(tmp_path):
+  """The checkers above, on a tree of their own: each break they exist for."""
+  root = _tree(tmp_path, {
+      "runtime/__init__.py": "",
+      "runtime/loader.py": 'import importlib\n\ndef config():\n'
+                           '  return importlib.import_module("pipeline.config")\n',
+      "runtime/old.py": 'def config():\n  return __import__("pipeline")\n',
+      "runtime/fine.py": 'import importlib\nX = importlib.import_module("runtime.old")\n',
+      "pipeline/__init__.py": "",
+      "pipeline/config.py": "from runtime import fine\n",
+      "tests/unit/runtime/test_loader.py": '"""Nothing yet."""\n',
+      "tests/unit/runtime/test_old.py": "def test_it():\n  assert True\n",
+      "tests/unit/runtime/test_fine.py": "from runtime import fine\n\n\ndef helper():\n"
+                                         "  return fine.X\n\n\ndef test_x():\n"
+                                         "  assert helper()\n",
+      "tests/unit/pipeline/test_config.py": 'def test_runs(run):\n  run("pipeline.config")\n',
+  })
+  assert upward_imports(root) == [
+      f"runtime/loader.py imports pipeline ({FLOORS[4]} is above {FLOORS[0]})",
+      f"runtime/old.py imports pipeline ({FLOORS[4]} is above {FLOORS[0]})"]
+  found = untested_modules(root, {"runtime/fine.py": "tests/x.py::test_y"})
+  assert found == {"missing": [], "both": ["runtime/fine.py"],
+                   "empty": ["tests/unit/runtime/test_loader.py",
+                             "tests/unit/runtime/test_old.py"]}
+  assert _covering_tests("with tests/e2e/test_e2e.py::test_the_run, and unit/x.py") == [
+      ("tests/e2e/test_e2e.py", "test_the_run")]

@@ -144,13 +144,17 @@ def test_a_shown_command_parses(page, line, tokens, whole):
   for variant in _alternatives(args):
     parser = parsers[name]()
     if whole:
-      errors = io.StringIO()
-      with contextlib.redirect_stderr(errors), pytest.raises(SystemExit) if (
-          "-h" in variant or "--help" in variant) else contextlib.nullcontext():
+      errors, shown = io.StringIO(), io.StringIO()
+      with contextlib.redirect_stderr(errors), contextlib.redirect_stdout(shown):
         try:
           parser.parse_args(variant)
-        except SystemExit:
-          pytest.fail(f"{page}:{line}: {' '.join(tokens)}\n{errors.getvalue()}")
+          exited = None
+        except SystemExit as e:
+          exited = e.code
+      asks_help = "-h" in variant or "--help" in variant
+      # --help answers with its usage and exit 0; anything else parses.
+      if exited != (0 if asks_help else None) or (asks_help and "usage:" not in shown.getvalue()):
+        pytest.fail(f"{page}:{line}: {' '.join(tokens)}\n{errors.getvalue()}")
       continue
     sub = _subparser(parser, variant)
     known = {option for action in sub._actions for option in action.option_strings}
@@ -159,6 +163,14 @@ def test_a_shown_command_parses(page, line, tokens, whole):
       assert not flag.startswith("--") or flag in known, (
           f"{page}:{line}: {' '.join(tokens)}: expected a flag of {sub.prog} "
           f"({', '.join(sorted(known))}), found {flag}")
+
+
+def test_a_shown_help_passes_and_a_shown_bad_flag_fails():
+  """The check above, on two commands no page shows (yet)."""
+  test_a_shown_command_parses("README.md", 1, ["python", "-m", "commands.debug", "--help"], True)
+  test_a_shown_command_parses("README.md", 2, ["python", "local_runner.py", "-h"], True)
+  with pytest.raises(pytest.fail.Exception, match="README.md:3: python local_runner.py --nope"):
+    test_a_shown_command_parses("README.md", 3, ["python", "local_runner.py", "--nope"], True)
 
 
 def test_setup_flags_shown_exist():

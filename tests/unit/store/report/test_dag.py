@@ -21,3 +21,11 @@ def test_dag_layout_puts_every_component_below_what_it_reads():
     for parent in parents:
       assert at[parent][0] < at[node][0], (parent, node, at)
   assert len(set(at.values())) == len(at), f"two components share a place: {at}"
+  # As high as it can go: a row below its lowest parent, a source on the top
+  # row; a row's components side by side from the left, in pipeline order.
+  for node, parents in upstream.items():
+    assert at[node][0] == 1 + max((at[p][0] for p in parents), default=-1), (node, at)
+  for row in {r for r, _ in at.values()}:
+    assert [p for node, (r, p) in at.items() if r == row] == list(range(
+        sum(r == row for r, _ in at.values()))), (row, at)
+  assert sum(r == 0 for r, _ in at.values()) >= 2, f"expected the sources side by side: {at}"

@@ -4,6 +4,7 @@ of `python -m commands.kubeflow compile` (kubeflow/compile/train_job.py) that sa
 Its run (create, reattach by label, poll, fail) against the stand-in Vertex
 AI is in tests/e2e/test_train_workers.py."""
 
+import json
 import types
 
 import pytest
@@ -186,12 +187,14 @@ def test_a_vertex_flag_for_another_engine_is_refused():
     train_job.step_env(config, "i", {}, compile_args("--train-network", VPC))
 
 
-@pytest.mark.parametrize("given,missing", [
-    ((), "project"), (("--train-project", "user-project"), "region"),
-    (("--env", "CLOUD_ML_PROJECT_ID=42", "--train-region", "us-east1"), None),
-    (("--train-project", "user-project", "--env", "CLOUD_ML_REGION=us-east1"), None)])
+@pytest.mark.parametrize("given,missing,place", [
+    ((), "project", None), (("--train-project", "user-project"), "region", None),
+    (("--env", "CLOUD_ML_PROJECT_ID=42", "--train-region", "us-east1"), None,
+     {"project": "42", "region": "us-east1"}),
+    (("--train-project", "user-project", "--env", "CLOUD_ML_REGION=us-east1"), None,
+     {"project": "user-project", "region": "us-east1"})])
 def test_on_the_open_source_backend_the_jobs_project_and_region_are_named_at_compile(
-    given, missing):
+    given, missing, place):
   """Nothing there fills in the PipelineJob's place: a spec that would
   stop at its Trainer stops at compile instead, in one line."""
   args = compile_args(*given)
@@ -199,14 +202,18 @@ def test_on_the_open_source_backend_the_jobs_project_and_region_are_named_at_com
   config = types.SimpleNamespace(train_workers=2, train_engine="vertex", resources={})
   env = dict(args.env)
   if missing is None:
-    assert train_job.step_env(config, "i", env, args)
+    # Where the workers' CustomJob goes, from what the Trainer's pod is given.
+    pod = json.loads(train_job.step_env(config, "i", env, args)[train_job.POD_ENV])
+    assert vertex.placement(pod, pod["env"]) == place
     return
   flag = {"project": "--train-project", "region": "--train-region"}[missing]
   with pytest.raises(CompileError, match=rf"^--train-engine vertex on the open-source backend: "
                                          rf"name the CustomJob's {missing} with {flag} "):
     train_job.step_env(config, "i", env, args)
-  args.backend = "vertex"
-  assert train_job.step_env(config, "i", env, args)
+  args.backend = "vertex"  # the PipelineJob's own place fills in the rest
+  pod = json.loads(train_job.step_env(config, "i", env, args)[train_job.POD_ENV])
+  assert pod.get("project") == dict(zip(given[::2], given[1::2])).get("--train-project")
+  assert "region" not in pod
 
 
 def test_the_trainer_step_is_handed_its_pipelines_place_only_for_vertex():

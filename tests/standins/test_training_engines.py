@@ -1,5 +1,7 @@
-"""A TFJob's restart budget (trainer/jobs/tfjob.py) against the Training
-Operator's own accounting, as the stand-in controller does it
+"""The stand-in training engines (tests/fakes/training_engines.py) count and
+refuse as upstream does: a TFJob's restart budget (trainer/jobs/tfjob.py)
+against the Training Operator's own accounting, as the stand-in controller
+does it
 (tests/fakes/training_engines.py, from release-1.9 `pkg/core/job.go`
 PastBackoffLimit): the restart counts of the Running pods, summed over the
 workers, at every reconcile.
@@ -24,8 +26,6 @@ import pytest
 from tests.fakes import kubernetes_api, training_engines
 from trainer.jobs import tfjob
 from trainer.jobs.job import Job
-
-pytestmark = pytest.mark.e2e
 
 NAMESPACE = "team-a"
 
