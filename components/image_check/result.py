@@ -55,7 +55,9 @@ def as_dict(found: Sequence[Finding], items: Sequence[Item], decl: Declaration,
       "images": images, "files": len(manifest),
       "checks": "image check" if pictures else "row check",
       "reused": sum(1 for entry in manifest if entry.get("reused")),
-      "classes": kinds.class_counts(items),
+      # A regression label's values are no classes: counting each value
+      # would fill the page with one bar per distinct tip.
+      "classes": kinds.class_counts(items) if decl.label.kind == "classes" else {},
       "findings": [{"kind": f.kind, "decision": f.decision, "count": f.count,
                     "line": f.line(), "describes": f.what or kinds.KINDS[f.kind],
                     "note": f.note,
