@@ -81,8 +81,8 @@ def data_components(config: PipelineConfig, run: RunParameters,
   example_validator = ExampleValidator(
       statistics=statistics_gen.outputs["statistics"],
       schema=schema_gen.outputs["schema"])
-  # Stops the run on anomalies, and on what the image check decided stops
-  # it: Transform waits for it.
+  # Stops the run on anomalies, and on what the image (or row) check
+  # decided stops it: Transform waits for it.
   checks = image_check(config, example_gen, by_window)
   gate = AnomaliesGate(anomalies=example_validator.outputs["anomalies"],
                        image_check=checks[0].outputs["result"] if checks else None)
@@ -102,13 +102,13 @@ def data_components(config: PipelineConfig, run: RunParameters,
 
 
 def image_check(config: PipelineConfig, example_gen, by_window: WindowParameters) -> List:
-  """[ImageCheck] for data with an image feature, else []: every image of
-  the window's train and eval splits fingerprinted and judged, copies
-  across splits and spans included (components/image_check/image_check.py);
-  the anomalies gate fails the run on a kind decided `stop`."""
+  """[ImageCheck]: every image of the window's train and eval splits
+  fingerprinted and judged, copies across splits and spans included
+  (components/image_check/image_check.py); on data without an image
+  feature, every row's features hashed and judged the same way (the row
+  check, rows.py there: one cheap Beam pass, no thumbnails). The anomalies
+  gate fails the run on a kind decided `stop`."""
   decl = config.declaration
-  if not decl.of_kind("image"):
-    return []
   declared = {**decl.contract(), "image_checks": [list(p) for p in decl.image_checks]}
   return [ImageCheck(
       examples=example_gen.outputs["examples"],

@@ -4,8 +4,9 @@ stops the run.
 TFX 1.16's ExampleValidator only records anomalies (and a `blessed` flag per
 split) and lets Transform and the Trainer run on bad data. This component
 reads the anomalies and fails, listing every one, so that the pipeline stops
-before Transform; `create_pipeline` makes Transform wait for it. For data
-with images it also reads ImageCheck's findings, which that step publishes
+before Transform; `create_pipeline` makes Transform wait for it. It also
+reads ImageCheck's findings (the image check's, or on a table the row
+check's), which that step publishes
 whatever they are (so the run page shows them on it), and fails on a kind
 the declaration decides `stop` (components/image_check/result.py).
 """

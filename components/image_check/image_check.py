@@ -11,6 +11,11 @@ manifest says where. The step's process then reads the fingerprints back
 and judges them together (check.judge, linear in the images), and reads
 the few records its examples need for their thumbnails (result.py).
 
+On data without an image feature (a table, sequences) the same step runs
+the row check (rows.py), as `tfrecords check` does: each row's features
+hashed to a digest on Beam, no decoding and no thumbnails, then judged
+with the same kinds and decisions (a train row repeated in eval: `leak`).
+
 Spans: a span's files are fingerprinted once. Their fingerprints are kept
 under the pipeline root (`image_fingerprints/<pipeline>/<split>/`), named by
 the file's content and what the fingerprint depends on, so a later run over
@@ -32,7 +37,7 @@ from tfx.types import artifact_utils, standard_artifacts
 from tfx.types.component_spec import ChannelParameter, ComponentSpec, ExecutionParameter
 
 from components import ui_artifacts
-from components.image_check import check, saved
+from components.image_check import check, rows, saved
 from components.image_check import fingerprint as fingerprint_module
 from components.image_check.findings import Item
 from runtime.beam import NoPrism
@@ -49,18 +54,21 @@ def fingerprint_key(decl_json: str) -> str:
   the image feature as it is read (raw pixels by their shape and type; an
   encoded image decodes at its own size, whatever size is declared) and
   the label."""
-  import imagehash
-  import PIL
-
   from dataset.types import Declaration
   decl = Declaration.from_dict(json.loads(decl_json))
+  code = hashlib.sha256()
+  for module in (fingerprint_module, saved, rows):
+    with open(module.__file__, "rb") as f:
+      code.update(f.read())
+  if not decl.of_kind("image"):  # a row's digest: its features, in order (rows.py)
+    return hashlib.sha256(json.dumps(
+        [FINGERPRINT_VERSION, code.hexdigest(), "rows", [f.name for f in decl.features],
+         decl.label.name]).encode()).hexdigest()[:12]
+  import imagehash
+  import PIL
   image = check.image_feature(decl)
   read = ([image.image.encoding, image.image.shape, image.image.raw_dtype]
           if image.image.encoding == "raw" else [image.image.encoding])
-  code = hashlib.sha256()
-  for module in (fingerprint_module, saved):
-    with open(module.__file__, "rb") as f:
-      code.update(f.read())
   return hashlib.sha256(json.dumps(
       [FINGERPRINT_VERSION, code.hexdigest(), imagehash.__version__, PIL.__version__,
        image.name, read, decl.label.name]).encode()).hexdigest()[:12]
@@ -192,12 +200,13 @@ class ImageCheckSpec(ComponentSpec):
 
 
 class ImageCheck(base_beam_component.BaseBeamComponent):
-  """The image check over ImportExampleGen's output.
+  """The image check over ImportExampleGen's output; on data without an
+  image feature (a table, sequences), the row check (rows.py).
 
   Args:
     examples: ImportExampleGen's output.
-    declaration: the declaration as JSON (its image feature, label and
-      `image_checks:` decisions).
+    declaration: the declaration as JSON (its image feature, or its
+      features for the row check; its label and `image_checks:` decisions).
     train_args: the Trainer's TrainArgs as JSON (its splits are the train
       splits): a constant, or the span window's parameter.
     eval_splits: the eval splits, a JSON list (the Evaluator's).

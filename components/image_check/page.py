@@ -46,9 +46,10 @@ def _table(headers: Sequence[str], rows: List[Sequence[str]], numeric=()) -> str
 
 def page(result: dict) -> str:
   """The findings as a page of their own (the step's `system.HTML`)."""
+  title = result.get("checks", "image check").capitalize()
   return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          f"<title>Image check</title><style>{STYLE}</style></head><body>"
-          "<h2>Image check</h2>\n" + "\n".join(section_parts(result, True))
+          f"<title>{title}</title><style>{STYLE}</style></head><body>"
+          f"<h2>{title}</h2>\n" + "\n".join(section_parts(result, True))
           + "\n</body></html>\n")
 
 
@@ -62,7 +63,8 @@ def section_parts(result: Optional[dict], ran: bool) -> List[str]:
   found = result["findings"]
   if not found:
     parts.append('<p class="ok">Nothing found: no copies across or within the splits, '
-                 'no unusable pictures, no class far below the others.</p>')
+                 + ('' if result.get("checks") == "row check" else 'no unusable pictures, ')
+                 + 'no class far below the others.</p>')
   else:
     parts.append(_table(["kind", "found", "decision", "what"], [
         [esc(f["kind"]), esc(f["count"]), _decision(f["decision"]), esc(f["describes"])]
@@ -77,7 +79,7 @@ def _decision(decision: str) -> str:
 
 
 def _examples(finding: dict) -> List[str]:
-  if finding["kind"] == "minority_class":
+  if finding["kind"] in check_result.CLASS_KINDS:
     return [f"<h3>{esc(finding['kind'])}</h3><p>" + esc("; ".join(
         f"{e['split']}: class {e['label']}, {e['count']} images"
         for e in finding["examples"])) + "</p>"]
@@ -91,7 +93,8 @@ def _figure(image: dict) -> str:
   where = f"{image['split']} · {os.path.basename(image['file'])} #{image['index']}"
   label = f"label {image['label']}" if image.get("label") is not None else "no label"
   picture = (f'<img alt="{esc(where)}, {esc(label)}" src="{esc(image["thumb"])}">'
-             if image.get("thumb") else f'<span class="bad">{esc(image.get("error", ""))}</span>')
+             if image.get("thumb") else f'<span class="bad">{esc(image["error"])}</span>'
+             if image.get("error") else "")  # a row (the row check): no picture
   more = f"<br>and {image['more']} more" if image.get("more") else ""
   size = f" · {image['size']}" if image.get("size") else ""
   return (f'<figure title="{esc(image["file"])}">{picture}<figcaption>{esc(where)}<br>'

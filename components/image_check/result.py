@@ -2,13 +2,14 @@
 report and the Kubeflow run page read it (store/report/image_check.py).
 
     {"images": {split: count}, "files": n, "reused": n,
+     "checks": "image check" | "row check" (data without an image: rows.py),
      "classes": {split: {label: count}},
      "findings": [{"kind", "decision", "count", "line", "note",
                    "examples": [[image, ...] (a group, or one image)
                                 | {"split", "label", "count"} (a class)]}]}
 
 An example image is {"split", "file", "index", "label", "size", "thumb"
-(a data URI) or "error"}; a group shows its first MEMBERS, and says how
+(a data URI) or "error"}, a row's without the last three; a group shows its first MEMBERS, and says how
 many it has. The thumbnails are read here, from the few records they need.
 """
 
@@ -20,6 +21,8 @@ from components.image_check.fingerprint import NotAnImage, thumbnail
 from dataset.types import Declaration
 
 MEMBERS = 4  # images shown of one group of copies
+# Kinds whose examples are classes ([split, label, count]), not records.
+CLASS_KINDS = ("minority_class", "small_eval_class")
 
 
 class ImagesRefused(RuntimeError):
@@ -31,7 +34,8 @@ def refusal(result: dict) -> str:
   stops = [f for f in result.get("findings", []) if f["decision"] == "stop"]
   if not stops:
     return ""
-  return ("the image check stops the run before Transform: " + "; ".join(
+  return (f"the {result.get('checks', 'image check')} stops the run before Transform: "
+          + "; ".join(
       f"{f['kind']}: {f['count']} {f['describes']}" for f in stops)
       + " (the declaration's image_checks: sets each kind to stop, warn or ignore)")
 
@@ -43,27 +47,36 @@ def as_dict(found: Sequence[Finding], items: Sequence[Item], decl: Declaration,
   images: Dict[str, int] = {}
   for item in items:
     images[item.split] = images.get(item.split, 0) + 1
+  pictures = bool(decl.of_kind("image"))  # else rows (rows.py): nothing to show but where
   shown = [_shown(example) for f in found for example in f.examples
-           if f.kind != "minority_class"]
-  thumbs = _thumbnails([m for example in shown for m in example], decl)
+           if f.kind not in CLASS_KINDS]
+  thumbs = _thumbnails([m for example in shown for m in example], decl) if pictures else {}
   return {
       "images": images, "files": len(manifest),
+      "checks": "image check" if pictures else "row check",
       "reused": sum(1 for entry in manifest if entry.get("reused")),
-      "classes": kinds.class_counts(items),
+      # A regression label's values are no classes: counting each value
+      # would fill the page with one bar per distinct tip.
+      "classes": kinds.class_counts(items) if decl.label.kind == "classes" else {},
       "findings": [{"kind": f.kind, "decision": f.decision, "count": f.count,
-                    "line": f.line(), "describes": kinds.KINDS[f.kind], "note": f.note,
-                    "examples": [_example(f.kind, e, thumbs) for e in f.examples]}
+                    "line": f.line(), "describes": f.what or kinds.KINDS[f.kind],
+                    "note": f.note,
+                    "examples": [_example(f.kind, e, thumbs, pictures) for e in f.examples]}
                    for f in found]}
 
 
-def _example(kind: str, example: list, thumbs: Dict[Tuple[str, int], str]):
-  if kind == "minority_class":
+def _example(kind: str, example: list, thumbs: Dict[Tuple[str, int], str],
+             pictures: bool = True):
+  if kind in CLASS_KINDS:
     split, label, count = example
     return {"split": split, "label": label, "count": count}
   out = []
   for item in _shown(example):
     image = {"split": item.split, "file": item.file, "index": item.index,
              "label": item.label, "more": 0}
+    if not pictures:  # a row: where it is is what there is to show
+      out.append(image)
+      continue
     if item.print is not None:
       image["size"] = f"{item.print.width}x{item.print.height}"
     thumb = thumbs.get((item.file, item.index))
@@ -131,5 +144,6 @@ def describe(result: dict) -> str:
   images = result["images"]
   reused = (f"; the fingerprints of {result['reused']} of {result['files']} files "
             "reused from earlier runs" if result.get("reused") else "")
-  return (f"{sum(images.values())} images checked ("
+  what = "rows" if result.get("checks") == "row check" else "images"
+  return (f"{sum(images.values())} {what} checked ("
           + ", ".join(f"{split}: {n}" for split, n in sorted(images.items())) + f"){reused}")

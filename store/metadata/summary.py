@@ -50,10 +50,11 @@ def _change_lines(judged: dict) -> List[str]:
 
 
 def _image_lines(image_check: dict) -> List[str]:
-  """The kinds the image check let the run go on with."""
+  """The kinds the image (or, on a table, row) check let the run go on with."""
   warned = [f"{f['kind']} {f['count']}" for f in image_check.get("findings", [])
             if f["decision"] == "warn"]
-  return [f"image check (warn): {', '.join(warned)}; the report shows examples"] if warned else []
+  checks = image_check.get("checks", "image check")
+  return [f"{checks} (warn): {', '.join(warned)}; the report shows examples"] if warned else []
 
 
 def _drift_lines(drift: dict) -> List[str]:

@@ -65,9 +65,13 @@ def test_over_spans_the_image_check_keeps_fingerprints_under_the_pipeline_root(t
   assert json.loads(props["train_args"])["splits"] == ["train_span1", "train_span2"], props
 
 
-def test_data_without_an_image_gets_no_image_check(tmp_path, digits_decl):
+def test_data_without_an_image_gets_the_row_check_before_the_gate(tmp_path, digits_decl):
   plain = dataclasses.replace(digits_decl, features=tuple(
-      f for f in digits_decl.features if f.kind != "image"))
+      f for f in digits_decl.features if f.kind != "image"), image_checks=(("leak", "warn"),))
   config = PipelineConfig(pipeline_name="digits", pipeline_root=str(tmp_path / "root"),
                           serving_dir=str(tmp_path / "serving"), declaration=plain)
-  assert "ImageCheck" not in [c.id for c in build_pipeline(config).components]
+  nodes = {c.id: c for c in build_pipeline(config).components}
+  assert nodes["ImageCheck"] in nodes["AnomaliesGate"].upstream_nodes
+  declared = declaration.Declaration.from_dict(json.loads(
+      nodes["ImageCheck"].exec_properties["declaration"]))
+  assert not declared.of_kind("image") and declared.image_checks == (("leak", "warn"),)

@@ -1,6 +1,7 @@
 """components/anomalies_gate/anomalies_gate.py: the gate before Transform, run as
 TFX runs it, on anomalies written as ExampleValidator writes them and the
-image check's findings as ImageCheck publishes them."""
+image check's (or, on a table, the row check's) findings as ImageCheck
+publishes them."""
 
 import json
 
@@ -50,6 +51,18 @@ def test_the_image_checks_stop_fails_the_run_naming_the_kind_and_count(tmp_path,
   with pytest.raises(ImagesRefused, match="stops the run before Transform: leak: 3 eval "
                                           "images that repeat a train image"):
     _run(clean, _findings(tmp_path, decision))
+
+
+def test_a_tables_train_row_repeated_in_eval_fails_the_run_as_the_row_check(tmp_path):
+  found = standard_artifacts.String()
+  found.uri = str(tmp_path / "row_check")
+  (tmp_path / "row_check").write_text(json.dumps({"checks": "row check", "findings": [
+      {"kind": "leak", "decision": "stop", "count": 2,
+       "describes": "eval rows that repeat a train row (the same features)"},
+      {"kind": "small_eval_class", "decision": "warn", "count": 1, "describes": "classes"}]}))
+  with pytest.raises(ImagesRefused, match=r"the row check stops the run before Transform: "
+                                          r"leak: 2 eval rows that repeat a train row"):
+    _run(_anomalies(tmp_path, {"train": anomalies_pb2.Anomalies()}), found)
 
 
 def test_clean_splits_let_the_run_go_on(tmp_path):

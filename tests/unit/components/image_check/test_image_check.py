@@ -124,3 +124,41 @@ def test_a_changed_file_is_fingerprinted_again(tmp_path, rows):
   again = json.loads(_run(tmp_path, second, *args, execution=2).read())
   assert (again["files"], again["reused"]) == (2, 1), again
   assert again["images"]["train_span1"] == 20, again["images"]
+
+
+# A table: the same step runs the row check (rows.py), a row's features
+# (the label left out) its digest, no thumbnails.
+TABLE = {"name": "table", "path": "", "data": {"root": ""},
+         "label": {"name": "label", "kind": "classes", "num_classes": 2},
+         "features": [{"name": "x", "kind": "numeric"},
+                      {"name": "colour", "kind": "categorical"}]}
+
+
+def _table_rows():
+  rows = [{"x": [float(i)], "colour": [b"red" if i % 2 else b"blue"], "label": [i % 2]}
+          for i in range(60)]
+  # Planted: eval's last row repeats train row 3's features (under its label).
+  return {"train": rows[:40], "eval": rows[40:] + [dict(rows[3])]}
+
+
+def test_a_table_gets_the_row_check_and_a_train_row_in_eval_is_refused(tmp_path, capsys):
+  examples = _examples(tmp_path / "examples", _table_rows(), {"train": "train", "eval": "eval"})
+  props = {"declaration": json.dumps(TABLE), "train_args": json.dumps({"splits": ["train"]}),
+           "eval_splits": json.dumps(["eval"]), "cache_dir": ""}
+  out, page = standard_artifacts.String(), ui_artifacts.HTML()
+  out.uri, page.uri = str(tmp_path / "result" / "value"), str(tmp_path / "page" / "value")
+  for artifact in (out, page):
+    os.makedirs(os.path.dirname(artifact.uri))
+  Executor().Do({"examples": [examples]}, {"result": [out], "page": [page]}, props)
+  result = json.loads(out.read())
+  assert result["checks"] == "row check" and result["images"] == {"train": 40, "eval": 21}
+  found = {f["kind"]: f for f in result["findings"]}
+  assert (found["leak"]["decision"], found["leak"]["count"]) == ("stop", 1), found
+  assert {(m["split"], m["index"]) for m in found["leak"]["examples"][0]} == {
+      ("train", 3), ("eval", 20)}, found["leak"]
+  assert check_result.refusal(result) == (
+      "the row check stops the run before Transform: leak: 1 eval rows that repeat a train "
+      "row (the same features) (the declaration's image_checks: sets each kind to stop, "
+      "warn or ignore)")
+  assert "<h2>Row check</h2>" in page.read() and "<img" not in page.read()
+  assert "row check: leak: 1 eval rows that repeat a train row" in capsys.readouterr().out

@@ -48,3 +48,18 @@ def test_nothing_found_is_no_line(tmp_path):
                  [{"image": [encode(picture(2))], "label": [1]}])
   out = result.as_dict(check.judge(items, DECL, ["train"], ["eval"]), items, DECL)
   assert result.lines(out) == [] and out["findings"] == [], out
+
+
+def test_rows_show_where_they_are_and_a_regression_label_counts_no_classes():
+  from components.image_check import rows
+  table = Declaration(name="tips", path="", data=Data(root=""),
+                      label=Label(name="tip", kind="regression", num_classes=0),
+                      features=(Feature(name="fare", kind="numeric"),))
+  items = [rows.row_item([[float(i)]], i / 10, "f", i, "train") for i in range(5)]
+  items.append(rows.row_item([[2.0]], 0.2, "g", 0, "eval"))
+  out = result.as_dict(check.judge(items, table, ["train"], ["eval"]), items, table)
+  assert out["checks"] == "row check" and out["classes"] == {}, out
+  assert out["findings"][0]["examples"] == [[
+      {"split": "eval", "file": "g", "index": 0, "label": "0.2", "more": 0},
+      {"split": "train", "file": "f", "index": 2, "label": "0.2", "more": 0}]], out
+  assert result.describe(out) == "6 rows checked (eval: 1, train: 5)"
