@@ -125,8 +125,11 @@ def run(args) -> int:
   skipped = getattr(source, "read_skipped", []) + result.skipped
   print(converted.result_line(result))
   for split, count in result.counts.items():
+    # A regression label's values are no classes: hundreds of tips, each once.
+    classes = "" if getattr(source, "regression", False) else _per_class(
+        result, split, getattr(source, "classes", None))
     print(f"  {split or 'all'}: {count} examples in {len(result.files[split])} shard(s)"
-          + _per_class(result, split, getattr(source, "classes", None)))
+          + classes)
   if skipped:
     print(f"skipped {len(skipped)} bad item(s):")
     for item, reason in skipped:

@@ -194,6 +194,16 @@ def test_each_splits_size_is_printed_per_class(tmp_path, capsys):
   assert sum(int(n) for _, n, _, _ in lines) == 40, out
 
 
+def test_a_regression_label_gets_no_per_class_counts(tmp_path, capsys):
+  """A float label's values are no classes: the taxi tips printed hundreds."""
+  df = _table().assign(tip=np.linspace(0, 9, 40)).drop(columns=["species"])
+  df.to_csv(tmp_path / "t.csv", index=False)
+  assert run("table", tmp_path / "t.csv", "--label", "tip", "--output", tmp_path / "out",
+             "--eval-percent", 25) == 0
+  out = capsys.readouterr().out
+  assert "  train: " in out and "per class" not in out, out
+
+
 def test_parquet_with_image_paths_and_sequences(tmp_path):
   (tmp_path / "img").mkdir()
   paths = []
