@@ -13,6 +13,7 @@ import json
 import os
 import time
 
+import numpy as np
 import pytest
 import tensorflow as tf
 import yaml
@@ -381,6 +382,27 @@ def test_debug_skew_lists_the_features_served_requests_moved(digits_run, tmp_pat
   code, out, err = debug_cli("skew", *where, "--examples", str(tmp_path / "log.txt"))
   assert code == 2 and err.startswith(f"error: {tmp_path / 'log.txt'}: expected TFRecords of "
                                       "tf.train.Example, found a broken record"), err
+
+
+def test_convert_then_run_needs_no_hand_editing(tmp_path):
+  """Raw-pixel digits from NumPy, converted to plain (uncompressed) TFRecords,
+  then the pipeline on them as is."""
+  from commands.tfrecords.main import main as tfrecords
+  from dataset.convert.digits import load_images
+  images, labels = load_images()
+  images = images[..., None]
+  np.savez(tmp_path / "digits.npz", images=images, labels=labels,
+           ink=(images > 0).mean(axis=(1, 2, 3)).astype(np.float32))
+  assert tfrecords(["convert", "arrays", str(tmp_path / "digits.npz"), "--output",
+                    str(tmp_path / "raw_digits"), "--eval-percent", "20",
+                    "--compression", "NONE"]) == 0
+  code, out, err = run_local("--dataset", str(tmp_path / "raw_digits" / "dataset.yaml"),
+                             "--output-dir", str(tmp_path / "runs"), "--train-steps", "400")
+  assert code == 0, err[-3000:]
+  result = outcome.read_outcome(str(tmp_path / "runs" / "raw_digits" / "metadata.sqlite"),
+                                "raw_digits")
+  assert result.blessed and result.value >= 0.9
+  assert out.strip().endswith(f"pushed model: {result.pushed_dir}")
 
 
 def test_a_partial_run_retrains_alone_after_a_hyperparameter_change(partial_run):

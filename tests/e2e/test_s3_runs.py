@@ -1,6 +1,5 @@
-"""local_runner.py on s3://: a whole run of raw pixels in uncompressed
-TFRecords over spans, a partial run with retention, and a bucket it cannot
-use named in one line.
+"""local_runner.py on s3://: a whole run of raw pixels over spans, a partial
+run with retention, and a bucket it cannot use named in one line.
 
 Against tests/fakes/s3_server.py, moto's S3 server on 127.0.0.1 (a STAND-IN
 for a cloud bucket).
@@ -29,15 +28,12 @@ def raw_regression_spans(root) -> dict:
   rows = [{"image": [images[i].tobytes()],
            "brightness": [float(images[i].mean() / 255.0)]} for i in range(600)]
   for span, part in ((1, rows[:300]), (2, rows[300:])):
-    # Plain, uncompressed TFRecords, as `tfrecords convert --compression NONE`
-    # writes them (and as many users' own files are).
-    write_rows(part, str(root / "local" / f"span-{span}"), "digits", compression="NONE",
-               eval_percent=25)
+    write_rows(part, str(root / "local" / f"span-{span}"), "digits", eval_percent=25)
   return {
       "name": "raw",
-      "data": {"root": "s3://data/raw", "compression": "NONE", "window": 2,
-               "splits": {"train": "span-{SPAN}/train/*.tfrecord",
-                          "eval": "span-{SPAN}/eval/*.tfrecord"}},
+      "data": {"root": "s3://data/raw", "compression": "GZIP", "window": 2,
+               "splits": {"train": "span-{SPAN}/train/*.tfrecord.gz",
+                          "eval": "span-{SPAN}/eval/*.tfrecord.gz"}},
       "label": {"name": "brightness", "kind": "regression"},
       "features": {"image": {"kind": "image", "encoding": "raw", "height": 8, "width": 8,
                              "channels": 1}},
