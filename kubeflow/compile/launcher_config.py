@@ -10,8 +10,8 @@ lines 40 and 118-175, @2.5.0 lines 39 and 105-162). Without it an s3://
 root is AWS's: no endpoint, no path style, credentials from the
 environment (`config/s3.go`@2.17.0 lines 87-96, @2.5.0 lines 82-91;
 `objectstore/object_store.go`@2.17.0 lines 91-105 and 318-375, @2.5.0
-line 85), so an in-cluster MinIO (2.5 to 2.15, `minio-service.kubeflow:9000`)
-or SeaweedFS (from 2.16, `seaweedfs.kubeflow:9000`) is never reached, and
+line 85), so the install's own store (`minio-service.kubeflow:9000` to 2.15,
+`seaweedfs.kubeflow:9000` from 2.16) is never reached, and
 the first step fails after its program succeeded ("failed to upload output
 artifact", `component/launcher_v2.go`@2.17.0 lines 824-835).
 
