@@ -6,7 +6,10 @@ its scheme. TF 2.16 has local paths and gs:// built in. s3:// comes from
 tensorflow-io, loaded here on the first s3:// URI; it reads its endpoint and
 credentials from the environment only:
 
-  S3_ENDPOINT            http://minio-service.kubeflow:9000 (MinIO), or unset for AWS
+  S3_ENDPOINT            the install's store: http://seaweedfs.kubeflow:9000
+                         (SeaweedFS, Kubeflow Pipelines 2.16 and later),
+                         http://minio-service.kubeflow:9000 (2.5 to 2.15);
+                         unset for AWS
   AWS_REGION             e.g. us-east-1
   AWS_ACCESS_KEY_ID      from a Kubernetes secret on a cluster (docs/kubeflow.md)
   AWS_SECRET_ACCESS_KEY  likewise
@@ -57,11 +60,15 @@ S3_BUCKET = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])")
 # A gs:// URI up to where a text (a JSON argument, a list) goes on: bucket, path.
 GS_URI = re.compile(r"gs://([a-z0-9][a-z0-9._\-]{1,221}[a-z0-9])(/[^\s\"',]*)?")
 # Schemes TensorFlow opens here. minio:// is what the open-source Kubeflow
-# install names its artifact store; MinIO speaks S3, so s3:// reaches it.
+# install names its artifact store; its store speaks S3, so s3:// reaches
+# it. From 2.16 that store is SeaweedFS, and `minio-service` is gone
+# (kubeflow/pipelines "Remove minio (#12613)"; `objectstore/config.go`
+# @2.17.0 line 29).
 SCHEMES = ("gs", "s3")
+SEAWEEDFS, MINIO = "http://seaweedfs.kubeflow:9000", "http://minio-service.kubeflow:9000"
 ADVICE = {
-    "minio": "MinIO speaks S3: use s3://{rest} with S3_ENDPOINT set to the "
-             "MinIO service, e.g. http://minio-service.kubeflow:9000",
+    "minio": f"The install's store speaks S3: use s3://{{rest}} with S3_ENDPOINT set to "
+             f"it, {SEAWEEDFS} from Kubeflow Pipelines 2.16, {MINIO} before",
     "gcs": "use gs://{rest}",
     "http": "copy the data into a bucket (gs:// or s3://) or a folder",
     "https": "copy the data into a bucket (gs:// or s3://) or a folder",

@@ -6,7 +6,7 @@ import re
 
 from commands.run import flags
 from commands.run.flags import keep_count
-from kubeflow.compile import backend, exit_handler, platform, train_job
+from kubeflow.compile import backend, exit_handler, launcher_config, platform, train_job
 from kubeflow.compile.spec import DEFAULT_RETRIES
 from pipeline.config import Resources
 from trainer.jobs import CLUSTER_ENGINES
@@ -63,6 +63,9 @@ def run(args) -> int:
                          flags.pipeline_name(args, decl))
   backend.check_gpus(args.backend, args.resource, args.train_engine or "")
   train_job.check_machine(args)
+  # Vertex AI has no launcher ConfigMap; its steps reach Google Cloud only.
+  launcher = (launcher_config.configmap(args.pipeline_root, dict(args.env), args.secret_env)
+              if args.backend == backend.KUBEFLOW else None)
   # TensorFlow and TFX load here, once the flags have parsed.
   from commands.run.preparation import prepare_compiled
   from kubeflow.compile.compiler import check_name, compile_pipeline
@@ -73,6 +76,9 @@ def run(args) -> int:
                                notify=args.notify, retries=args.retries,
                                keep_runs=args.keep_runs, backend=args.backend)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
+  apply = launcher_config.write(args.output_dir, launcher)
+  if apply:
+    print(apply)
   return 0
 
 
@@ -90,8 +96,9 @@ def add_parser(sub) -> None:
                  help="a component's container resources (repeatable)")
   c.add_argument("--env", action="append", type=env_var, default=[], metavar="NAME=VALUE",
                  help="an environment variable for every step, e.g. "
-                      "S3_ENDPOINT=http://minio-service.kubeflow:9000 (no secrets: "
-                      "see --secret-env)")
+                      "S3_ENDPOINT=http://seaweedfs.kubeflow:9000 (Kubeflow Pipelines "
+                      "2.16+; http://minio-service.kubeflow:9000 before); no secrets: "
+                      "see --secret-env")
   c.add_argument("--train-engine", choices=CLUSTER_ENGINES,
                  help="with --train-workers N > 1: the engine that runs the Trainer's "
                       "workers: a Kubeflow Trainer TrainJob, a Training Operator "

@@ -1,12 +1,14 @@
 """Fixtures of the training engines' end-to-end tests (test_train_workers.py),
 the digits in a stand-in bucket for the compiled pipeline's, and a drifted
-span of them (test_retraining.py, test_kubeflow_steps.py)."""
+span of them (test_retraining.py, test_kubeflow_steps.py), and the
+`kfp-launcher` ConfigMap compile writes, applied as docs/kubeflow.md says."""
 
 import os
 from collections import Counter
 
 import numpy as np
 import pytest
+import yaml
 
 from dataset.convert import digits
 from dataset.convert.digits import write_digits
@@ -14,7 +16,7 @@ from dataset.convert.rows import write_rows
 from store.metadata import outcome
 from tests.conftest import DIGITS_SCHEMA, digits_raw, span_data
 from tests.fakes.s3_server import upload_folder
-from tests.fakes.standin_cluster import StandInCluster
+from tests.fakes.standin_cluster import NAMESPACE, StandInCluster
 from tests.fakes.vertex_api import StandInVertex
 from tests.runs import run_local
 
@@ -43,6 +45,19 @@ def vertex(tmp_path):
   client over REST, the step's project and token from a metadata server."""
   with StandInVertex(str(tmp_path)) as standin:
     yield standin
+
+
+def kfp_launcher(compiled, cluster=None, **changed) -> dict:
+  """`kubectl apply -f COMPILED/kfp-launcher.yaml`: into the stand-in
+  cluster's namespace when there is one; returns the ConfigMap's data (for
+  a Backend's `launcher_config`), with `changed` keys set as a user would
+  edit them."""
+  with open(os.path.join(str(compiled), "kfp-launcher.yaml"), encoding="utf-8") as f:
+    config = yaml.safe_load(f)
+  config["data"].update(changed)
+  if cluster is not None:
+    cluster.store.create(("v1", NAMESPACE, "configmaps", config["metadata"]["name"]), config)
+  return dict(config["data"])
 
 
 def digits_in_bucket(root, s3, scheme: str = "s3", window: int = 1) -> dict:

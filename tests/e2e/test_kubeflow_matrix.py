@@ -37,6 +37,7 @@ import yaml
 from commands.kubeflow.cli import main as kubeflow
 from dataset.convert.digits import load_images
 from dataset.convert.rows import write_rows
+from tests.e2e.conftest import kfp_launcher
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, steps
 from tests.fakes.kfp_backend import Backend
 from tests.fakes.s3_server import download, env, read, s3_server, upload_folder
@@ -107,6 +108,7 @@ def cell(tmp_path_factory):
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
         "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY",
         "--train-workers", "2", "--train-engine", ENGINE]) == 0
+    kfp_launcher(root / "compiled", cluster)  # docs/kubeflow.md: the launcher's store
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
                       cluster=cluster, version=VERSION, publish_logs=True)
     try:  # the root the UI fills in from the spec

@@ -68,7 +68,7 @@ from components import ui_artifacts
 from kubeflow.compile.spec import tasks as spec_tasks
 from store.retention import cache_epoch
 from tests.conftest import REPO
-from tests.e2e.conftest import digits_in_bucket, write_drifted_span
+from tests.e2e.conftest import digits_in_bucket, kfp_launcher, write_drifted_span
 from tests.fakes import kfp_server
 from tests.fakes import kserve as kserve_fake
 from tests.fakes.kfp_backend import Backend, StepFailed
@@ -207,6 +207,9 @@ def ran(request, tmp_path_factory):
         "--kserve", "digits", "--kserve-canary-percent", "10",
         "--kserve-service-account", "s3-reader"]) == 0
     spec = str(root / "compiled" / "pipeline.yaml")
+    # The launcher reaches the store only through the ConfigMap compile
+    # wrote, applied as docs/kubeflow.md says.
+    kfp_launcher(root / "compiled", cluster)
     # Hardened pods, and the first run's first attempts killed: Transform
     # once its graph's first object is written, the Trainer at its first
     # checkpoint, the Pusher half-way through its push.

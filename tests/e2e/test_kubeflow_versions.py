@@ -7,7 +7,11 @@ launcher writes the step's log into (on by default); from 2.15 outputs
 named by their key and the executor output file under the task's own
 folder; from 2.16.1 the log's URI suffixed with the retry index. The run's root is the run's own,
 else the namespace's `kfp-launcher` ConfigMap's, else the in-cluster
-default `minio://mlpipeline/v2/artifacts`: never the spec's.
+default `minio://mlpipeline/v2/artifacts`: never the spec's. The launcher
+reaches the s3:// store only through the ConfigMap's `providers`
+(tests/fakes/kfp_launcher_store.py): each run here applies the
+`kfp-launcher.yaml` compile wrote, as docs/kubeflow.md says, but one, whose
+first step fails after its program, uploading its log to AWS.
 
 The digits spec on s3://, cut to its first steps (SpanWindow, our own
 component, and ImportExampleGen, TFX's, both through the entrypoint), runs
@@ -27,7 +31,7 @@ import pytest
 import yaml
 
 from commands.kubeflow.cli import main as kubeflow
-from tests.e2e.conftest import digits_in_bucket
+from tests.e2e.conftest import digits_in_bucket, kfp_launcher
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps
 from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, StepFailed
 from tests.fakes.s3_server import env, s3_server
@@ -59,9 +63,11 @@ def runs(tmp_path_factory):
     spec = compiled("compiled")
     found = {}
     for name, (version, logs, source) in FEEDINGS.items():
+      # The ConfigMap compile wrote, its root edited to another bucket's.
       backend = Backend(str(root / f"backend-{name}"), client, secrets=SECRETS, user=NOBODY,
                         version=version, publish_logs=logs,
-                        launcher_config={"defaultPipelineRoot": "s3://admin/kfp"})
+                        launcher_config=kfp_launcher(root / "compiled",
+                                                     defaultPipelineRoot="s3://admin/kfp"))
       try:
         found[name] = backend.run(spec, {}, log_dir=str(root / f"logs-{name}"),
                                   run_id=f"run-{name}", pipeline_root=(
@@ -72,15 +78,28 @@ def runs(tmp_path_factory):
         backend.close()
     # Compiled with --retries 0 (no retryPolicy) on 2.17's manifests:
     # ImportExampleGen's first pod is deleted (Error) as soon as it starts.
+    no_retries = compiled("no-retries", "--retries", "0")
     backend = Backend(str(root / "backend-no-retries"), client, secrets=SECRETS,
-                      kills={"ImportExampleGen": lambda _: True})
+                      kills={"ImportExampleGen": lambda _: True},
+                      launcher_config=kfp_launcher(root / "no-retries"))
     try:
-      found["no-retries"] = backend.run(compiled("no-retries", "--retries", "0"), {},
+      found["no-retries"] = backend.run(no_retries, {},
                                         log_dir=str(root / "logs-no-retries"),
                                         run_id="run-no-retries",
                                         pipeline_root="s3://pipelines/root")
     except StepFailed as e:
       found["no-retries"] = e
+    finally:
+      backend.close()
+    # The run's own root, as submit sends it, in a namespace without the
+    # ConfigMap: the launcher has no way to the store but AWS's defaults.
+    backend = Backend(str(root / "backend-no-configmap"), client, secrets=SECRETS)
+    try:
+      backend.run(spec, {}, log_dir=str(root / "logs-no-configmap"),
+                  run_id="run-no-configmap", pipeline_root="s3://pipelines/root")
+      found["no-configmap"] = None
+    except StepFailed as e:
+      found["no-configmap"] = e
     finally:
       backend.close()
     # A run that names no root, in a namespace without the ConfigMap.
@@ -141,6 +160,36 @@ def test_a_run_in_the_in_cluster_default_root_stops_at_its_first_step_naming_the
   # 2.17's manifests retry Errors only (Argo's OnError): a step that exits 1
   # is Failed, and not started again.
   assert runs["runs"]["minio-attempts"] == {"SpanWindow": 1}, runs["runs"]["minio-attempts"]
+
+
+def test_without_the_launchers_configmap_the_first_step_fails_after_its_program(runs):
+  """No `providers`: the launcher opens s3:// with AWS's defaults
+  (kubeflow/pipelines `config/s3.go`@2.17.0 lines 87-96,
+  `objectstore/object_store.go` lines 91-105), and the step's log, the
+  first thing it uploads, fails in its words (`component/launcher_v2.go`
+  @2.17.0 line 834), though the step's program wrote its outputs and its
+  record; the run stops there."""
+  failed = runs["runs"]["no-configmap"]
+  assert isinstance(failed, StepFailed), "the launcher reached the store without its ConfigMap"
+  text = str(failed)
+  assert text.startswith('failed to upload output artifact "executor-logs" to remote storage '
+                         'URI "s3://pipelines/root/digits/run-no-configmap/SpanWindow/'), text
+  assert "amazonaws.com" in text, text
+  assert failed.run.states == {"SpanWindow": "FAILED", "ImportExampleGen": "SKIPPED"}, \
+      failed.run.states
+  assert "pipelines/root/digits/run-no-configmap/status/SpanWindow.json" in runs["objects"]
+  # A launcher that exits non-zero leaves a Failed node: 2.17's OnError
+  # policy does not start it again.
+  assert failed.run.attempts == {"SpanWindow": 1}, failed.run.attempts
+
+
+def test_compile_wrote_the_configmap_the_runs_above_applied(runs):
+  config = yaml.safe_load((runs["root"] / "compiled" / "kfp-launcher.yaml").read_text())
+  assert config["data"]["defaultPipelineRoot"] == "s3://pipelines/root"
+  default = yaml.safe_load(config["data"]["providers"])["s3"]["default"]
+  assert default["forcePathStyle"] is True and default["disableSSL"] is True
+  assert default["credentials"] == {"fromEnv": False, "secretRef": {
+      "secretName": "s3-creds", "accessKeyKey": "accesskey", "secretKeyKey": "secretkey"}}
 
 
 def test_a_step_compiled_without_retries_is_retried_on_217_when_its_pod_is_deleted(runs):

@@ -56,7 +56,11 @@ and nothing kinder. Each behaviour, and where it comes from:
   later blocks its folder); prepareOutputFolders; the container's command and
   args with `{{$}}` replaced by the executor input; mergeRuntimeArtifacts of
   the executor output (URI, metadata); uploadOutputArtifacts of whatever
-  the pod's local path holds; RecordArtifact: metadata to custom properties
+  the pod's local path holds (the log); downloads and uploads go through
+  the bucket the launcher opens from the run's session: the namespace's
+  `kfp-launcher` ConfigMap's `providers` and a Secret, else AWS's
+  defaults, which reach nothing here (tests/fakes/kfp_launcher_store.py,
+  its rules cited at 2.5.0 and 2.17.0); RecordArtifact: metadata to custom properties
   by StructValueToMLMDValue (numbers as doubles, bools as ints, lists and
   structs wrapped), the type from the schema title, and `display_name` and
   `store_session_info` added.
@@ -163,7 +167,8 @@ from google.protobuf import json_format
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2 as mlmd
 
-from tests.fakes import standin_cluster
+from tests.fakes import kfp_launcher_store, standin_cluster
+from tests.fakes.kfp_launcher_store import StoreError, q
 
 LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
 # config/env.go@2.17.0 line 38 (line 37 at 2.5.0): the root of a run that
@@ -261,9 +266,15 @@ class Backend:
     """
     Args:
       home: where its ML Metadata store goes.
-      s3: a boto3 S3 client (the launcher's blob store), or None.
+      s3: the test's boto3 S3 client, or None. The launcher never uses it:
+        it opens the bucket from the kfp-launcher ConfigMap's `providers`
+        and the namespace's Secrets (kfp_launcher_store.py), so a test
+        applies the ConfigMap compile wrote (Vertex's feeding uploads
+        through it, vertex_feeding.py).
       flavour: `oss` (untyped inputs) or `typed` (Vertex AI's feeding).
-      secrets: Kubernetes secrets by name: key -> value.
+      secrets: the namespace's Kubernetes Secrets by name: key -> value
+        (with `cluster`, its store's secrets win): the steps' secret env,
+        and the launcher's credentials by `secretRef`.
       version: the backend's (major, minor), 2.4 to 2.17: the log output
         from 2.5, sub-DAG tasks retry from 2.14, named outputs, the output
         file under the task root and the log's retry suffix at 2.17.
@@ -275,7 +286,9 @@ class Backend:
       publish_logs: the API server's PUBLISH_LOGS (from 2.5; "true" in
         its manifests).
       launcher_config: the data of the namespace's `kfp-launcher` ConfigMap
-        (with `cluster`, the ConfigMap in its API wins).
+        (with `cluster`, the ConfigMap in its API wins): its
+        `defaultPipelineRoot`, and its `providers`, the launcher's only way
+        to an S3-compatible store (kfp_launcher_store.py).
       retry_policy: Argo's, as the install's workflow-controller ConfigMap
         sets it: OnFailure, OnError or Always (default: the version's).
     """
@@ -291,6 +304,9 @@ class Backend:
     # The templateDefaults' limit, for a task without a retryPolicy (above).
     self.default_retries = 2 if self.version >= (2, 17) else 0
     self.launcher_config = dict(launcher_config or {})
+    # The run's store session (run() sets them, as the root driver does).
+    self._session: Dict = {}
+    self._root_bucket = ""
     self.user = user if user is not None and os.geteuid() == 0 else None
     os.makedirs(home, exist_ok=True)
     # The pods' folders, reachable by `user` (a test's tmp_path is not).
@@ -314,14 +330,22 @@ class Backend:
     this folder is not. The pod image is the test process's."""
     shutil.rmtree(self.pods, ignore_errors=True)
 
-  def root_of(self, pipeline_root: Optional[str]) -> str:
-    """The run's pipeline root as the root DAG's driver resolves it."""
+  def launcher_data(self) -> Dict[str, str]:
+    """The data of the namespace's `kfp-launcher` ConfigMap ({} if none)."""
     config = self.launcher_config
     if self.cluster is not None:
       found = self.cluster.store.get(
           ("v1", standin_cluster.NAMESPACE, "configmaps", "kfp-launcher"))
       config = (found or {}).get("data", config)
-    return pipeline_root or config.get("defaultPipelineRoot") or DEFAULT_ROOT
+    return config
+
+  def namespace_secrets(self) -> Dict[str, Dict[str, str]]:
+    """The namespace's Secrets: the cluster's, else those the test gave."""
+    return {**self.secrets, **(self.cluster.store.secrets if self.cluster else {})}
+
+  def root_of(self, pipeline_root: Optional[str]) -> str:
+    """The run's pipeline root as the root DAG's driver resolves it."""
+    return pipeline_root or self.launcher_data().get("defaultPipelineRoot") or DEFAULT_ROOT
 
   def run(self, spec_path: str, params: Dict, image: str = "local/image:test",
           log_dir: Optional[str] = None, run_id: Optional[str] = None,
@@ -341,6 +365,13 @@ class Backend:
     scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
     scope.update(params)
     run_root = self._run_root(spec, pipeline_root, run_id)
+    # The root driver's session for the launchers (kfp_launcher_store.py).
+    try:
+      self._session = kfp_launcher_store.session_info(
+          self.launcher_data(), self.root_of(pipeline_root))
+    except StoreError as e:
+      raise StepFailed(f"driver.RootDAG failed: {e}") from None
+    self._root_bucket = self.root_of(pipeline_root).split("://", 1)[-1].split("/")[0]
     executors = platform.get("platforms", {}).get("kubernetes", {}).get(
         "deploymentSpec", {}).get("executors", {})
     result = Run({}, {}, {})
@@ -557,7 +588,11 @@ class Backend:
     local_input["outputs"]["outputFile"] = output_file
     for spec in local_input["outputs"].get("parameters", {}).values():
       spec["outputFile"] = in_pod(spec["outputFile"])
-    self._stage(executor_input, pod_dir)
+    container_env = {**{e["name"]: e["value"] for e in container.get("env", [])},
+                     **{var: self.namespace_secrets().get(secret, {}).get(key, "")
+                        for var, (secret, key) in pod["secret_env"].items()}}
+    bucket = self._open_bucket(name, container_env)
+    self._stage(executor_input, pod_dir, bucket)
     logs = executor_input["outputs"]["artifacts"].get(LOGS)
     log_uri = logs["artifacts"][0]["uri"] if logs else None
     if log_uri:  # getLogWriter: os.Create before the container starts
@@ -599,7 +634,13 @@ class Backend:
     self._after_step(pod_dir)
     # A killed pod's launcher dies with it, and publishes nothing.
     if log_uri and (not code or (self.version >= (2, 16) and not killed)):
-      self._publish_log(log, log_uri, pod_dir)
+      try:
+        self._publish_log(log, log_uri, pod_dir, bucket)
+      except StepFailed:
+        # launcher_v2.go@2.17.0 lines 448-457: after a failed container the
+        # upload's error is dropped, the container's reported.
+        if not code:
+          raise
     if code:
       with open(log) as f:
         failed = StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
@@ -621,11 +662,23 @@ class Backend:
                            f": {e.strerror} (launcher_v2.go collectOutputParameters)") from None
     return reported.get("artifacts", {}), values
 
-  def _stage(self, executor_input: Dict, pod_dir: str) -> None:
+  def _open_bucket(self, name: str, env: Dict[str, str]):
+    """OpenBucket on the run's session, before the step starts
+    (`launcher_v2.go`@2.17.0 line 269, @2.5.0 line 220); None for a root
+    that is not s3:// (minio:// and gs:// have no stand-in store here)."""
+    if self._session.get("Provider") != "s3":
+      return None
+    try:
+      return kfp_launcher_store.open_bucket(
+          self._session, self._root_bucket, self.namespace_secrets(), env, self.version)
+    except StoreError as e:
+      raise StepFailed(f"step {name}: the launcher failed before the step: {e}") from None
+
+  def _stage(self, executor_input: Dict, pod_dir: str, bucket=None) -> None:
     """downloadArtifacts, then prepareOutputFolders: the launcher's work in
     the pod before the container starts."""
     for key, listed in executor_input["inputs"]["artifacts"].items():
-      self._download(listed["artifacts"][0]["uri"], pod_dir, key)
+      self._download(listed["artifacts"][0]["uri"], pod_dir, key, bucket)
     for listed in executor_input["outputs"]["artifacts"].values():
       os.makedirs(os.path.dirname(_local_path(listed["artifacts"][0]["uri"], pod_dir)),
                   exist_ok=True)
@@ -656,39 +709,42 @@ class Backend:
   def _after_step(self, pod_dir: str) -> None:
     """After the container ends, before its outputs are read: nothing here."""
 
-  def _publish_log(self, log: str, uri: str, pod_dir: str) -> None:
+  def _publish_log(self, log: str, uri: str, pod_dir: str, bucket=None) -> None:
     """What the launcher's tee wrote into the log output's local path, then
-    uploadOutputArtifacts: the file uploaded as the URI's one object. A path
-    the step replaced by a folder is uploaded as a folder (UploadBlob)."""
+    uploadOutputArtifacts: the file uploaded as the URI's one object, into
+    the bucket the launcher opened (kfp_launcher_store.py). A path the step
+    replaced by a folder is uploaded as a folder (UploadBlob); a missing
+    one is skipped (`launcher_v2.go`@2.17.0 lines 824-831)."""
     local = _local_path(uri, pod_dir)
     if os.path.isfile(local):
       with open(log, "rb") as src, open(local, "ab") as dst:
         shutil.copyfileobj(src, dst)
-    if not (uri.startswith("s3://") and self.s3 is not None and os.path.exists(local)):
+    if not (uri.startswith("s3://") and bucket is not None and os.path.exists(local)):
       return
-    bucket, _, key = uri[len("s3://"):].partition("/")
-    files = ([(local, key)] if os.path.isfile(local) else
-             [(os.path.join(d, f), f"{key}/{os.path.relpath(os.path.join(d, f), local)}")
-              for d, _, names in os.walk(local) for f in names])
-    for path, name in files:
-      self.s3.upload_file(path, bucket, name)
+    try:
+      bucket.upload(local, uri[len("s3://"):].partition("/")[2])
+    except StoreError as e:  # launcher_v2.go@2.17.0 line 834, @2.5.0 line 570
+      raise StepFailed(f"failed to upload output artifact {q(LOGS)} to remote storage "
+                       f"URI {q(uri)}: {e}") from None
 
-  def _download(self, uri: str, pod_dir: str, key: str) -> None:
-    """downloadArtifacts: every object under the URI, into the pod."""
-    if not uri.startswith("s3://") or self.s3 is None:
+  def _download(self, uri: str, pod_dir: str, key: str, bucket=None) -> None:
+    """downloadArtifacts: every object under the URI, into the pod, from the
+    run's bucket, or, for another bucket, one opened with no session: AWS's
+    defaults (`launcher_v2.go`@2.17.0 lines 1030-1040, @2.5.0 lines 714-724)."""
+    if not uri.startswith("s3://") or self._session.get("Provider") != "s3":
       return  # gs:// and minio:// have no stand-in here; a local path is skipped
     local = _local_path(uri, pod_dir)
-    bucket, _, prefix = uri[len("s3://"):].partition("/")
-    pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-    for page in pages:
-      for obj in page.get("Contents", []):
-        path = os.path.normpath(os.path.join(local, os.path.relpath(obj["Key"], prefix)))
-        try:
-          os.makedirs(os.path.dirname(path), exist_ok=True)
-          self.s3.download_file(bucket, obj["Key"], path)
-        except OSError as e:
-          raise StepFailed(f"failed to download input artifact {key!r} from remote "
-                           f"storage URI {uri}: {e}") from None
+    name, _, prefix = uri[len("s3://"):].partition("/")
+    if bucket is None or bucket.name != name:
+      bucket = kfp_launcher_store.open_bucket(None, name, {}, {}, self.version)
+    try:
+      for found in bucket.objects(prefix):
+        path = os.path.normpath(os.path.join(local, os.path.relpath(found, prefix)))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        bucket.download(found, path)
+    except (StoreError, OSError) as e:  # @2.17.0 line 975, @2.5.0 line 660
+      raise StepFailed(f"failed to download input artifact {q(key)} from remote "
+                       f"storage URI {q(uri)}: {e}") from None
 
   def _record_artifact(self, key: str, artifact: Dict) -> int:
     """RecordArtifact."""
@@ -700,8 +756,9 @@ class Backend:
     for k, v in artifact.get("metadata", {}).items():
       art.custom_properties[k].CopyFrom(_to_mlmd_value(v))
     art.custom_properties["display_name"].string_value = key
+    # metadata/client.go RecordArtifact: the run's session, as the launcher had it.
     art.custom_properties["store_session_info"].string_value = json.dumps(
-        {"Provider": "s3" if artifact["uri"].startswith("s3://") else "", "Params": {}})
+        self._session or {"Provider": "", "Params": {}})
     return self.store.put_artifacts([art])[0]
 
   def _record(self, name: str, outputs: Dict[str, int], state,

@@ -246,7 +246,7 @@ class VertexBackend(Backend):
         self.job.tasks[name].failed_jobs.append(attempt)
       raise
 
-  def _stage(self, executor_input: Dict, pod_dir: str) -> None:
+  def _stage(self, executor_input: Dict, pod_dir: str, bucket=None) -> None:
     """No launcher: the step reads and writes the URIs itself."""
 
   def _pipeline_values(self, name: str) -> Dict[str, str]:

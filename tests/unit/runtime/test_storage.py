@@ -8,8 +8,11 @@ from runtime import storage
 
 
 @pytest.mark.parametrize("uri,message", [
-    ("minio://mlpipeline/v2/artifacts", "found minio://. MinIO speaks S3: use "
-     "s3://mlpipeline/v2/artifacts with S3_ENDPOINT"),
+    # The store's service by version: SeaweedFS from 2.16, MinIO before.
+    ("minio://mlpipeline/v2/artifacts", "found minio://. The install's store speaks S3: "
+     "use s3://mlpipeline/v2/artifacts with S3_ENDPOINT set to it, "
+     "http://seaweedfs.kubeflow:9000 from Kubeflow Pipelines 2.16, "
+     "http://minio-service.kubeflow:9000 before"),
     ("hdfs://nn/data", "expected a folder, gs:// or s3://"),
 ])
 def test_schemes_tensorflow_cannot_open_are_refused_with_what_to_use(uri, message):
