@@ -215,15 +215,11 @@ def _connect(endpoint: str, uri: str) -> None:
 
 
 def glob(pattern: str) -> List[str]:
-  """The paths that match `pattern`, sorted: through TensorFlow for a URI,
-  without it on this machine's disk (so a check of local files answers
-  before TensorFlow's seconds of import)."""
-  if scheme(pattern):
-    return sorted(gfile().glob(pattern))
-  return sorted(globbing.glob(pattern))
+  """Sorted paths matching `pattern`; local ones without TensorFlow's import."""
+  return sorted(gfile().glob(pattern) if scheme(pattern) else globbing.glob(pattern))
 
 
-def isdir(path: str) -> bool:
+def isdir(path: str) -> bool:  # as `glob`
   return gfile().isdir(path) if scheme(path) else os.path.isdir(path)
 
 
