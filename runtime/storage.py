@@ -61,9 +61,9 @@ S3_BUCKET = re.compile(r"s3://([a-z0-9][a-z0-9.\-]{1,61}[a-z0-9])")
 GS_URI = re.compile(r"gs://([a-z0-9][a-z0-9._\-]{1,221}[a-z0-9])(/[^\s\"',]*)?")
 # Schemes TensorFlow opens here. minio:// is what the open-source Kubeflow
 # install names its artifact store; its store speaks S3, so s3:// reaches
-# it. From 2.16 that store is SeaweedFS, and `minio-service` is gone
-# (kubeflow/pipelines "Remove minio (#12613)"; `objectstore/config.go`
-# @2.17.0 line 29).
+# it. From 2.15 that store is SeaweedFS, behind `minio-service` until 2.16
+# removed that name (kubeflow/pipelines "Remove minio (#12613)";
+# `objectstore/config.go`@2.17.0 line 29).
 SCHEMES = ("gs", "s3")
 SEAWEEDFS, MINIO = "http://seaweedfs.kubeflow:9000", "http://minio-service.kubeflow:9000"
 ADVICE = {

@@ -19,11 +19,13 @@ So `compile`, given an s3:// root and S3_ENDPOINT, writes the ConfigMap
 beside the spec, in `config/s3.go`'s schema (@2.17.0 lines 25-70):
 `s3.default` with the endpoint as host:port, `disableSSL` for http://,
 `forcePathStyle: true` (an in-cluster service has no per-bucket host
-names), the region, and credentials by `secretRef` to the secret the
-steps already take AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY from
-(`fromEnv: false`: at 2.5 `fromEnv: true` ignores the endpoint,
-object_store.go@2.5.0 lines 251-253). AWS itself (no S3_ENDPOINT) and
-gs:// need none.
+names), the region (an empty one would leave the launcher none: it
+falls back only to the container's AWS_REGION), and credentials by
+`secretRef` to the secret the steps already take AWS_ACCESS_KEY_ID and
+AWS_SECRET_ACCESS_KEY from (`fromEnv: false`: before 2.17 `fromEnv: true`
+ignores the endpoint, object_store.go@2.5.0 lines 251-253, @2.15.0 lines
+254-256, the same at 2.16.x; only 2.17.0 builds a client from it, lines
+305-315). AWS itself (no S3_ENDPOINT) and gs:// need none.
 """
 
 import os
@@ -73,7 +75,7 @@ def configmap(pipeline_root: str, env: Dict[str, str],
   secret = by_var[ACCESS][0]
   store = {"default": {
       "endpoint": parsed.netloc,
-      "region": env.get("AWS_REGION", DEFAULT_REGION),
+      "region": env.get("AWS_REGION") or DEFAULT_REGION,
       "disableSSL": parsed.scheme == "http",
       "forcePathStyle": True,
       "credentials": {"fromEnv": False, "secretRef": {

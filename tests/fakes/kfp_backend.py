@@ -48,19 +48,26 @@ and nothing kinder. Each behaviour, and where it comes from:
     `executor-logs-0` (qualifyExecutorLogsURI, `launcher_v2.go`@2.17.0
     lines 531-554), and keeps the log's URI whatever the executor output
     says of it (line 804).
+- The root DAG driver parses the run's root and the ConfigMap's
+  `providers` into the run's store session before any step
+  (tests/fakes/kfp_launcher_providers.py): a root of no known scheme (a
+  local folder) or providers it cannot read fail the run there.
 - The launcher (`component/launcher_v2.go`): LocalPathForURI maps gs://,
-  minio:// and s3:// to `/gcs/`, `/minio/`, `/s3/` in the pod and fails on
-  anything else, so a local pipeline root fails here as on a cluster;
+  minio:// and s3:// to `/gcs/`, `/minio/`, `/s3/` in the pod;
   downloadArtifacts copies every input artifact's objects into the pod
   (objectstore DownloadBlob: a `dir/` marker object becomes a file that
-  later blocks its folder); prepareOutputFolders; the container's command and
+  later blocks its folder; before 2.17 every key the listing of the URI's
+  key gives, a sibling `model_run/...` beside `model` included, from 2.17
+  only the URI's own); prepareOutputFolders; the container's command and
   args with `{{$}}` replaced by the executor input; mergeRuntimeArtifacts of
-  the executor output (URI, metadata); uploadOutputArtifacts of whatever
-  the pod's local path holds (the log); downloads and uploads go through
+  the executor output (URI, metadata); uploadOutputArtifacts of every
+  output: its URI must lie under the run's root, and whatever the pod's
+  local path holds is uploaded (the log; an output a step wrote under
+  `/s3/`); downloads and uploads go through
   the bucket the launcher opens from the run's session: the namespace's
   `kfp-launcher` ConfigMap's `providers` and a Secret, else AWS's
   defaults, which reach nothing here (tests/fakes/kfp_launcher_store.py,
-  its rules cited at 2.5.0 and 2.17.0); RecordArtifact: metadata to custom properties
+  its rules cited at 2.5.0, 2.15.0 and 2.17.0); RecordArtifact: metadata to custom properties
   by StructValueToMLMDValue (numbers as doubles, bools as ints, lists and
   structs wrapped), the type from the schema title, and `display_name` and
   `store_session_info` added.
@@ -142,8 +149,9 @@ Like the backend, it runs no resolver or importer, and no
 
 tests/fakes/vertex_feeding.py feeds the same DAG, cache and retries as
 Vertex AI Pipelines does, through hooks whose defaults here are the
-behaviour above: `_run_root`, `_retry`, `_stage`, `_args`, `_platform_env`,
-`_after_step`, `fail_fast`, and the spec's own image when `image` is None.
+behaviour above: `_run_root`, `_retry`, `_stage`, `_upload_outputs`, `_args`,
+`_platform_env`, `_after_step`, `fail_fast`, and the spec's own image when
+`image` is None.
 """
 
 import atexit
@@ -167,8 +175,8 @@ from google.protobuf import json_format
 from ml_metadata.metadata_store import metadata_store
 from ml_metadata.proto import metadata_store_pb2 as mlmd
 
-from tests.fakes import kfp_launcher_store, standin_cluster
-from tests.fakes.kfp_launcher_store import StoreError, q
+from tests.fakes import kfp_launcher_providers, kfp_launcher_store, standin_cluster
+from tests.fakes.kfp_launcher_providers import DriverPanic, StoreError, q
 
 LOCAL_PREFIX = {"gs://": "gcs", "minio://": "minio", "s3://": "s3"}
 # config/env.go@2.17.0 line 38 (line 37 at 2.5.0): the root of a run that
@@ -288,7 +296,7 @@ class Backend:
       launcher_config: the data of the namespace's `kfp-launcher` ConfigMap
         (with `cluster`, the ConfigMap in its API wins): its
         `defaultPipelineRoot`, and its `providers`, the launcher's only way
-        to an S3-compatible store (kfp_launcher_store.py).
+        to an S3-compatible store (kfp_launcher_providers.py).
       retry_policy: Argo's, as the install's workflow-controller ConfigMap
         sets it: OnFailure, OnError or Always (default: the version's).
     """
@@ -306,7 +314,7 @@ class Backend:
     self.launcher_config = dict(launcher_config or {})
     # The run's store session (run() sets them, as the root driver does).
     self._session: Dict = {}
-    self._root_bucket = ""
+    self._root_bucket = self._launcher_root = ""
     self.user = user if user is not None and os.geteuid() == 0 else None
     os.makedirs(home, exist_ok=True)
     # The pods' folders, reachable by `user` (a test's tmp_path is not).
@@ -364,13 +372,20 @@ class Backend:
     root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
     scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
     scope.update(params)
-    run_root = self._run_root(spec, pipeline_root, run_id)
-    # The root driver's session for the launchers (kfp_launcher_store.py).
+    # The root driver's session for the launchers (kfp_launcher_providers.py),
+    # before any step: a root it cannot parse, or providers it cannot read,
+    # fail the run there.
     try:
-      self._session = kfp_launcher_store.session_info(
-          self.launcher_data(), self.root_of(pipeline_root))
+      self._session = kfp_launcher_providers.session_info(
+          self.launcher_data(), self.root_of(pipeline_root), self.version)
+    except DriverPanic as e:  # no error to wrap: the driver's pod crashes
+      raise StepFailed(f"driver.RootDAG: {e}") from None
     except StoreError as e:
       raise StepFailed(f"driver.RootDAG failed: {e}") from None
+    run_root = self._run_root(spec, pipeline_root, run_id)
+    # The launcher's bucket config is the run context's root
+    # (`launcher_v2.go`@2.17.0 lines 252-258, GetPipeline's `pipeline_root`).
+    self._launcher_root = run_root
     self._root_bucket = self.root_of(pipeline_root).split("://", 1)[-1].split("/")[0]
     executors = platform.get("platforms", {}).get("kubernetes", {}).get(
         "deploymentSpec", {}).get("executors", {})
@@ -462,14 +477,8 @@ class Backend:
             raise
       outputs = {}
       for key, listed in launched["outputs"]["artifacts"].items():
-        artifact = listed["artifacts"][0]
-        merged = reported.get(key, {}).get("artifacts", [{}])[0]
-        if key == LOGS and self.version >= (2, 16, 1):
-          merged = {}  # launcher_v2.go@2.17.0 line 804: the launcher's own
-        artifact["uri"] = merged.get("uri") or artifact["uri"]
-        artifact["metadata"] = {**artifact.get("metadata", {}),
-                                **merged.get("metadata", {})}
-        outputs[key] = self._record_artifact(key, artifact)
+        outputs[key] = self._record_artifact(
+            key, self._merged(key, listed["artifacts"][0], reported))
       execution = self._record(name, outputs, mlmd.Execution.COMPLETE, values)
       self.cache[fingerprint] = execution
       result.states[name] = "EXECUTED"
@@ -633,15 +642,14 @@ class Backend:
     killed = bool(predicate) and code == -signal.SIGKILL
     self._after_step(pod_dir)
     # A killed pod's launcher dies with it, and publishes nothing.
-    if log_uri and (not code or (self.version >= (2, 16) and not killed)):
-      try:
-        self._publish_log(log, log_uri, pod_dir, bucket)
-      except StepFailed:
-        # launcher_v2.go@2.17.0 lines 448-457: after a failed container the
-        # upload's error is dropped, the container's reported.
-        if not code:
-          raise
+    if log_uri and not killed:
+      self._tee(log, log_uri, pod_dir)
     if code:
+      if log_uri and self.version >= (2, 16) and not killed:
+        try:  # launcher_v2.go@2.17.0 lines 448-457: the log alone, its error dropped
+          self._upload_outputs({LOGS: logs}, {}, pod_dir, bucket)
+        except StepFailed:
+          pass
       with open(log) as f:
         failed = StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
       failed.phase = "Error" if killed and how == "deleted" else "Failed"
@@ -660,6 +668,9 @@ class Backend:
           raise StepFailed(f"step {name}: failed to read output parameter name={key!r} "
                            f"path={executor_input['outputs']['parameters'][key]['outputFile']!r}"
                            f": {e.strerror} (launcher_v2.go collectOutputParameters)") from None
+    # Then every output, after the parameters (launcher_v2.go@2.17.0 lines 462-471).
+    self._upload_outputs(executor_input["outputs"]["artifacts"], reported.get("artifacts", {}),
+                         pod_dir, bucket)
     return reported.get("artifacts", {}), values
 
   def _open_bucket(self, name: str, env: Dict[str, str]):
@@ -709,23 +720,52 @@ class Backend:
   def _after_step(self, pod_dir: str) -> None:
     """After the container ends, before its outputs are read: nothing here."""
 
-  def _publish_log(self, log: str, uri: str, pod_dir: str, bucket=None) -> None:
-    """What the launcher's tee wrote into the log output's local path, then
-    uploadOutputArtifacts: the file uploaded as the URI's one object, into
-    the bucket the launcher opened (kfp_launcher_store.py). A path the step
-    replaced by a folder is uploaded as a folder (UploadBlob); a missing
-    one is skipped (`launcher_v2.go`@2.17.0 lines 824-831)."""
+  def _tee(self, log: str, uri: str, pod_dir: str) -> None:
+    """What getLogWriter's tee wrote into the log output's local path: the
+    container's output (a path the step replaced by a folder gets none)."""
     local = _local_path(uri, pod_dir)
     if os.path.isfile(local):
       with open(log, "rb") as src, open(local, "ab") as dst:
         shutil.copyfileobj(src, dst)
-    if not (uri.startswith("s3://") and bucket is not None and os.path.exists(local)):
-      return
-    try:
-      bucket.upload(local, uri[len("s3://"):].partition("/")[2])
-    except StoreError as e:  # launcher_v2.go@2.17.0 line 834, @2.5.0 line 570
-      raise StepFailed(f"failed to upload output artifact {q(LOGS)} to remote storage "
-                       f"URI {q(uri)}: {e}") from None
+
+  def _merged(self, key: str, artifact: Dict, reported: Dict) -> Dict:
+    """mergeRuntimeArtifacts: the executor output's URI and metadata over the
+    launcher's (`launcher_v2.go`@2.5.0 lines 551-554, 835-849); from 2.16.1
+    not for the log, whatever the executor output says (@2.17.0 line 804)."""
+    merged = (reported.get(key, {}).get("artifacts") or [{}])[0]
+    if key == LOGS and self.version >= (2, 16, 1):
+      merged = {}
+    return {**artifact, "uri": merged.get("uri") or artifact["uri"],
+            "metadata": {**artifact.get("metadata", {}), **merged.get("metadata", {})}}
+
+  def _upload_outputs(self, outputs: Dict, reported: Dict, pod_dir: str, bucket=None) -> None:
+    """uploadOutputArtifacts (`launcher_v2.go`@2.17.0 lines 778-856, @2.5.0
+    lines 540-592), for every output, not the log alone: its URI, merged,
+    must lie under the run's root (KeyFromURI, `objectstore/config.go`
+    @2.17.0 lines 101-112), and whatever the pod holds at its local path
+    is uploaded, as one object or a folder's (UploadBlob), into the bucket
+    the launcher opened (kfp_launcher_store.py): the log the launcher
+    wrote, and an output the step wrote under `/s3/` itself. A missing path
+    is skipped (lines 824-831); a URI of no known scheme is not uploaded."""
+    prefixed = self._launcher_root.rstrip("/")  # PrefixedBucket: no trailing /
+    for key, listed in outputs.items():
+      uri = self._merged(key, listed["artifacts"][0], reported)["uri"]
+      if not uri.startswith(tuple(LOCAL_PREFIX)):
+        continue  # LocalPathForURI fails: a warning
+      blob = uri[len(prefixed):].lstrip("/") if uri.startswith(prefixed) else None
+      if not blob:
+        why = ("does not have expected bucket prefix" if blob is None
+               else "has empty key given prefixed bucket")
+        raise StepFailed(f"failed to upload output artifact {q(key)}: URI {q(uri)} {why} "
+                         f"{q(prefixed)}")  # @2.17.0 line 822, @2.5.0 line 563
+      local = _local_path(uri, pod_dir)
+      if not (uri.startswith("s3://") and bucket is not None and os.path.exists(local)):
+        continue
+      try:
+        bucket.upload(local, uri[len("s3://"):].partition("/")[2])
+      except StoreError as e:  # launcher_v2.go@2.17.0 line 834, @2.5.0 line 570
+        raise StepFailed(f"failed to upload output artifact {q(key)} to remote storage "
+                         f"URI {q(uri)}: {e}") from None
 
   def _download(self, uri: str, pod_dir: str, key: str, bucket=None) -> None:
     """downloadArtifacts: every object under the URI, into the pod, from the
@@ -739,6 +779,15 @@ class Backend:
       bucket = kfp_launcher_store.open_bucket(None, name, {}, {}, self.version)
     try:
       for found in bucket.objects(prefix):
+        if self.version >= (2, 17):  # object_store.go@2.17.0 lines 146-205
+          if found != prefix.rstrip("/") and not found.startswith(prefix.rstrip("/") + "/"):
+            continue  # a sibling's key, `model_run/...` beside `model`: skipped
+          if ".." in found.split("/"):
+            raise StoreError(f"path traversal detected: blob key {q(found)} contains '..' "
+                             f"component")
+        # Before 2.17 every key the listing gives is copied, relative to the
+        # URI's key (filepath.Rel, @2.5.0 lines 140-144): a sibling's lands
+        # beside the input's folder.
         path = os.path.normpath(os.path.join(local, os.path.relpath(found, prefix)))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         bucket.download(found, path)

@@ -249,6 +249,10 @@ class VertexBackend(Backend):
   def _stage(self, executor_input: Dict, pod_dir: str, bucket=None) -> None:
     """No launcher: the step reads and writes the URIs itself."""
 
+  def _upload_outputs(self, outputs: Dict, reported: Dict, pod_dir: str, bucket=None) -> None:
+    """No launcher uploads: what the step wrote under the mount reaches the
+    bucket through `_after_step`."""
+
   def _pipeline_values(self, name: str) -> Dict[str, str]:
     """Vertex's run-time placeholders (google_cloud_pipeline_components
     `_placeholders.py` lines 18-35 @7b70c7b: the service account is the

@@ -7,6 +7,7 @@ import yaml
 from commands.kubeflow.cli import main as kubeflow
 from kubeflow.compile import launcher_config
 from kubeflow.errors import CompileError
+from tests.fakes import kfp_launcher_providers, kfp_launcher_store
 
 SECRETS = [("mlpipeline-minio-artifact", "accesskey", "AWS_ACCESS_KEY_ID"),
            ("mlpipeline-minio-artifact", "secretkey", "AWS_SECRET_ACCESS_KEY")]
@@ -49,6 +50,31 @@ def test_https_keeps_ssl_and_a_scheme_less_endpoint_follows_s3_use_https():
   plain = providers(launcher_config.configmap(
       "s3://b/r", {"S3_ENDPOINT": "store:9000", "S3_USE_HTTPS": "0"}, SECRETS))["s3"]["default"]
   assert plain["disableSSL"] is True and plain["endpoint"] == "store:9000"
+
+
+def test_an_empty_aws_region_still_gives_the_launcher_a_region():
+  """An empty `region` leaves the launcher only the container's AWS_REGION,
+  here empty too (object_store.go@2.5.0 line 259, @2.17.0 lines 332-334)."""
+  env = {"S3_ENDPOINT": "http://seaweedfs.kubeflow:9000", "AWS_REGION": ""}
+  config = launcher_config.configmap("s3://mlpipeline/tfx", env, SECRETS)
+  assert providers(config)["s3"]["default"]["region"] == launcher_config.DEFAULT_REGION
+
+
+@pytest.mark.parametrize("version", [(2, 5), (2, 15), (2, 16, 1), (2, 17)])
+def test_the_stand_in_launcher_opens_the_store_by_path_from_the_configmap(version):
+  """The file as the stand-in driver and launcher read it, at each SDK and
+  session rule (tests/fakes/kfp_launcher_providers.py, kfp_launcher_store.py):
+  the endpoint by path, over plain HTTP, with the secret's keys, even in a
+  container that sets no region."""
+  env = {"S3_ENDPOINT": "http://seaweedfs.kubeflow:9000", "AWS_REGION": ""}
+  config = launcher_config.configmap("s3://mlpipeline/tfx", env, SECRETS)
+  session = kfp_launcher_providers.session_info(config["data"], "s3://mlpipeline/tfx", version)
+  bucket = kfp_launcher_store.open_bucket(
+      session, "mlpipeline", {"mlpipeline-minio-artifact": {"accesskey": "k", "secretkey": "s"}},
+      {"AWS_REGION": ""}, version)
+  assert bucket.client is not None, bucket.unreachable
+  assert bucket.client.meta.endpoint_url == "http://seaweedfs.kubeflow:9000"
+  assert bucket.client.meta.region_name == launcher_config.DEFAULT_REGION
 
 
 @pytest.mark.parametrize("root, env", [
