@@ -9,7 +9,7 @@ folder; from 2.16.1 the log's URI suffixed with the retry index. The run's root 
 else the namespace's `kfp-launcher` ConfigMap's, else the in-cluster
 default `minio://mlpipeline/v2/artifacts`: never the spec's. The launcher
 reaches the s3:// store only through the ConfigMap's `providers`
-(tests/fakes/kfp_launcher_store.py): each run here applies the
+(tests/fakes/kfp_launcher_providers.py, kfp_launcher_store.py): each run here applies the
 `kfp-launcher.yaml` compile wrote, as docs/kubeflow.md says, but one, whose
 first step fails after its program, uploading its log to AWS.
 

@@ -276,7 +276,8 @@ class Backend:
       home: where its ML Metadata store goes.
       s3: the test's boto3 S3 client, or None. The launcher never uses it:
         it opens the bucket from the kfp-launcher ConfigMap's `providers`
-        and the namespace's Secrets (kfp_launcher_store.py), so a test
+        and the namespace's Secrets (kfp_launcher_providers.py,
+        kfp_launcher_store.py), so a test
         applies the ConfigMap compile wrote (Vertex's feeding uploads
         through it, vertex_feeding.py).
       flavour: `oss` (untyped inputs) or `typed` (Vertex AI's feeding).
