@@ -97,7 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
   parser.add_argument("--out", default="runs/bench/e2e",
                       help="data (reused), runs and logs go here")
   parser.add_argument("--only", choices=PIPELINES,
-                      help="run one pipeline (no ratio; for profiling)")
+                      help="run one pipeline (no ratio, no chart; for profiling)")
   parser.add_argument("--earlier", help="the JSON of a run at fewer rows, for the "
                       "memory goal")
   parser.add_argument("--json", help="write the results as JSON here")
@@ -129,6 +129,7 @@ def main(argv=None) -> int:
           f"{results[pipeline]['peak_mb']:.0f} MB", flush=True)
   if args.only:
     print(json.dumps(results[args.only]["components"], indent=1))
+    output.save(results, args.json, None, plot)
     return 0
   if kind == "photos":
     print("timing the model alone (bench/model_ceiling.py)", flush=True)
