@@ -3,11 +3,14 @@
 import argparse
 import os
 import re
+from typing import Dict
 
 from commands.run import flags
 from commands.run.flags import keep_count
+from kubeflow import profile_paths
 from kubeflow.compile import backend, exit_handler, launcher_config, platform, train_job
 from kubeflow.compile.spec import DEFAULT_RETRIES
+from kubeflow.errors import CompileError
 from pipeline.config import Resources
 from trainer.jobs import CLUSTER_ENGINES
 
@@ -66,20 +69,44 @@ def run(args) -> int:
   # Vertex AI has no launcher ConfigMap; its steps reach Google Cloud only.
   launcher = (launcher_config.configmap(args.pipeline_root, dict(args.env), args.secret_env)
               if args.backend == backend.KUBEFLOW else None)
+  env = steps_env(args, decl)
   # TensorFlow and TFX load here, once the flags have parsed.
   from commands.run.preparation import prepare_compiled
   from kubeflow.compile.compiler import check_name, compile_pipeline
   config = prepare_compiled(args, resources)
   check_name(config.pipeline_name)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
-                               env=dict(args.env), platform_args=args,
+                               env=env, platform_args=args,
                                notify=args.notify, retries=args.retries,
                                keep_runs=args.keep_runs, backend=args.backend)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
-  apply = launcher_config.write(args.output_dir, launcher)
+  apply = launcher_config.write(args.output_dir, launcher, args.namespace)
   if apply:
     print(apply)
   return 0
+
+
+def steps_env(args, decl) -> Dict[str, str]:
+  """Every step's environment: `--env`, and on a multi-user install, when
+  the steps hold the profile's keys, the namespace whose prefixes they keep
+  to (kubeflow/profile_paths.py).
+
+  Raises:
+    CompileError: a path those keys do not reach, before the records are
+      read (the store would refuse them).
+  """
+  env = dict(args.env)
+  profile = (launcher_config.profile_namespace(args.namespace, args.secret_env)
+             if args.backend == backend.KUBEFLOW else None)
+  if profile:
+    refused = profile_paths.outside(profile, {
+        "--pipeline-root": args.pipeline_root,
+        ("--data-root" if args.data_root else f"data.root of {args.dataset}"): decl.data.root,
+        "--serving-dir": flags.compiled_serving_dir(args, decl)})
+    if refused:
+      raise CompileError(refused)
+    env[profile_paths.PROFILE_ENV] = profile
+  return env
 
 
 def add_parser(sub) -> None:
@@ -91,6 +118,10 @@ def add_parser(sub) -> None:
   c.add_argument("--output-dir", required=True, help="where the compiled files go")
   c.add_argument("--serving-dir", help="default for the push destination "
                                        "(default: PIPELINE_ROOT/NAME/serving)")
+  c.add_argument("--namespace", help="the profile namespace the runs go to, on a multi-user "
+                 "install: with the store's keys from its mlpipeline-minio-artifact Secret, "
+                 "every path must lie under the prefixes they reach (docs/kubeflow.md, "
+                 "\"A multi-user namespace\")")
   c.add_argument("--resource", action="append", type=resource, default=[],
                  metavar="NODE:cpu=N,memory=GB,gpus=N[,gpu_type=T]",
                  help="a component's container resources (repeatable)")

@@ -16,7 +16,7 @@ from typing import List, Optional
 import yaml
 
 from commands.kubeflow import flags
-from kubeflow.api import google_cloud, run_folders, schedules, vertex
+from kubeflow.api import google_cloud, multi_user, run_folders, schedules, vertex
 from kubeflow.compile import exit_handler
 from runtime import storage
 from runtime.process import who
@@ -168,7 +168,7 @@ def _runs(args) -> int:
     return 0
   kfp_client = _connect(args)
   experiment_id = client.find_experiment(kfp_client, args.experiment or name, args.namespace)
-  pipeline_id = kfp_client.get_pipeline_id(name)
+  pipeline_id = multi_user.pipeline_id(kfp_client, name, args.namespace)
   runs = client.recent_runs(kfp_client, experiment_id, pipeline_id, args.limit)
   if not runs:
     print(f"no runs of {name} in experiment {args.experiment or name}")

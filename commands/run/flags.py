@@ -238,3 +238,8 @@ def _typed(kind, value: str):
 
 def pipeline_name(args: argparse.Namespace, decl: declaration.Declaration) -> str:
   return args.pipeline_name or decl.name
+
+
+def compiled_serving_dir(args: argparse.Namespace, decl: declaration.Declaration) -> str:
+  """A compiled pipeline's serving dir: --serving-dir, else under its root."""
+  return args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{pipeline_name(args, decl)}/serving"

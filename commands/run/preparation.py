@@ -104,8 +104,7 @@ def prepare_compiled(args: argparse.Namespace,
       and --data-root was not given.
   """
   decl = flags.load_declaration(args)
-  name = flags.pipeline_name(args, decl)
-  serving_dir = args.serving_dir or f"{args.pipeline_root.rstrip('/')}/{name}/serving"
+  serving_dir = flags.compiled_serving_dir(args, decl)
   config = flags.pipeline_config(
       args, decl, pipeline_root=args.pipeline_root, serving_dir=serving_dir,
       runtime_parameters=True, resources=resources,

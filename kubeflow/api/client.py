@@ -14,7 +14,7 @@ import kfp
 import kfp_server_api
 import requests
 
-from kubeflow.api import schedules
+from kubeflow.api import multi_user, schedules
 from kubeflow.errors import KubeflowError
 
 HEALTHZ = "/apis/v2beta1/healthz"
@@ -53,6 +53,8 @@ def connect(host: str, namespace: Optional[str] = None,
   if response.status_code != 200:
     raise KubeflowError(f"Kubeflow Pipelines at {host} answered HTTP "
                         f"{response.status_code} to {HEALTHZ}; is this its API endpoint?")
+  multi_user.require_namespace(host, response.json() if "json" in response.headers.get(
+      "Content-Type", "") else {}, namespace)
   return kfp.Client(host=host, namespace=namespace, existing_token=token)
 
 
@@ -68,15 +70,17 @@ def find_experiment(client: kfp.Client, name: str, namespace: Optional[str]) -> 
     raise KubeflowError(f"no experiment named {name!r}") from None
 
 
-def _upload(client: kfp.Client, spec_path: str, name: str) -> Tuple[str, str, bool]:
-  """Uploads the spec as a new version of pipeline `name` (created if new).
+def _upload(client: kfp.Client, spec_path: str, name: str,
+            namespace: Optional[str]) -> Tuple[str, str, bool]:
+  """Uploads the spec as a new version of pipeline `name` (created if new),
+  the namespace's on a multi-user install (multi_user.py).
 
   Returns:
     (pipeline id, version id, whether the pipeline itself was created).
   """
-  pipeline_id = client.get_pipeline_id(name)
+  pipeline_id = multi_user.pipeline_id(client, name, namespace)
   if pipeline_id is None:
-    pipeline = client.upload_pipeline(spec_path, pipeline_name=name)
+    pipeline = client.upload_pipeline(spec_path, pipeline_name=name, namespace=namespace)
     versions = client.list_pipeline_versions(pipeline.pipeline_id).pipeline_versions
     return pipeline.pipeline_id, versions[0].pipeline_version_id, True
   stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d-%H%M%S-%f")
@@ -125,7 +129,7 @@ def submit(client: kfp.Client, spec_path: str, pipeline_name: str,
   """
   try:
     experiment_id = client.create_experiment(experiment, namespace=namespace).experiment_id
-    pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name)
+    pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name, namespace)
   except (kfp_server_api.ApiException, ValueError) as e:
     raise KubeflowError(f"upload of {spec_path} failed: {describe(e)}") from None
   try:
@@ -187,7 +191,7 @@ def schedule(client: kfp.Client, spec_path: str, pipeline_name: str,
   try:
     experiment_id = client.create_experiment(experiment, namespace=namespace).experiment_id
     old = recurring_runs(client, name, experiment_id)
-    pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name)
+    pipeline_id, version_id, created = _upload(client, spec_path, pipeline_name, namespace)
   except (kfp_server_api.ApiException, ValueError) as e:
     raise KubeflowError(f"upload of {spec_path} failed: {describe(e)}") from None
   paused = [r for r in old if r.status == "ENABLED"]

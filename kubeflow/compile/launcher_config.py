@@ -26,6 +26,14 @@ AWS_SECRET_ACCESS_KEY from (`fromEnv: false`: before 2.17 `fromEnv: true`
 ignores the endpoint, object_store.go@2.5.0 lines 251-253, @2.15.0 lines
 254-256, the same at 2.16.x; only 2.17.0 builds a client from it, lines
 305-315). AWS itself (no S3_ENDPOINT) and gs:// need none.
+
+On a multi-user install, compiled with `--namespace NS`, the file is for
+NS, and when the steps' keys are those the profile controller writes into
+NS (the `mlpipeline-minio-artifact` Secret), every path they use must lie
+under NS's prefixes (kubeflow/profile_paths.py): `profile_namespace` says
+when that holds. The controller does not overwrite a `kfp-launcher`
+ConfigMap once it exists (its attachments' updateStrategy OnDelete,
+`pipelines-profile-controller/decorator-controller.yaml`@2.17.0 lines 18-21).
 """
 
 import os
@@ -34,6 +42,7 @@ from typing import Dict, Optional, Sequence, Tuple
 
 import yaml
 
+from kubeflow import profile_paths
 from kubeflow.errors import CompileError
 
 FILE = "kfp-launcher.yaml"
@@ -42,7 +51,7 @@ ACCESS, SECRET = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 DEFAULT_REGION = "us-east-1"  # MinIO and SeaweedFS take any region
 # Where a single-user install's pipelines run; a multi-user install's runs
 # are in the profile's namespace.
-SINGLE_USER_NAMESPACE = "kubeflow"
+SINGLE_USER_NAMESPACE = profile_paths.SINGLE_USER_NAMESPACE
 
 
 def configmap(pipeline_root: str, env: Dict[str, str],
@@ -87,14 +96,32 @@ def configmap(pipeline_root: str, env: Dict[str, str],
                    "providers": yaml.safe_dump({"s3": store}, sort_keys=False)}}
 
 
-def write(output_dir: str, config: Optional[Dict]) -> Optional[str]:
+def profile_namespace(namespace: Optional[str],
+                      secret_env: Sequence[Tuple[str, str, str]]) -> Optional[str]:
+  """The profile namespace whose keys the steps hold, or None.
+
+  Args:
+    namespace: `--namespace`: where the runs go; none, or `kubeflow`, is a
+      single-user install's, whose Secret holds the install's own keys.
+    secret_env: the `--secret-env` entries, (secret, key, variable).
+  """
+  if not namespace or namespace == SINGLE_USER_NAMESPACE:
+    return None
+  by_var = {var: secret for secret, _, var in secret_env}
+  return namespace if by_var.get(ACCESS) == profile_paths.SECRET else None
+
+
+def write(output_dir: str, config: Optional[Dict],
+          namespace: Optional[str] = None) -> Optional[str]:
   """Writes the ConfigMap beside the spec; returns the line that says to
-  apply it, or None when there is none."""
+  apply it, into `namespace` if given, or None when there is none."""
   if config is None:
     return None
   from tfx.dsl.io import fileio  # output_dir may be a bucket, as for the spec
   path = os.path.join(output_dir, FILE)
   with fileio.open(path, "w") as f:
     f.write(yaml.safe_dump(config, sort_keys=False))
+  if namespace:
+    return f"the launcher's store: kubectl apply -n {namespace} -f {path}"
   return (f"the launcher's store: kubectl apply -n {SINGLE_USER_NAMESPACE} -f {path} "
           f"(or -n your profile's namespace on a multi-user install)")

@@ -18,10 +18,19 @@ the report, retention).
   (`driver/root_dag.go`@2.17.0 lines 97-113; `config/env.go`@2.17.0 line 38),
   never from the compiled spec. TensorFlow opens no `minio://`, so a step
   whose outputs lie there stops before it starts, naming the fix.
+- A profile's keys. On a multi-user install a step whose store keys are
+  its profile namespace's (compiled with `--namespace`) may use only the
+  prefixes they reach (kubeflow/profile_paths.py): the run's root, which a
+  run may name at submit time, or the namespace's ConfigMap, and any path
+  its parameters name (the data root, the serving dir). One outside them
+  stops the step before it starts, naming the prefixes, rather than as
+  AccessDenied halfway through.
 """
 
-from typing import Dict, Iterable, List, Optional
+import os
+from typing import Dict, Iterable, List, Mapping, Optional
 
+from kubeflow import profile_paths
 from runtime import storage
 
 LOGS = "executor-logs"
@@ -56,6 +65,35 @@ def check_root(uris: Iterable[str]) -> None:
           f"of the run's namespace")
 
 
+def check_run(executor_input: dict, env: Mapping[str, str] = os.environ) -> None:
+  """check_root, then, for a step holding a profile's keys, every s3://
+  URI it is handed: its outputs' (under the run's root), its inputs' and
+  its parameters'.
+
+  Raises:
+    storage.StorageError: in one line, naming the first refused.
+  """
+  check_root(output_uris(executor_input))
+  namespace = profile_paths.step_namespace(env)
+  if not namespace:
+    return
+  inputs, outputs = executor_input.get("inputs", {}), executor_input.get("outputs", {})
+  named = {f"the run's pipeline root: this step's output {key}": uri
+           for key, uri in _artifact_uris(outputs).items()}
+  named.update({f"this step's input {key}": uri for key, uri in _artifact_uris(inputs).items()})
+  named.update({f"this step's parameter {name}": uri for name, uri in
+                profile_paths.uris_in(inputs.get("parameterValues", {})).items()})
+  refused = profile_paths.outside(namespace, named)
+  if refused:
+    raise storage.StorageError(refused)
+
+
+def _artifact_uris(section: dict) -> Dict[str, str]:
+  return {key: listed["artifacts"][0]["uri"]
+          for key, listed in section.get("artifacts", {}).items()
+          if listed.get("artifacts") and listed["artifacts"][0].get("uri")}
+
+
 def output_uris(executor_input: dict) -> List[str]:
   """The URIs of an executor input's output artifacts, the launcher's included."""
   return [a["uri"] for listed in executor_input.get("outputs", {}).get("artifacts", {}).values()
@@ -63,10 +101,10 @@ def output_uris(executor_input: dict) -> List[str]:
 
 
 def refusal(executor_input: dict) -> Optional[str]:
-  """The one line a step command exits 1 with when check_root refuses its
-  outputs, else None."""
+  """The one line a step command exits 1 with when check_run refuses what
+  it is handed, else None."""
   try:
-    check_root(output_uris(executor_input))
+    check_run(executor_input)
   except storage.StorageError as e:
     return f"error: {e}"
   return None

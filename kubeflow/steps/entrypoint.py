@@ -25,7 +25,8 @@ after the things TFX 1.16's own entrypoint does not do:
    are given their class: TFX would import `system.Metrics` as a module path.
    The launcher's own output (`executor-logs`, kubeflow/steps/backend.py)
    is taken out of what TFX sees: its type is no class, its file the
-   launcher's. A run under a `minio://` root stops here, in one line.
+   launcher's. A run under a `minio://` root stops here, in one line, as
+   does a path a multi-user profile's keys do not reach.
 5. It records what the step did in the run's folder (kubeflow/steps/records.py,
    on either backend's layout): RUNNING with the URIs it reads and writes,
    then COMPLETE with its outputs' metadata, or FAILED with the error's
@@ -219,7 +220,7 @@ def run(parsed) -> int:
   args, beam_args = parsed[0], beam_args_of(parsed, sys.argv[0])
   record = Recorder(args.json_serialized_invocation_args)
   try:
-    backend.check_root(backend.output_uris(record.invocation))  # before any record
+    backend.check_run(record.invocation)  # before any record
     storage.check([args.json_serialized_invocation_args], "this step's ")
     record(step_records.RUNNING)
     prepare(args)

@@ -17,8 +17,11 @@ The digits spec on s3://, cut to its first steps (SpanWindow, our own
 component, and ImportExampleGen, TFX's, both through the entrypoint), runs
 here on what the whole pipeline's runs do not take: 2.17 without logs and
 with the run's root from the namespace's ConfigMap; a run in the
-in-cluster default root; and, compiled with `--retries 0`, a deleted pod
-that 2.17's manifests retry all the same. The whole pipeline runs on 2.17 with logs, their
+in-cluster default root; compiled with `--retries 0`, a deleted pod
+that 2.17's manifests retry all the same; and a multi-user install's
+profile namespace, on a store whose namespace keys reach only the profile
+controller's prefixes (tests/fakes/s3_profiles.py), compiled as
+docs/kubeflow.md says, and given a root outside them. The whole pipeline runs on 2.17 with logs, their
 URIs suffixed with each attempt's index, in tests/e2e/test_kubeflow_steps.py,
 and on 2.5 with logs (each published whole, its URI unsuffixed) in
 tests/e2e/test_kubeflow_matrix.py; the digits' third run there has log
@@ -34,18 +37,25 @@ from commands.kubeflow.cli import main as kubeflow
 from tests.e2e.conftest import digits_in_bucket, kfp_launcher
 from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps
 from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, StepFailed
-from tests.fakes.s3_server import env, s3_server
+from tests.fakes.s3_profiles import BUCKET, profile_secret
+from tests.fakes.s3_server import env, s3_server, upload_folder
+from tests.unit.test_docs import commands
 
 pytestmark = pytest.mark.e2e
 
 # (version, logs published, where the run's root comes from)
 FEEDINGS = {"2.17-no-logs-configmap-root": ((2, 17), False, "configmap")}
+PATH_FLAGS = ("--pipeline-root", "--data-root", "--serving-dir")
+TEAM_A_PREFIXES = ("s3://mlpipeline/artifacts/, s3://mlpipeline/private-artifacts/team-a/, "
+                   "s3://mlpipeline/private/team-a/, s3://mlpipeline/shared/")
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_versions")
-  with s3_server(buckets=("pipelines", "data", "admin")) as (endpoint, client):
+  refusals = root / "store-refusals.log"
+  with s3_server(buckets=("pipelines", "data", "admin", BUCKET), profiles=("team-a",),
+                 log=str(refusals)) as (endpoint, client):
     raw = digits_in_bucket(root, client)
     (root / "digits.yaml").write_text(yaml.safe_dump(raw))
 
@@ -112,12 +122,61 @@ def runs(tmp_path_factory):
       found["minio-attempts"] = e.run.attempts
     finally:
       backend.close()
-    objects = {f"{bucket}/{o['Key']}" for bucket in ("pipelines", "admin")
+    found.update(_team_a_runs(root, endpoint, client, refusals))
+    objects = {f"{bucket}/{o['Key']}" for bucket in ("pipelines", "admin", BUCKET)
                for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
                for o in page.get("Contents", [])}
     logs = {path: client.get_object(Bucket=path.split("/", 1)[0], Key=path.split("/", 1)[1])
             ["Body"].read().decode() for path in objects if "executor-logs" in path}
-    yield {"runs": found, "objects": objects, "logs": logs, "root": root}
+    yield {"runs": found, "objects": objects, "logs": logs, "root": root,
+           "team-a-paths": docs_multi_user_paths()[0]}
+
+
+def docs_multi_user_paths():
+  """The paths of the compile command docs/kubeflow.md shows for a
+  multi-user namespace (`--namespace`), and its other flags as shown, but
+  the store's address (the stand-in's here) and what names this machine's
+  files (--dataset, --image, --output-dir)."""
+  (shown,) = [tokens for _, tokens, whole in commands("docs/kubeflow.md")
+              if whole and "compile" in tokens and "--namespace" in tokens]
+  flags = shown[shown.index("compile") + 1:]
+  pairs = [(f, v) for f, v in zip(flags[::2], flags[1::2])
+           if f not in ("--dataset", "--image", "--output-dir") and not v.startswith("S3_ENDPOINT=")]
+  return {f: v for f, v in pairs if f in PATH_FLAGS}, [x for pair in pairs for x in pair]
+
+
+def _team_a_runs(root, endpoint, client, refusals) -> dict:
+  """The docs' multi-user set-up on the stand-in store as 2.17.0's profile
+  controller leaves it (tests/fakes/s3_profiles.py): the digits copied to
+  the docs' data root, compiled with the docs' flags, team-a's own keys in
+  its Secret and the compiled kfp-launcher.yaml applied in team-a; its first
+  steps run with the docs' root, as submit sends it, then with the
+  single-user docs' root, as `submit --pipeline-root` could."""
+  paths, flags = docs_multi_user_paths()
+  upload_folder(client, str(root / "local"), paths["--data-root"])
+  assert kubeflow(["compile", "--dataset", str(root / "digits.yaml"),
+                   "--image", "local/tfrecord-pipeline:test", "--skip-data-check",
+                   "--output-dir", str(root / "team-a"), "--env", f"S3_ENDPOINT={endpoint}",
+                   *flags]) == 0
+  spec = first_steps(str(root / "team-a" / "pipeline.yaml"), root / "team-a-first.yaml")
+  backend = Backend(str(root / "backend-team-a"), client, secrets=profile_secret("team-a"),
+                    namespace="team-a", launcher_config=kfp_launcher(root / "team-a"),
+                    user=NOBODY)
+  found = {}
+  try:
+    for name, run_root in (("team-a", paths["--pipeline-root"]),
+                           ("team-a-outside", "s3://mlpipeline/tfx")):
+      try:
+        found[name] = backend.run(spec, {}, log_dir=str(root / f"logs-{name}"),
+                                  run_id=f"run-{name}", pipeline_root=run_root)
+      except StepFailed as e:
+        found[name] = e
+      if name == "team-a":  # what the store refused team-a's keys in the run
+        found["team-a-refused"] = [line for line in refusals.read_text().splitlines()
+                                   if line.startswith("denied team-a")]
+  finally:
+    backend.close()
+  return found
 
 
 @pytest.mark.parametrize("feeding", sorted(FEEDINGS))
@@ -199,3 +258,44 @@ def test_a_step_compiled_without_retries_is_retried_on_217_when_its_pod_is_delet
   assert not isinstance(run, StepFailed), f"expected a retry to finish it, found: {run}"
   assert run.attempts == {"SpanWindow": 1, "ImportExampleGen": 2}, run.attempts
   assert run.states == {"SpanWindow": "EXECUTED", "ImportExampleGen": "EXECUTED"}, run.states
+
+
+def test_a_profile_namespace_runs_its_first_steps_with_the_docs_multi_user_set_up(runs):
+  """docs/kubeflow.md's multi-user compile command, team-a's own keys and
+  its applied kfp-launcher.yaml: SpanWindow and ImportExampleGen run, the
+  launcher's log uploads included, under team-a's prefixes, and the store
+  refused none of their requests (the profile controller's policy at
+  2.17.0, tests/fakes/s3_profiles.py)."""
+  paths = runs["team-a-paths"]
+  outside = {f: p for f, p in paths.items() if not p.startswith("s3://mlpipeline/private/team-a/")}
+  assert "--pipeline-root" in paths and not outside, \
+      f"expected the docs' paths under s3://mlpipeline/private/team-a/, found {paths}"
+  run = runs["runs"]["team-a"]
+  assert not isinstance(run, StepFailed), f"team-a: {run}"
+  assert run.states == {"SpanWindow": "EXECUTED", "ImportExampleGen": "EXECUTED"}, run.states
+  examples = run.outputs[("ImportExampleGen", "examples")]
+  assert examples["uri"].startswith(f"{paths['--pipeline-root']}/digits/run-team-a/"
+                                    f"ImportExampleGen/"), examples["uri"]
+  assert [k for k in runs["logs"] if "/run-team-a/SpanWindow/" in k], \
+      f"expected SpanWindow's log uploaded by the launcher, found {sorted(runs['logs'])}"
+  assert runs["runs"]["team-a-refused"] == [], \
+      f"expected no request of team-a's refused, found {runs['runs']['team-a-refused']}"
+
+
+def test_a_root_outside_the_profiles_prefixes_stops_the_first_step_in_one_line(runs):
+  """The single-user docs' root given to a run in team-a: the first step
+  names the prefixes the namespace's keys reach, before it writes, rather
+  than meeting AccessDenied halfway."""
+  failed = runs["runs"]["team-a-outside"]
+  assert isinstance(failed, StepFailed), "expected s3://mlpipeline/tfx refused in team-a"
+  text = str(failed)
+  assert text.startswith("step SpanWindow exited 1"), text[:300]
+  (line,) = [x for x in text.splitlines() if x.startswith("error: ")]
+  assert line.startswith("error: the run's pipeline root: this step's output ") and \
+      " s3://mlpipeline/tfx/digits/run-team-a-outside/SpanWindow/" in line, line
+  assert f"reach only {TEAM_A_PREFIXES}; " in line, line
+  assert "Traceback" not in text, text[-3000:]
+  assert failed.run.states == {"SpanWindow": "FAILED", "ImportExampleGen": "SKIPPED"}, \
+      failed.run.states
+  assert not [o for o in runs["objects"] if o.startswith("mlpipeline/tfx/")], \
+      "expected nothing written under s3://mlpipeline/tfx"

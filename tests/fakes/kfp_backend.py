@@ -270,7 +270,8 @@ class Backend:
                kills: Optional[Dict[str, Callable[[Dict], bool]]] = None,
                cluster=None, publish_logs: bool = True,
                launcher_config: Optional[Dict[str, str]] = None,
-               retry_policy: Optional[str] = None):
+               retry_policy: Optional[str] = None,
+               namespace: str = kfp_launcher_store.NAMESPACE):
     """
     Args:
       home: where its ML Metadata store goes.
@@ -300,6 +301,8 @@ class Backend:
         to an S3-compatible store (kfp_launcher_providers.py).
       retry_policy: Argo's, as the install's workflow-controller ConfigMap
         sets it: OnFailure, OnError or Always (default: the version's).
+      namespace: the runs' namespace (without `cluster`): a multi-user
+        install's profile namespace, whose Secrets `secrets` are.
     """
     self.home, self.s3, self.flavour = home, s3, flavour
     self.secrets = secrets or {}
@@ -313,6 +316,7 @@ class Backend:
     # The templateDefaults' limit, for a task without a retryPolicy (above).
     self.default_retries = 2 if self.version >= (2, 17) else 0
     self.launcher_config = dict(launcher_config or {})
+    self.namespace = namespace
     # The run's store session (run() sets them, as the root driver does).
     self._session: Dict = {}
     self._root_bucket = self._launcher_root = ""
@@ -682,7 +686,8 @@ class Backend:
       return None
     try:
       return kfp_launcher_store.open_bucket(
-          self._session, self._root_bucket, self.namespace_secrets(), env, self.version)
+          self._session, self._root_bucket, self.namespace_secrets(), env, self.version,
+          self.namespace)
     except StoreError as e:
       raise StepFailed(f"step {name}: the launcher failed before the step: {e}") from None
 

@@ -29,7 +29,10 @@ session (tests/fakes/kfp_launcher_providers.py: the namespace's
 
 Nothing of the test process's environment reaches a Bucket: its client is
 built from the session's params, the Secret's keys and the container's
-environment alone. Retries (`maxRetries`, 2.17's second upload attempt)
+environment alone. What those keys may reach is the store's to say: on a
+multi-user install's stand-in store, a profile namespace's keys reach only
+its prefixes (tests/fakes/s3_profiles.py), the launcher's uploads and
+downloads included. Retries (`maxRetries`, 2.17's second upload attempt)
 are not modelled: every attempt here fails alike. Nor is a root with a
 query string, which gocloud's URL opener reads (its endpoint, path style).
 """
@@ -103,7 +106,7 @@ class Bucket:
 
 
 def open_bucket(session: Optional[Dict], bucket: str, secrets: Dict[str, Dict[str, str]],
-                env: Dict[str, str], version) -> Bucket:
+                env: Dict[str, str], version, namespace: str = NAMESPACE) -> Bucket:
   """objectstore.OpenBucket for an s3:// bucket.
 
   Args:
@@ -113,6 +116,7 @@ def open_bucket(session: Optional[Dict], bucket: str, secrets: Dict[str, Dict[st
     secrets: the namespace's Secrets: name -> key -> value.
     env: the step container's environment (the launcher runs in it).
     version: the backend's (major, minor).
+    namespace: the run's, whose Secrets `secrets` are.
 
   Raises:
     StoreError: the credentials' Secret or keys are missing (the launcher
@@ -138,7 +142,7 @@ def open_bucket(session: Optional[Dict], bucket: str, secrets: Dict[str, Dict[st
       return Bucket(bucket, unreachable="failed to refresh cached credentials, no EC2 IMDS "
                                         "role found (fromEnv: the container has no AWS keys)")
   else:
-    keys = _secret_keys(params, secrets, bucket, version)
+    keys = _secret_keys(params, secrets, bucket, version, namespace)
   endpoint = params.get("endpoint", "")
   if AWS_ENDPOINT.match(endpoint.lower()):
     endpoint = ""
@@ -172,7 +176,7 @@ def open_bucket(session: Optional[Dict], bucket: str, secrets: Dict[str, Dict[st
   return Bucket(bucket, client)
 
 
-def _secret_keys(params: Dict, secrets: Dict, bucket: str, version):
+def _secret_keys(params: Dict, secrets: Dict, bucket: str, version, namespace: str):
   """getS3BucketCredential (@2.17.0 lines 377-407, @2.5.0 lines 282-312),
   its error wrapped as OpenBucket wraps it (@2.17.0 lines 46 and 55,
   @2.5.0 lines 43 and 50)."""
@@ -192,4 +196,4 @@ def _secret_keys(params: Dict, secrets: Dict, bucket: str, version):
            f"'{params.get('secretKeyKey', '')}'")
   raise StoreError(f"Failed to open bucket {q(bucket)}: {retrieve} credentials for bucket {bucket}: "
                    f"{get} Bucket credentials from secret name={q(name)} "
-                   f"namespace={q(NAMESPACE)}: {why}")
+                   f"namespace={q(namespace)}: {why}")

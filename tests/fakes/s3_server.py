@@ -4,10 +4,13 @@ No S3 bucket or MinIO can be reached from here. moto speaks the S3 protocol
 that TensorFlow's s3:// file system (tensorflow-io) and the Kubeflow
 launcher's blob library speak, on a port of this machine, and keeps the
 objects in memory until it stops. With `auth=True` it checks credentials as
-S3 does, and rejects any key it has not issued.
+S3 does, and rejects any key it has not issued. With `profiles`, it is a
+multi-user install's store: each profile namespace's keys reach only the
+prefixes the profile controller allows them (tests/fakes/s3_profiles.py).
 """
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -35,16 +38,23 @@ START_SECONDS = 120
 
 
 @contextlib.contextmanager
-def s3_server(buckets=(), auth: bool = False):
-  """Yields (endpoint URL, a boto3 client) for a fresh server with `buckets`."""
+def s3_server(buckets=(), auth: bool = False, profiles=(), log=None):
+  """Yields (endpoint URL, a boto3 client with the admin's keys) for a
+  fresh server with `buckets`; `profiles` are the profile namespaces whose
+  keys (s3_profiles.profile_keys) it knows; `log`, a file for the requests
+  it refuses them."""
   import boto3
   port = free_port()
   server_env = dict(os.environ)
   if auth:
     server_env["INITIAL_NO_AUTH_ACTION_COUNT"] = "0"
-  moto = os.path.join(os.path.dirname(sys.executable), "moto_server")
-  proc = subprocess.Popen([moto, "-H", "127.0.0.1", "-p", str(port)], env=server_env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+  command = [os.path.join(os.path.dirname(sys.executable), "moto_server"),
+             "-H", "127.0.0.1", "-p", str(port)]
+  if profiles:
+    command = [sys.executable, os.path.join(os.path.dirname(__file__), "s3_profiles.py"),
+               "127.0.0.1", str(port), KEY, json.dumps(sorted(profiles))]
+  errors = open(log, "a") if log else subprocess.DEVNULL  # noqa: SIM115  (closed below)
+  proc = subprocess.Popen(command, env=server_env, stdout=subprocess.DEVNULL, stderr=errors)
   endpoint = f"http://127.0.0.1:{port}"
   try:
     # Up to START_SECONDS for the first answer: on a busy machine moto's
@@ -69,6 +79,8 @@ def s3_server(buckets=(), auth: bool = False):
   finally:
     proc.terminate()
     proc.wait(timeout=30)
+    if log:
+      errors.close()
 
 
 def upload_folder(client, folder: str, uri: str) -> None:

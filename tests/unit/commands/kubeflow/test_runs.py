@@ -12,6 +12,7 @@ import pytest
 
 from commands.kubeflow.cli import main as kubeflow
 from kubeflow.api import schedules
+from runtime import kube
 from tests.conftest import compile_digits_spec, span_declaration
 from tests.fakes import kfp_server
 
@@ -411,3 +412,61 @@ def test_a_vertex_label_or_network_of_the_wrong_form_is_refused_before_any_call(
   args = argparse.Namespace(network="my-vpc", spec="s", project="p", label=None)
   with pytest.raises(argparse.ArgumentTypeError, match="projects/NUMBER/global/networks"):
     vertex.pipeline_job(args, "s", "run", "gs://b/r", {})
+
+
+TEAM_A = "team-a-token"  # a bearer token of team-a's default-editor
+
+
+@pytest.fixture
+def multi_user(monkeypatch, tmp_path):
+  """The stand-in as a multi-user 2.17 API server, whose one user may act
+  in team-a only; this machine is no pod (no namespace of its own)."""
+  monkeypatch.setattr(kube, "NAMESPACE_FILE", str(tmp_path / "no-pod"))
+  url, state, stop = kfp_server.serve(multi_user=True, version=(2, 17))
+  state.users[TEAM_A] = ("system:serviceaccount:team-a:default-editor", {"team-a"})
+  yield url, state
+  stop()
+
+
+def test_submit_with_a_namespace_puts_the_pipeline_and_the_run_in_it(spec, multi_user, capsys):
+  """A multi-user server takes the run's namespace from its experiment; the
+  pipeline goes in the namespace too, so another namespace's `digits`
+  never takes its versions."""
+  url, state = multi_user
+  state.pipelines["shared"] = {"pipeline_id": "shared", "display_name": "digits"}
+  for _ in range(2):
+    assert run("submit", "--spec", spec, "--host", url, "--namespace", "team-a",
+               "--token", TEAM_A) == 0, capsys.readouterr().err
+  assert [e["namespace"] for e in state.experiments.values()] == ["team-a"]
+  mine = [p for p in state.pipelines.values() if p.get("namespace") == "team-a"]
+  assert [p["display_name"] for p in mine] == ["digits"], \
+      f"expected team-a's own pipeline digits, found {list(state.pipelines.values())}"
+  assert len(state.versions_of(mine[0]["pipeline_id"])) == 2 and not state.versions_of("shared")
+  assert len(state.runs) == 2
+  assert run("schedule", "--spec", spec, "--host", url, "--namespace", "team-a",
+             "--token", TEAM_A, "--name", "nightly", "--cron", "@daily") == 0
+  assert [r["namespace"] for r in state.recurring_runs.values()] == ["team-a"]
+
+
+def test_a_failed_run_in_a_namespace_leaves_no_version_on_a_multi_user_217_server(
+    spec, multi_user, capsys):
+  """2.17 lets only the KFP namespace's users delete a shared pipeline's
+  version (`pipeline_server.go`@2.17.0 lines 1290-1306): a namespace's own
+  is its users' to delete, so the clean-up goes through."""
+  url, state = multi_user
+  assert run("submit", "--spec", spec, "--host", url, "--namespace", "team-a",
+             "--token", TEAM_A, "--param", "epochs=3") == 1
+  err = capsys.readouterr().err.splitlines()
+  assert len(err) == 1 and err[0].startswith("error: creating the run failed: HTTP 400"), \
+      f"expected the run's error alone, found {err}"
+  assert state.versions == {} and state.pipelines == {}, \
+      f"expected nothing left uploaded, found {list(state.pipelines.values())}"
+
+
+def test_a_multi_user_server_asked_without_a_namespace_is_one_line(spec, multi_user, capsys):
+  url, state = multi_user
+  assert run("submit", "--spec", spec, "--host", url, "--token", TEAM_A) == 1
+  assert capsys.readouterr().err.splitlines() == [
+      f"error: Kubeflow Pipelines at {url} is a multi-user install: expected --namespace, "
+      f"your profile's namespace, found none"]
+  assert state.pipelines == {} and state.experiments == {}

@@ -112,3 +112,19 @@ def test_compile_refuses_an_s3_store_without_its_secret_before_compiling(capsys)
                    "--env", "S3_ENDPOINT=http://seaweedfs.kubeflow:9000"])
   err = capsys.readouterr().err.strip().splitlines()
   assert code == 2 and "AWS_SECRET_ACCESS_KEY" in err[-1] and "found none" in err[-1], err
+
+
+def test_a_profile_namespaces_own_keys_bind_its_paths_and_the_file_is_for_it(tmp_path):
+  """`--namespace NS` with the keys of the Secret the profile controller
+  writes into NS: the steps hold to NS's prefixes (kubeflow/profile_paths.py);
+  anything else is a single-user install's, or keys the user brought."""
+  assert launcher_config.profile_namespace("team-a", SECRETS) == "team-a"
+  assert launcher_config.profile_namespace(None, SECRETS) is None
+  assert launcher_config.profile_namespace("kubeflow", SECRETS) is None
+  own = [("team-a-store", key, var) for _, key, var in SECRETS]
+  assert launcher_config.profile_namespace("team-a", own) is None
+  config = launcher_config.configmap(
+      "s3://mlpipeline/private/team-a/tfx",
+      {"S3_ENDPOINT": "http://seaweedfs.kubeflow:9000"}, SECRETS)
+  line = launcher_config.write(str(tmp_path), config, "team-a")
+  assert line == f"the launcher's store: kubectl apply -n team-a -f {tmp_path / 'kfp-launcher.yaml'}"
