@@ -40,3 +40,15 @@ def test_an_unreachable_data_root_is_one_line_and_exit_2(tmp_path, capsys, no_cl
       f"error: --data-root gs://bkt/data/digits: cannot reach Cloud Storage ({UNREACHABLE}); "
       "check this machine's network and proxy"], err
   assert not list(tmp_path.iterdir())
+
+
+def test_final_status_without_notify_is_one_line_and_exit_2(tmp_path, capsys):
+  code = kubeflow(["compile", "--dataset", DIGITS_YAML, "--image", "registry.example.com/p:1",
+                   "--pipeline-root", str(tmp_path / "root"), "--output-dir",
+                   str(tmp_path / "out"), "--final-status"])
+  err = capsys.readouterr().err
+  assert code == 2, err
+  assert err.splitlines() == [
+      "error: --final-status: expected --notify URL too (or a spec compiled with it): the "
+      "final status is the notice's input"], err
+  assert not (tmp_path / "out").exists(), "a refused compile wrote its files"
