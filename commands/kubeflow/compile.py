@@ -61,6 +61,7 @@ def run(args) -> int:
   # are said before TensorFlow loads, and before the records are read (an
   # s3:// root would fail there otherwise).
   decl = flags.load_declaration(args)
+  exit_handler.check_flags(args.notify, args.final_status, has_step=False)
   if args.backend == backend.VERTEX:
     backend.check_vertex(args, args.data_root or decl.data.root,
                          flags.pipeline_name(args, decl))
@@ -77,7 +78,8 @@ def run(args) -> int:
   check_name(config.pipeline_name)
   spec, job = compile_pipeline(config, args.image, args.output_dir,
                                env=env, platform_args=args,
-                               notify=args.notify, retries=args.retries,
+                               notify=args.notify, final_status=args.final_status,
+                               retries=args.retries,
                                keep_runs=args.keep_runs, backend=args.backend)
   print(f"pipeline spec: {spec}\npipeline job: {job}")
   apply = launcher_config.write(args.output_dir, launcher, args.namespace)

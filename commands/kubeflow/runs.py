@@ -62,12 +62,16 @@ def load_spec(path: str) -> List[dict]:
 
 @contextlib.contextmanager
 def _spec_file(args):
-  """(the spec's path, the spec): with --notify, a copy with the exit step."""
+  """(the spec's path, the spec): with --notify or --final-status, a copy
+  with the exit step as they ask."""
   documents = load_spec(args.spec)
-  if not args.notify:
+  exit_handler.check_flags(args.notify, args.final_status,
+                           has_step=exit_handler.has_exit_step(documents[0]))
+  if not (args.notify or args.final_status):
     yield args.spec, documents[0]
     return
-  exit_handler.add(documents, args.notify)
+  exit_handler.add(documents, args.notify or exit_handler.url_of(documents[0]),
+                   args.final_status)
   with tempfile.TemporaryDirectory() as folder:
     path = os.path.join(folder, os.path.basename(args.spec))
     with open(path, "w", encoding="utf-8") as f:

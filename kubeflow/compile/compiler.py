@@ -170,7 +170,7 @@ def executor_labels(spec: Dict) -> Dict[str, str]:
 def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
                      env: Optional[Dict[str, str]] = None,
                      platform_args=None, notify: Optional[str] = None,
-                     retries: int = DEFAULT_RETRIES,
+                     final_status: bool = False, retries: int = DEFAULT_RETRIES,
                      keep_runs: Optional[int] = None,
                      backend: str = backends.KUBEFLOW) -> Tuple[str, str]:
   """Compiles the pipeline for `config` to run in containers of `image`.
@@ -183,6 +183,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
     env: environment variables for every container (no secrets).
     platform_args: parsed kubeflow/compile/platform.py flags, or None.
     notify: a webhook URL for the exit step, or None for no exit step.
+    final_status: the exit step takes Kubeflow's final status (2.14+).
     retries: how many times a failed step's pod is started again (0: never).
     keep_runs: with N, each run ends deleting what only older runs used.
     backend: `kubeflow` or `vertex` (backend.py): for Vertex, no platform
@@ -223,7 +224,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
         platform_args, executor_labels(job["pipelineSpec"]),
         placed_by_workers=(train_job.NODE,) if train_job.watches_only(config) else ()))
   if notify:
-    exit_handler.add(documents, notify)
+    exit_handler.add(documents, notify, final_status)
     job["runtimeConfig"]["parameterValues"][exit_handler.URL_PARAM] = notify
   return write_files(output_dir, documents, job, backend)
 

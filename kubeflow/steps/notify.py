@@ -3,11 +3,13 @@
 Compiled with `--notify URL` (kubeflow/compile/exit_handler.py), it runs after every
 other step has finished, failed or been skipped. It reads the steps' records
 in the run's folder (kubeflow/steps/records.py), as one run record
-(store/metadata/outcome.py), and posts one JSON message in
+(store/metadata/outcome.py), takes the run's state from Kubeflow's final
+status when the spec asks for it (`--final-status`), else from the records
+(kubeflow/steps/final_status.py), and posts one JSON message in
 the shape Slack's incoming webhooks take (and Mattermost's and Rocket.Chat's):
 a `text` line, and an attachment whose fields are the pipeline, the run, the
 state, the step that failed and its message, the blessing with its metric,
-and the pushed version.
+the pushed version, and where the state came from.
 
 A webhook that cannot be reached, or refuses the message, is logged; the
 step still succeeds, so a notification never fails a run.
@@ -21,7 +23,7 @@ import urllib.error
 import urllib.request
 from typing import List, Optional, Tuple
 
-from kubeflow.steps import backend
+from kubeflow.steps import backend, final_status
 from kubeflow.steps import records as step_records
 from runtime import run_layout, startup, storage
 
@@ -36,19 +38,21 @@ def metric_words(outcome) -> Optional[str]:
   return f"{outcome.metric} {outcome.value:.4f}"
 
 
-def payload(outcome, metric: Optional[str]) -> dict:
+def payload(outcome, metric: Optional[str],
+            verdict: Optional[final_status.Verdict] = None) -> dict:
   """The message, for a Slack-compatible incoming webhook, from the run's
-  `store.metadata.outcome.Outcome`."""
-  pipeline, run = outcome.record.pipeline, outcome.record.run_id
-  state = "FAILED" if outcome.failed else "SUCCEEDED"
+  `store.metadata.outcome.Outcome` and its state (default: the records')."""
+  verdict = verdict or final_status.verdict(None, outcome)
+  pipeline, run, state = outcome.record.pipeline, outcome.record.run_id, verdict.state
   fields: List[Tuple[str, str]] = [("pipeline", pipeline), ("run", run), ("state", state)]
   words = [f"{pipeline}: run {run} {state}"]
-  if outcome.failed:
-    fields += [("failed step", outcome.failed_step), ("message", outcome.message)]
-    words.append(f"at {outcome.failed_step}: {outcome.message}")
+  if verdict.failed_step:
+    fields += [("failed step", verdict.failed_step), ("message", verdict.message)]
+    words.append(verdict.message if verdict.failed_step == final_status.UNRECORDED
+                 else f"at {verdict.failed_step}: {verdict.message}")
   if outcome.blessed is not None:
-    verdict = "yes" if outcome.blessed else "no"
-    fields.append(("blessed", f"{verdict} ({metric})" if metric else verdict))
+    said = "yes" if outcome.blessed else "no"
+    fields.append(("blessed", f"{said} ({metric})" if metric else said))
     words.append(("blessed" if outcome.blessed else "not blessed")
                  + (f" ({metric})" if metric else ""))
   served = outcome.served_score.get("line")  # the served model fell (ServedScore)
@@ -56,10 +60,15 @@ def payload(outcome, metric: Optional[str]) -> dict:
     fields.append(("served model", served))
     words.append(served)
   fields.append(("pushed version", outcome.pushed_version or "none"))
-  words.append(outcome.push_line())
+  if verdict.failed_step == final_status.UNRECORDED:  # the records' state is not the run's
+    words.append(f"pushed version {outcome.pushed_version}" if outcome.pushed_version
+                 else "nothing pushed")
+  else:
+    words.append(outcome.push_line())
+  fields.append(("state from", verdict.source))
   return {"text": "; ".join(words),
           "attachments": [{
-              "color": "danger" if outcome.failed else "good",
+              "color": "good" if verdict.succeeded else "danger",
               "fallback": "; ".join(words),
               "fields": [{"title": t, "value": v, "short": len(v) <= 40} for t, v in fields]}]}
 
@@ -100,8 +109,9 @@ def main(argv: List[str]) -> int:
     metric = metric_words(outcome)
   except Exception as e:  # noqa: BLE001  (the message goes out without the figure)
     print(f"notify: could not read the Evaluator's metric: {e}", file=sys.stderr)
-  message = payload(outcome, metric)
-  print(f"notify: {message['text']}")
+  verdict = final_status.verdict(params.get(final_status.PARAM), outcome)
+  message = payload(outcome, metric, verdict)
+  print(f"notify: {message['text']}\nnotify: state from {verdict.source}")
   if not url:
     print("notify: no URL (runtime parameter notify_url is empty); nothing posted")
     return 0

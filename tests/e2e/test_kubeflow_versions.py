@@ -10,18 +10,21 @@ else the namespace's `kfp-launcher` ConfigMap's, else the in-cluster
 default `minio://mlpipeline/v2/artifacts`: never the spec's. The launcher
 reaches the s3:// store only through the ConfigMap's `providers`
 (tests/fakes/kfp_launcher_providers.py, kfp_launcher_store.py): each run here applies the
-`kfp-launcher.yaml` compile wrote, as docs/kubeflow.md says, but one, whose
-first step fails after its program, uploading its log to AWS.
+`kfp-launcher.yaml` compile wrote, as docs/kubeflow.md says, but three,
+whose first step fails after its program, uploading its log to AWS.
 
 The digits spec on s3://, cut to its first steps (SpanWindow, our own
 component, and ImportExampleGen, TFX's, both through the entrypoint), runs
 here on what the whole pipeline's runs do not take: 2.17 without logs and
 with the run's root from the namespace's ConfigMap; a run in the
 in-cluster default root; compiled with `--retries 0`, a deleted pod
-that 2.17's manifests retry all the same; and a multi-user install's
+that 2.17's manifests retry all the same; a multi-user install's
 profile namespace, on a store whose namespace keys reach only the profile
 controller's prefixes (tests/fakes/s3_profiles.py), compiled as
-docs/kubeflow.md says, and given a root outside them. The whole pipeline runs on 2.17 with logs, their
+docs/kubeflow.md says, and given a root outside them. The three without the
+ConfigMap carry the exit step, as `submit --notify URL` adds it: on 2.17 with
+Kubeflow's final status (`--final-status`), on 2.5 without it, and, asking
+for it, refused by 2.5. The whole pipeline runs on 2.17 with logs, their
 URIs suffixed with each attempt's index, in tests/e2e/test_kubeflow_steps.py,
 and on 2.5 with logs (each published whole, its URI unsuffixed) in
 tests/e2e/test_kubeflow_matrix.py; the digits' third run there has log
@@ -34,9 +37,11 @@ import pytest
 import yaml
 
 from commands.kubeflow.cli import main as kubeflow
+from kubeflow.compile import exit_handler
+from kubeflow.compile.spec import tasks as spec_tasks
 from tests.e2e.conftest import digits_in_bucket, kfp_launcher
-from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps
-from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, StepFailed
+from tests.e2e.test_kubeflow_steps import NOBODY, SECRETS, first_steps, webhook
+from tests.fakes.kfp_backend import DEFAULT_ROOT, Backend, RunRefused, StepFailed
 from tests.fakes.s3_profiles import BUCKET, profile_secret
 from tests.fakes.s3_server import env, s3_server, upload_folder
 from tests.unit.test_docs import commands
@@ -49,13 +54,33 @@ PATH_FLAGS = ("--pipeline-root", "--data-root", "--serving-dir")
 TEAM_A_PREFIXES = ("s3://mlpipeline/artifacts/, s3://mlpipeline/private-artifacts/team-a/, "
                    "s3://mlpipeline/private/team-a/, s3://mlpipeline/shared/")
 
+# The exit step's runs, in a namespace without the kfp-launcher ConfigMap:
+# (version, whether the spec asks for Kubeflow's final status).
+NOTICES = {"no-configmap": ((2, 17), True), "notice-2.5": ((2, 5), False),
+           "refused-2.5": ((2, 5), True)}
+
+
+def first_steps_noticed(spec: str, path, hook: str, kubeflow_state: bool) -> str:
+  """The compiled spec with the exit step as `submit --notify URL` uploads
+  it (with `kubeflow_state`, `--final-status` too), its exit handler's DAG
+  cut to SpanWindow and ImportExampleGen."""
+  with open(spec, encoding="utf-8") as f:
+    documents = [d for d in yaml.safe_load_all(f) if d]
+  exit_handler.add(documents, hook, kubeflow_state)
+  inside = spec_tasks(documents[0])
+  for name in set(inside) - {"SpanWindow", "ImportExampleGen"}:
+    del inside[name]
+  path.write_text(yaml.safe_dump_all(documents))
+  return str(path)
+
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
   root = tmp_path_factory.mktemp("kfp_versions")
   refusals = root / "store-refusals.log"
   with s3_server(buckets=("pipelines", "data", "admin", BUCKET), profiles=("team-a",),
-                 log=str(refusals)) as (endpoint, client):
+                 log=str(refusals)) as (endpoint, client), \
+       webhook() as (hook, messages):
     raw = digits_in_bucket(root, client)
     (root / "digits.yaml").write_text(yaml.safe_dump(raw))
 
@@ -101,17 +126,6 @@ def runs(tmp_path_factory):
       found["no-retries"] = e
     finally:
       backend.close()
-    # The run's own root, as submit sends it, in a namespace without the
-    # ConfigMap: the launcher has no way to the store but AWS's defaults.
-    backend = Backend(str(root / "backend-no-configmap"), client, secrets=SECRETS)
-    try:
-      backend.run(spec, {}, log_dir=str(root / "logs-no-configmap"),
-                  run_id="run-no-configmap", pipeline_root="s3://pipelines/root")
-      found["no-configmap"] = None
-    except StepFailed as e:
-      found["no-configmap"] = e
-    finally:
-      backend.close()
     # A run that names no root, in a namespace without the ConfigMap.
     backend = Backend(str(root / "backend-minio"), client, secrets=SECRETS)
     try:
@@ -123,6 +137,24 @@ def runs(tmp_path_factory):
     finally:
       backend.close()
     found.update(_team_a_runs(root, endpoint, client, refusals))
+    for name, (version, kubeflow_state) in NOTICES.items():
+      # The run's own root, as submit sends it, in a namespace without the
+      # ConfigMap: the launcher has no way to the store but AWS's defaults,
+      # and cannot upload SpanWindow's log after its program recorded COMPLETE.
+      backend = Backend(str(root / f"backend-{name}"), client, secrets=SECRETS, user=NOBODY,
+                        version=version)
+      posted = len(messages)
+      try:
+        backend.run(first_steps_noticed(str(root / "compiled" / "pipeline.yaml"),
+                                        root / f"{name}.yaml", hook, kubeflow_state), {},
+                    log_dir=str(root / f"logs-{name}"), run_id=f"run-{name}",
+                    pipeline_root="s3://pipelines/root")
+        found[name] = None
+      except StepFailed as e:
+        found[name] = e
+      finally:
+        backend.close()
+      found[f"{name}-messages"] = messages[posted:]
     objects = {f"{bucket}/{o['Key']}" for bucket in ("pipelines", "admin", BUCKET)
                for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket)
                for o in page.get("Contents", [])}
@@ -234,12 +266,12 @@ def test_without_the_launchers_configmap_the_first_step_fails_after_its_program(
   assert text.startswith('failed to upload output artifact "executor-logs" to remote storage '
                          'URI "s3://pipelines/root/digits/run-no-configmap/SpanWindow/'), text
   assert "amazonaws.com" in text, text
-  assert failed.run.states == {"SpanWindow": "FAILED", "ImportExampleGen": "SKIPPED"}, \
-      failed.run.states
+  assert (failed.run.states["SpanWindow"], failed.run.states["ImportExampleGen"]) == (
+      "FAILED", "SKIPPED"), failed.run.states
   assert "pipelines/root/digits/run-no-configmap/status/SpanWindow.json" in runs["objects"]
   # A launcher that exits non-zero leaves a Failed node: 2.17's OnError
   # policy does not start it again.
-  assert failed.run.attempts == {"SpanWindow": 1}, failed.run.attempts
+  assert failed.run.attempts["SpanWindow"] == 1, failed.run.attempts
 
 
 def test_compile_wrote_the_configmap_the_runs_above_applied(runs):
@@ -299,3 +331,56 @@ def test_a_root_outside_the_profiles_prefixes_stops_the_first_step_in_one_line(r
       failed.run.states
   assert not [o for o in runs["objects"] if o.startswith("mlpipeline/tfx/")], \
       "expected nothing written under s3://mlpipeline/tfx"
+
+
+def _fields(message: dict) -> dict:
+  (attachment,) = message["attachments"]
+  return {f["title"]: f["value"] for f in attachment["fields"]}
+
+
+def test_a_run_whose_launcher_failed_after_the_program_is_notified_failed_by_kubeflow(runs):
+  """Issue 68: SpanWindow's program recorded COMPLETE, then its launcher
+  failed to upload the step's log (kubeflow/pipelines
+  `component/launcher_v2.go`@2.17.0 line 834). Kubeflow's final status,
+  the exit handler DAG's state in ML Metadata (`driver/resolve.go`@2.17.0
+  lines 458-493), says FAILED; the steps' records alone said SUCCEEDED.
+  The launcher's words reach no exit step (the status's `error` is left
+  empty, line 475): the notice says where they are."""
+  failed = runs["runs"]["no-configmap"]
+  assert isinstance(failed, StepFailed) and str(failed).startswith(
+      'failed to upload output artifact "executor-logs"'), failed
+  assert failed.run.states["SpanWindow"] == "FAILED", failed.run.states
+  (message,) = runs["runs"]["no-configmap-messages"]
+  fields = _fields(message)
+  assert fields["state"] == "FAILED" and fields["failed step"] == "not recorded", fields
+  assert fields["state from"] == "Kubeflow (the exit handler's final status)", fields
+  assert message["text"].startswith(
+      "digits: run run-no-configmap FAILED; Kubeflow failed a step whose program recorded no "
+      "failure: its launcher failed after the program ended (uploading an output or the "
+      "step's log"), message["text"]
+  assert "(the last step to start: SpanWindow)" in message["text"] \
+      and message["text"].endswith("says why; nothing pushed"), message["text"]
+
+
+def test_on_2_5_the_default_spec_runs_and_says_its_state_is_the_records(runs):
+  """Compiled without --final-status, the spec runs on 2.5; its notice
+  cannot see the launcher's failure, and says where its state came from."""
+  failed = runs["runs"]["notice-2.5"]
+  assert isinstance(failed, StepFailed) and "failed to upload output artifact" in str(failed), \
+      failed
+  # It ran and posted; then its own log's upload failed as SpanWindow's did.
+  assert failed.run.states["notify"] == "FAILED", failed.run.states
+  (message,) = runs["runs"]["notice-2.5-messages"]
+  fields = _fields(message)
+  assert fields["state"] == "SUCCEEDED", fields  # the records' view, as docs/kubeflow.md says
+  assert fields["state from"].startswith(
+      "the steps' records alone: Kubeflow gave this exit step no final status"), fields
+
+
+def test_on_2_5_a_spec_asking_for_the_final_status_starts_no_run(runs):
+  """`argocompiler/dag.go`@2.5.0 lines 629-630: the API server refuses to
+  create the run; no step ran, nothing was posted."""
+  refused = runs["runs"]["refused-2.5"]
+  assert isinstance(refused, RunRefused), refused
+  assert "failed to add implicit deps: task final status not supported yet" in str(refused)
+  assert runs["runs"]["refused-2.5-messages"] == []

@@ -89,7 +89,24 @@ and nothing kinder. Each behaviour, and where it comes from:
   component is a DAG runs its tasks with the task's inputs as the DAG's
   parameters; a task downstream of a failure is skipped, unless its
   trigger strategy is ALL_UPSTREAM_TASKS_COMPLETED (depends_exit_handler).
-  No final status input is given: the exit step here takes none.
+- The final status (`taskFinalStatus`, an exit task's input of type
+  TASK_FINAL_STATUS; `final_status` below): before 2.14 the API server
+  refuses to create a run of a spec that has one (`argocompiler/dag.go`
+  @2.5.0 lines 629-630, when CreateRun compiles the workflow,
+  `template/v2_template.go`@2.5.0 line 315); from 2.14 the driver feeds
+  the state ML Metadata last knew of the task's first dependent task, the
+  DAG, with an empty error (`driver/resolve.go`@2.14.0 lines 412-447,
+  @2.17.0 lines 458-493), and refuses it for an input declared other than
+  STRUCT or TASK_FINAL_STATUS (line 226 at 2.14.0, 247 at 2.17.0). A DAG's
+  state changes only when a launcher ends in it (UpdateDAGExecutionsState,
+  `component/launcher_v2.go`@2.14.0 line 189, @2.17.0 line 227; a cache
+  hit is published by the driver, `driver/container.go`@2.17.0 line 234,
+  and updates nothing): COMPLETE when every task completed or came from
+  the cache, FAILED once one failed, else RUNNING as its driver made it
+  (`metadata/client.go`@2.14.0 lines 707-748, @2.17.0 lines 800-878). A
+  launcher publishes FAILED for any failure it returns, after the
+  program's end too (an upload: `launcher_v2.go`@2.17.0 lines 187-229);
+  a killed pod's launcher publishes nothing, so its task stays RUNNING.
 - The pod: an empty working directory, so only what the image installs can
   import; the environment is the container's `env` from the spec and the
   Kubernetes platform config's secrets (`driver.go` extendPodSpecPatch),
@@ -189,6 +206,42 @@ INPUT_PARAMETER = re.compile(r"\{\{\$\.inputs\.parameters\['([^']+)'\]\}\}")
 class StepFailed(RuntimeError):
   run = None  # the Run so far, once the exit task has run
   phase = "Failed"  # Argo's node phase: Failed, or Error for a pod deleted
+  # What ML Metadata keeps of the task: FAILED as its launcher published
+  # it, RUNNING for a pod killed before, None when its driver failed first.
+  mlmd_state: Optional[str] = "FAILED"
+
+
+class RunRefused(StepFailed):
+  """The API server refused to create the run: nothing ran."""
+
+
+FINAL_STATUS_FROM = (2, 14)  # kubeflow/pipelines#11953
+
+
+def final_status_tasks(spec: Dict) -> List[str]:
+  """The tasks, in any DAG of the spec, fed a final status."""
+  dags = [spec["root"]["dag"]] + [c["dag"] for c in spec["components"].values() if "dag" in c]
+  return sorted(name for dag in dags for name, task in dag["tasks"].items()
+                if any("taskFinalStatus" in p
+                       for p in task.get("inputs", {}).get("parameters", {}).values()))
+
+
+def dag_state(children: Dict[str, Optional[str]], total: int) -> Optional[str]:
+  """UpdateDAGExecutionsState: the DAG's new state from its tasks' states in
+  ML Metadata, or None to leave it as it is (metadata/client.go@2.14.0
+  lines 707-748, @2.17.0 lines 800-878)."""
+  states = list(children.values())
+  if sum(s in ("COMPLETE", "CACHED", "CANCELED") for s in states) == total:
+    return "COMPLETE"
+  return "FAILED" if "FAILED" in states else None
+
+
+def final_status(state: str, run_name: str, task: str) -> Dict:
+  """The PipelineTaskFinalStatus the driver feeds, as protojson writes it
+  (resolve.go@2.17.0 lines 471-476: "TODO: Implement fields "Message and
+  "Code"" leaves `error` empty)."""
+  return {"state": state, "pipelineJobResourceName": run_name,
+          "pipelineTaskName": task, "error": {}}
 
 
 def task_order(tasks: Dict) -> List[str]:
@@ -373,6 +426,10 @@ class Backend:
         log, after the exit task ran; its `run` is the Run so far.
     """
     spec, platform = load_spec(spec_path)
+    fed = final_status_tasks(spec)
+    if fed and self.version < FINAL_STATUS_FROM:  # the API server's CreateRun
+      raise RunRefused(f"Failed to create a run: failed to add implicit deps: task final "
+                       f"status not supported yet (tasks {fed})")
     self._publishing = self.publish_logs and self.version >= (2, 5)
     root_defs = spec["root"].get("inputDefinitions", {}).get("parameters", {})
     scope = {name: d.get("defaultValue") for name, d in root_defs.items()}
@@ -396,9 +453,12 @@ class Backend:
         "deploymentSpec", {}).get("executors", {})
     result = Run({}, {}, {})
     failures: List[StepFailed] = []
+    # The run's Argo Workflow's name (the driver's --run_name), and what
+    # ML Metadata keeps of each task: its execution's last known state.
+    self._run_name = f"{spec['pipelineInfo']['name']}-{run_id or uuid.uuid4().hex[:8]}"
+    self._mlmd_states: Dict[str, str] = {}
     if self.cluster is not None:
-      self.workflow = self.cluster.add_workflow(
-          f"{spec['pipelineInfo']['name']}-{run_id or uuid.uuid4().hex[:8]}")
+      self.workflow = self.cluster.add_workflow(self._run_name)
     self._run_dag(spec, spec["root"]["dag"]["tasks"], scope, run_root, executors,
                   image, log_dir, result, failures, root_dag=True)
     if failures:
@@ -414,10 +474,14 @@ class Backend:
                      spec["pipelineInfo"]["name"], run_id or uuid.uuid4().hex])
 
   def _run_dag(self, spec, tasks, scope, run_root, executors, image, log_dir,
-               result, failures, root_dag: bool = False) -> bool:
-    """Runs a DAG's tasks; returns whether all of them succeeded."""
+               result, failures, root_dag: bool = False, dag: str = "") -> bool:
+    """Runs a DAG's tasks (those of the DAG task `dag`, else the root's);
+    returns whether all of them succeeded."""
     done: Dict[str, int] = {}
     failed: set = set()
+    children: Dict[str, Optional[str]] = {}
+    if dag:
+      self._mlmd_states[dag] = "RUNNING"  # as the DAG's driver creates it
     for name in task_order(tasks):
       task = tasks[name]
       upstream = set(task.get("dependentTasks", [])) | {
@@ -435,8 +499,9 @@ class Backend:
         inner = {k: self._parameter(v, scope, done, name)
                  for k, v in task.get("inputs", {}).get("parameters", {}).items()}
         ok = self._run_dag(spec, component["dag"]["tasks"], inner, run_root,
-                           executors, image, log_dir, result, failures)
+                           executors, image, log_dir, result, failures, dag=name)
         result.states[name] = "COMPLETE" if ok else "FAILED"
+        children[name] = self._mlmd_states[name]
         if not ok:
           failed.add(name)
         continue
@@ -447,10 +512,18 @@ class Backend:
           retries = 0  # kubeflow/pipelines#11908
         done[name] = self._run_task(spec, name, task, component, scope, done, run_root,
                                     executors, image, log_dir, result, retries)
+        children[name] = "CACHED" if result.states[name] == "CACHED" else "COMPLETE"
       except StepFailed as e:
         result.states[name] = "FAILED"
         failures.append(e)
         failed.add(name)
+        children[name] = e.mlmd_state
+      if children.get(name):
+        self._mlmd_states[name] = children[name]
+      # Only a launcher that ends updates the DAG's state (a cache hit's
+      # driver does not; a killed launcher cannot).
+      if dag and children.get(name) in ("COMPLETE", "FAILED"):
+        self._mlmd_states[dag] = dag_state(children, len(tasks)) or self._mlmd_states[dag]
     return not failed
 
   def _run_task(self, spec, name, task, component, scope, done, run_root, executors,
@@ -497,8 +570,10 @@ class Backend:
     if "taskOutputParameter" in value:
       producer = value["taskOutputParameter"]
       if producer["producerTask"] not in done:
-        raise StepFailed(f"step {name}: producer task, {producer['producerTask']}, "
-                         f"not in tasks (driver/resolve.go)")
+        failed = StepFailed(f"step {name}: producer task, {producer['producerTask']}, "
+                            f"not in tasks (driver/resolve.go)")
+        failed.mlmd_state = None  # the driver failed: no execution
+        raise failed
       return self._parameters_of(done[producer["producerTask"]])[
           producer["outputParameterKey"]]
     if "componentInputParameter" in value:
@@ -508,7 +583,8 @@ class Backend:
   def _inputs(self, task, component, scope, done, name) -> Dict:
     """The executor input's `inputs`: the parameters resolved, the artifacts
     read back from ML Metadata, typed as the flavour types them."""
-    params = {key: self._parameter(value, scope, done, name)
+    params = {key: (self._final_status(task, component, key, name) if "taskFinalStatus" in value
+                    else self._parameter(value, scope, done, name))
               for key, value in task.get("inputs", {}).get("parameters", {}).items()}
     declared = component.get("inputDefinitions", {}).get("artifacts", {})
     artifacts = {}
@@ -519,6 +595,27 @@ class Backend:
               else declared[key]["artifactType"])
       artifacts[key] = {"artifacts": [self._runtime(art, kind)]}
     return {"parameterValues": params, "artifacts": artifacts}
+
+  def _final_status(self, task: Dict, component: Dict, key: str, name: str) -> Dict:
+    """A final status input, as the driver resolves it (resolve.go@2.17.0
+    lines 458-493): from the task's first dependent task, whatever its
+    `producerTask` says."""
+    declared = component.get("inputDefinitions", {}).get("parameters", {}).get(key, {})
+    kind = declared.get("parameterType", "")
+    failed = None
+    if kind not in ("STRUCT", "TASK_FINAL_STATUS"):  # resolve.go@2.17.0 line 247
+      failed = StepFailed(f'step {name}: input parameter "{key}" type mismatch: '
+                          f'expect {kind}, got struct')
+    elif not task.get("dependentTasks"):
+      failed = StepFailed(f"step {name}: task {name} has no dependent tasks")
+    elif task["dependentTasks"][0] not in self._mlmd_states:
+      failed = StepFailed(f"step {name}: producer task, {task['dependentTasks'][0]}, "
+                          f"not in tasks")
+    if failed:
+      failed.mlmd_state = None  # the driver's failure: no execution
+      raise failed
+    producer = task["dependentTasks"][0]
+    return final_status(self._mlmd_states[producer], self._run_name, producer)
 
   def _runtime(self, art: mlmd.Artifact, kind: Dict) -> Dict:
     return _runtime_artifact(art, kind)
@@ -658,6 +755,7 @@ class Backend:
       with open(log) as f:
         failed = StepFailed(f"step {name} exited {code}; its log ends:\n{f.read()[-4000:]}")
       failed.phase = "Error" if killed and how == "deleted" else "Failed"
+      failed.mlmd_state = "RUNNING" if killed else "FAILED"  # a killed launcher publishes nothing
       raise failed
     reported = {}
     if os.path.exists(output_file):  # getExecutorOutputFile: none is no output

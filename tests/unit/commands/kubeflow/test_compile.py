@@ -72,3 +72,15 @@ def test_compile_for_a_profile_namespace_refuses_a_path_its_keys_do_not_reach(
                          f"team-a/, s3://mlpipeline/private/team-a/, s3://mlpipeline/shared/"), \
       f"expected {flag} refused naming the prefixes, found {line!r}"
   assert not list(tmp_path.iterdir()), "expected nothing written"
+
+
+def test_final_status_without_notify_is_one_line_and_exit_2(tmp_path, capsys):
+  code = kubeflow(["compile", "--dataset", DIGITS_YAML, "--image", "registry.example.com/p:1",
+                   "--pipeline-root", str(tmp_path / "root"), "--output-dir",
+                   str(tmp_path / "out"), "--final-status"])
+  err = capsys.readouterr().err
+  assert code == 2, err
+  assert err.splitlines() == [
+      "error: --final-status: expected --notify URL too (or a spec compiled with it): the "
+      "final status is the notice's input"], err
+  assert not (tmp_path / "out").exists(), "a refused compile wrote its files"

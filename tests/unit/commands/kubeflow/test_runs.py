@@ -255,6 +255,21 @@ def test_schedule_with_notify_uploads_the_spec_with_the_exit_step(spec, server, 
     assert "notify" not in f.read(), "the compiled file itself must stay as it was"
 
 
+def test_submit_with_final_status_uploads_the_exit_step_taking_kubeflows_state(
+    spec, server, capsys):
+  """For a 2.14+ install: the exit step takes the run's final status."""
+  url, state = server
+  assert run("submit", "--spec", spec, "--host", url, "--notify", "http://127.0.0.1:9/hook",
+             "--final-status") == 0, capsys.readouterr().err
+  (version,) = state.versions.values()
+  notice = version["pipeline_spec"]["root"]["dag"]["tasks"]["notify"]
+  assert notice["inputs"]["parameters"]["status"] == {
+      "taskFinalStatus": {"producerTask": "exit-handler-1"}}, notice["inputs"]
+  assert run("submit", "--spec", spec, "--host", url, "--final-status") == 2
+  assert "--final-status: expected --notify URL too" in capsys.readouterr().err
+  assert len(state.versions) == 1, "a refused --final-status uploaded something"
+
+
 def test_runs_lists_state_and_what_each_finished_run_pushed(tmp_path, server, capsys):
   """The steps' records (kubeflow/steps/records.py) under a pipeline root on
   this machine's disk; on a cluster it is a bucket."""

@@ -365,7 +365,8 @@ def test_schemes_tensorflow_cannot_open_are_refused(tmp_path, capsys, flag, uri)
 
 def test_notify_adds_an_exit_step_that_runs_whatever_happened(tmp_path):
   from kfp import components
-  spec, job = compile_digits(tmp_path, "--notify", "https://hooks.example.com/services/T0/B0")
+  spec, job = compile_digits(tmp_path, "--notify", "https://hooks.example.com/services/T0/B0",
+                             "--final-status")
   json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
   components.load_component_from_file(str(tmp_path / "pipeline.yaml"))
   root = spec["root"]["dag"]["tasks"]
@@ -373,6 +374,9 @@ def test_notify_adds_an_exit_step_that_runs_whatever_happened(tmp_path):
   assert root["notify"]["dependentTasks"] == ["exit-handler-1"]
   assert root["notify"]["triggerPolicy"] == {"strategy": "ALL_UPSTREAM_TASKS_COMPLETED"}
   assert "cachingOptions" not in root["notify"], "the exit step must run every time"
+  # --final-status: the notice takes Kubeflow's state (2.14+; compiled only when asked).
+  assert root["notify"]["inputs"]["parameters"]["status"] == {
+      "taskFinalStatus": {"producerTask": "exit-handler-1"}}, root["notify"]["inputs"]
   assert set(spec_tasks(spec)) >= {"ImportExampleGen", "Trainer", "Pusher"}
   defaults = spec["root"]["inputDefinitions"]["parameters"]
   assert defaults["notify_url"]["defaultValue"] == "https://hooks.example.com/services/T0/B0"

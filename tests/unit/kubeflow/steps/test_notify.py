@@ -118,3 +118,53 @@ the served model fell."""
   assert line in message["text"], message["text"]
   fields = {f["title"]: f["value"] for f in message["attachments"][0]["fields"]}
   assert fields["served model"] == line, fields
+
+
+def _exit_input(folder: str, url: str, status=None) -> dict:
+  """The exit step's executor input on the open-source backend; `status`
+  as the driver resolves a final status input (resolve.go@2.17.0 lines
+  458-493), or no such input."""
+  params = {"notify_url": url, "pipeline_name": "digits"}
+  if status is not None:
+    params["status"] = status
+  return {"inputs": {"parameterValues": params},
+          "outputs": {"artifacts": {"message": {"artifacts": [
+              {"uri": f"{folder}/notify/4f1c/message",
+               "type": {"schemaTitle": "system.Artifact"}}]}},
+              "outputFile": "/tmp/kfp_outputs/output_metadata.json"}}
+
+
+def test_a_run_failed_by_its_launcher_after_a_complete_step_is_notified_failed(tmp_path):
+  """Issue 68: SpanWindow's program recorded COMPLETE, then its launcher
+  failed to upload the step's log; Kubeflow's final status says FAILED. The
+  records alone said SUCCEEDED."""
+  folder = f"{tmp_path}/root/digits/run-8"
+  step_records.write(folder, "SpanWindow", step_records.COMPLETE,
+                     started="2026-11-28T02:00:00+00:00")
+  status = {"state": "FAILED", "pipelineJobResourceName": "digits-run-8",
+            "pipelineTaskName": "exit-handler-1", "error": {}}
+  with webhook() as (url, received):
+    assert notify.main(["notify", json.dumps(_exit_input(folder, url, status))]) == 0
+  (message,) = received
+  fields = {f["title"]: f["value"] for f in message["attachments"][0]["fields"]}
+  assert fields["state"] == "FAILED" and fields["failed step"] == "not recorded", fields
+  assert fields["state from"] == "Kubeflow (the exit handler's final status)", fields
+  assert message["text"].startswith(
+      "digits: run run-8 FAILED; Kubeflow failed a step whose program recorded no failure: "
+      "its launcher failed after the program ended"), message["text"]
+  assert message["text"].endswith("the step's log in the Kubeflow UI says why; nothing pushed"), \
+      message["text"]
+  assert message["attachments"][0]["color"] == "danger"
+
+
+def test_without_a_final_status_the_notice_says_its_state_is_the_records(tmp_path):
+  folder = f"{tmp_path}/root/digits/run-9"
+  step_records.write(folder, "SpanWindow", step_records.COMPLETE,
+                     started="2026-11-28T02:00:00+00:00")
+  with webhook() as (url, received):
+    assert notify.main(["notify", json.dumps(_exit_input(folder, url))]) == 0
+  (message,) = received
+  fields = {f["title"]: f["value"] for f in message["attachments"][0]["fields"]}
+  assert fields["state"] == "SUCCEEDED", fields
+  assert fields["state from"].startswith("the steps' records alone: Kubeflow gave this exit "
+                                         "step no final status"), fields
