@@ -49,9 +49,6 @@ FILE = "kfp-launcher.yaml"
 NAME = "kfp-launcher"  # config/env.go@2.17.0 line 37 (line 36 at 2.5.0)
 ACCESS, SECRET = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 DEFAULT_REGION = "us-east-1"  # MinIO and SeaweedFS take any region
-# Where a single-user install's pipelines run; a multi-user install's runs
-# are in the profile's namespace.
-SINGLE_USER_NAMESPACE = profile_paths.SINGLE_USER_NAMESPACE
 
 
 def configmap(pipeline_root: str, env: Dict[str, str],
@@ -105,7 +102,7 @@ def profile_namespace(namespace: Optional[str],
       single-user install's, whose Secret holds the install's own keys.
     secret_env: the `--secret-env` entries, (secret, key, variable).
   """
-  if not namespace or namespace == SINGLE_USER_NAMESPACE:
+  if not namespace or namespace == profile_paths.SINGLE_USER_NAMESPACE:
     return None
   by_var = {var: secret for secret, _, var in secret_env}
   return namespace if by_var.get(ACCESS) == profile_paths.SECRET else None
@@ -123,5 +120,5 @@ def write(output_dir: str, config: Optional[Dict],
     f.write(yaml.safe_dump(config, sort_keys=False))
   if namespace:
     return f"the launcher's store: kubectl apply -n {namespace} -f {path}"
-  return (f"the launcher's store: kubectl apply -n {SINGLE_USER_NAMESPACE} -f {path} "
+  return (f"the launcher's store: kubectl apply -n {profile_paths.SINGLE_USER_NAMESPACE} -f {path} "
           f"(or -n your profile's namespace on a multi-user install)")
