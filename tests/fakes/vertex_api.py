@@ -24,6 +24,11 @@ As Vertex AI does, by its API reference and its training docs:
 - a replica's VM preempted (`preempt`): Vertex restarts the replica, and
   with `scheduling.restart_job_on_worker_restart` (which the launcher sets)
   every replica; the job goes on;
+- a busy API's answers, injected (`blips`): 429 RESOURCE_EXHAUSTED, 500
+  INTERNAL, 503 UNAVAILABLE in Google's JSON error shape (google.rpc.Code's
+  names; the messages are the canonical ones, Vertex's own wording varies),
+  a connection reset before any answer, and a create whose job is made but
+  whose answer is lost to a reset;
 - a job's project and region are its URL's (`CustomJobRun.project`,
   `.region`); its `service_account` and `network` are kept as sent; a
   network not of the form `projects/<number>/global/networks/<name>`
@@ -63,6 +68,8 @@ import json
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -247,6 +254,10 @@ class StandInVertex:
     self.runs: Dict[str, CustomJobRun] = {}  # job name -> its run
     self.forbidden: set = set()  # permissions not granted, as aiplatform.customJobs.create
     self.no_act_as: set = set()  # service accounts the caller may not act as
+    # The next calls' transient answers, in order: (call, answer); call is
+    # create, get or list, answer 429, 500, 503, "reset" (no answer), or for
+    # create "made, then reset" (the job made, its answer lost).
+    self.blips: List[tuple] = []
     self.ids = itertools.count(4711)
     self.base_env = {k: v for k, v in os.environ.items() if k not in (
         "TF_CONFIG", "TF_USE_LEGACY_KERAS", "GOOGLE_APPLICATION_CREDENTIALS")}
@@ -316,8 +327,31 @@ class StandInVertex:
     return job
 
 
+BLIPS = {429: ("RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota)."),
+         500: ("INTERNAL", "Internal error encountered."),
+         503: ("UNAVAILABLE", "The service is currently unavailable.")}
+
+
 class Handler(google_apis.JsonHandler):
   vertex: StandInVertex
+
+  def _reset(self) -> None:
+    """The connection dropped before an answer: a TCP reset on close."""
+    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    self.close_connection = True
+
+  def _blip(self, call: str) -> Optional[object]:
+    """The injected answer for this call, if one is next: already sent,
+    except "made, then reset", which the caller carries out."""
+    blips = self.vertex.blips
+    if not blips or blips[0][0] != call:
+      return None
+    _, answer = blips.pop(0)
+    if answer == "reset":
+      self._reset()
+    elif answer in BLIPS:
+      self.error(answer, *BLIPS[answer])
+    return answer
 
   def _job(self, job: aiplatform_v1.CustomJob) -> dict:
     with self.vertex.runs[job.name].lock:
@@ -360,6 +394,8 @@ class Handler(google_apis.JsonHandler):
     if not match:
       return self.error(404, "NOT_FOUND", f"no such method: GET {url.path}")
     parent, number = match.group(1), match.group(2)
+    if self._blip("get" if number else "list"):
+      return
     if number:
       if not self._allowed("aiplatform.customJobs.get", url.path[4:]):
         return
@@ -385,6 +421,9 @@ class Handler(google_apis.JsonHandler):
     if not match or match.group(2):
       return self.error(404, "NOT_FOUND", f"no such method: POST {url.path}")
     parent = match.group(1)
+    blip = self._blip("create")
+    if blip and blip != "made, then reset":
+      return
     if not self._allowed("aiplatform.customJobs.create", parent):
       return
     try:
@@ -393,6 +432,8 @@ class Handler(google_apis.JsonHandler):
       return self.error(400, "INVALID_ARGUMENT", str(e))
     except Exception as e:  # noqa: BLE001  (the API answers a bad body with 400)
       return self.error(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {e}")
+    if blip:
+      return self._reset()
     self.send(200, self._job(job))
 
 

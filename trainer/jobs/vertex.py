@@ -31,13 +31,14 @@ or to VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
 tests/fakes/vertex_api.py's stand-in: `http://127.0.0.1:PORT`).
 """
 
+import functools
 import logging
 import os
 import re
 import time
 from typing import Dict, List, Optional
 
-from trainer.jobs import vertex_machines
+from trainer.jobs import vertex_calls, vertex_machines
 from trainer.jobs.job import ClusterError, Job, JobFailed
 
 log = logging.getLogger("absl")
@@ -135,7 +136,8 @@ def _jobs(client, parent: str, name: str) -> List:
   """Every CustomJob this step created, in any state."""
   # `filter` exists only on the request, not as a keyword of the method.
   return list(client.list_custom_jobs(request={"parent": parent,
-                                               "filter": f'labels.{LABEL}="{name}"'}))
+                                               "filter": f'labels.{LABEL}="{name}"'},
+                                      timeout=vertex_calls.CALL_TIMEOUT))
 
 
 def _existing(jobs: List) -> Optional[object]:
@@ -147,25 +149,35 @@ def _existing(jobs: List) -> Optional[object]:
   return live[0] if live else None
 
 
+def _find_or_create(client, parent: str, job: Job, where: Dict[str, str]):
+  """The job to watch (`_existing`, or a new one) and the step's earlier ones."""
+  from google.cloud import aiplatform_v1
+  earlier = _jobs(client, parent, job.name)
+  found = _existing(earlier)
+  if found is not None:
+    log.info("training job %s: reattached to CustomJob %s, started for this step before "
+             "(a retried step, or a create whose answer was lost)", job.name, found.name)
+    return found, earlier
+  custom = body(job, where)
+  if earlier:  # an earlier attempt's ended badly: this one's name says so
+    custom["display_name"] = f"{job.name}-attempt-{len(earlier) + 1}"
+  found = client.create_custom_job(parent=parent, custom_job=aiplatform_v1.CustomJob(custom),
+                                   timeout=vertex_calls.CALL_TIMEOUT)
+  log.info("training job %s: CustomJob %s created%s", job.name, found.name,
+           f" (the earlier one ended {earlier[-1].state.name})" if earlier else "")
+  return found, earlier
+
+
 def run(job: Job) -> None:
   from google.api_core import exceptions
-  from google.cloud import aiplatform_v1
   where = placement(job.pod)
   parent = f"projects/{where['project']}/locations/{where['region']}"
   client = _client(where["region"])
   try:
-    earlier = _jobs(client, parent, job.name)
-    found = _existing(earlier)
-    if found is None:
-      custom = body(job, where)
-      if earlier:  # an earlier attempt's ended badly: this one's name says so
-        custom["display_name"] = f"{job.name}-attempt-{len(earlier) + 1}"
-      found = client.create_custom_job(parent=parent, custom_job=aiplatform_v1.CustomJob(custom))
-      log.info("training job %s: CustomJob %s created%s", job.name, found.name,
-               f" (the earlier one ended {earlier[-1].state.name})" if earlier else "")
-    else:
-      log.info("training job %s: reattached to CustomJob %s (a retried step)", job.name,
-               found.name)
+    # Listed again after a blip: a create whose answer was lost may have
+    # made the job, which the retry then finds by its label.
+    found, _ = vertex_calls.patiently(
+        f"start CustomJob {job.name}", lambda: _find_or_create(client, parent, job, where))
     log.info("training job %s: its logs: https://console.cloud.google.com/vertex-ai/"
              "locations/%s/training/%s?project=%s", job.name, where["region"],
              found.name.rsplit("/", 1)[-1], where["project"])
@@ -175,7 +187,8 @@ def run(job: Job) -> None:
         state = found.state.name
         log.info("training job %s: %s", job.name, state)
       time.sleep(POLL_SECONDS)
-      found = client.get_custom_job(name=found.name)
+      found = vertex_calls.patiently(f"read CustomJob {found.name}", functools.partial(
+          client.get_custom_job, name=found.name, timeout=vertex_calls.CALL_TIMEOUT))
   except (exceptions.Forbidden, exceptions.PermissionDenied) as e:  # REST's 403, gRPC's
     why = re.sub(r"^[A-Z]+ \S+: ", "", e.message)  # REST's message starts with its URL
     raise ClusterError(f"Vertex AI: forbidden ({why}); grant the pipeline's service "
