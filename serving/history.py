@@ -68,6 +68,27 @@ def version_lines(serving_dir: str) -> List[str]:
   return lines or [f"no complete version in {serving_dir}"]
 
 
+def resolve(base_directory: str, to: Optional[str] = None) -> str:
+  """The version a rollback copies: `to`, or by default the one before the
+  newest. Reads only, so a caller can refuse before anything is pushed.
+
+  Raises:
+    serving.ServingError: no such complete version, or nothing to roll back to.
+  """
+  names = [os.path.basename(p) for p in serving.versions(base_directory)]
+  if to is None:
+    if len(names) < 2:
+      raise serving.ServingError(
+          f"{base_directory}: nothing to roll back to: "
+          f"{'one complete version' if names else 'no complete version'}"
+          f" ({', '.join(names) or 'none'})")
+    to = names[1]
+  if to not in names:
+    raise serving.ServingError(f"{base_directory}: version {to}: expected one of the "
+                               f"complete versions {', '.join(names) or '(none)'}")
+  return to
+
+
 def rollback(base_directory: str, to: Optional[str] = None) -> str:
   """Pushes a copy of version `to` (default: the one before the newest) as
   the newest version, recording which it copies and which it replaced.
@@ -76,26 +97,20 @@ def rollback(base_directory: str, to: Optional[str] = None) -> str:
   Raises:
     serving.ServingError: no such complete version, or nothing to roll back to.
   """
-  found = serving.versions(base_directory)
-  names = [os.path.basename(p) for p in found]
-  if to is None:
-    if len(found) < 2:
-      raise serving.ServingError(
-          f"{base_directory}: nothing to roll back to: "
-          f"{'one complete version' if found else 'no complete version'}"
-          f" ({', '.join(names) or 'none'})")
-    to = names[1]
-  if to not in names:
-    raise serving.ServingError(f"{base_directory}: version {to}: expected one of the "
-                               f"complete versions {', '.join(names) or '(none)'}")
-  note = json.dumps({"to": to, "from": names[0]})
-  return serving.push(found[names.index(to)], base_directory,
+  to = resolve(base_directory, to)
+  newest = serving.latest(base_directory)
+  note = json.dumps({"to": to, "from": os.path.basename(newest)})
+  return serving.push(os.path.join(base_directory, to), base_directory,
                       extra={serving.ROLLBACK: note})
 
 
 def rollback_lines(serving_dir: str, to: Optional[str]) -> List[str]:
   """Rolls back (`rollback`) and says what happened."""
-  path = rollback(serving_dir, to)
+  return pushed_lines(rollback(serving_dir, to))
+
+
+def pushed_lines(path: str) -> List[str]:
+  """What a rollback that pushed `path` did."""
   back = rolled_back(path)
   return [f"rolled back: version {os.path.basename(path)} is a copy of {back['to']}, "
           f"now the newest (it was {back['from']}); nothing was deleted",

@@ -35,10 +35,9 @@ without them. What upstream does, and what is done about it here:
   endpoint`, pkg/credentials/s3/s3_secret.go:61-71) listed on the service
   account `serviceAccountName` names (service_account_credentials.go:260-266).
 
-The serving dir stays the record of what is served: a rollback first
-pushes a copy of the earlier version (serving/history.py), then points the
-InferenceService at that copy; with a canary in flight, at 0% of traffic, so
-the last rolled-out revision (the model copied) keeps serving, at once.
+The serving dir stays the record of what is served: a rollback pushes a
+copy of the version that takes the traffic, then points the
+InferenceService at it (serving/kserve_rollback.py).
 Calls go through the `kubernetes` client in the step's namespace; a refusal
 is one line naming what grants them (kubeflow/manifests/kserve-rbac.yaml).
 """
@@ -107,9 +106,8 @@ class Target:
                        "spec.canary[] splits replicas, not traffic")
 
 
-def stage(serving_dir: str, version: str) -> str:
-  """Copies a version to where KServe downloads it from, unless there; its URI.
-  `saved_model.pb` is written last, as a push writes it (serving/__init__.py)."""
+def refuse_local(serving_dir: str) -> None:
+  """Refuses a serving dir KServe cannot download from, before anything is written."""
   if storage.scheme(serving_dir) not in SCHEMES:
     # The controller takes a path without a scheme, but the storage
     # initializer's container cannot see it: "Cannot recognize storage
@@ -117,6 +115,12 @@ def stage(serving_dir: str, version: str) -> str:
     raise serving.ServingError(
         f"--serving-dir {serving_dir}: KServe downloads a model from s3:// or gs://, not "
         "from a folder of this machine; serve from a bucket")
+
+
+def stage(serving_dir: str, version: str) -> str:
+  """Copies a version to where KServe downloads it from, unless there; its URI.
+  `saved_model.pb` is written last, as a push writes it (serving/__init__.py)."""
+  refuse_local(serving_dir)
   source = os.path.join(serving_dir, version)
   if not storage.gfile().exists(os.path.join(source, serving.SAVED_MODEL)):
     raise serving.ServingError(f"no version {version} in {serving_dir}")
@@ -143,6 +147,20 @@ def served_version(found: dict) -> str:
   """The serving-dir version an InferenceService's spec names (its storageUri's)."""
   uri = found["spec"]["predictor"].get("model", {}).get("storageUri", "")
   return os.path.basename(uri.rstrip("/")) if f"/{STAGED}/" in uri else ""
+
+
+def recorded_mode(found: dict) -> str:
+  """The mode an InferenceService runs in, as a key of MODES: the one the
+  controller recorded in its status, else its annotation's; "" when neither
+  says (not reconciled yet, and created without the annotation)."""
+  recorded = (found.get("status", {}).get("deploymentMode")
+              or found["metadata"].get("annotations", {}).get(MODE_ANNOTATION) or "")
+  keys = {value: key for key, value in MODES.items()}
+  if recorded and LEGACY_MODES.get(recorded, recorded) not in keys:
+    raise kube.ClusterError(f"InferenceService {found['metadata']['name']} runs in {recorded} "
+                            f"mode: expected {' or '.join(MODES.values())}, which "
+                            "serving/kserve.py deploys")
+  return keys.get(LEGACY_MODES.get(recorded, recorded), "")
 
 
 class KServe:
@@ -217,26 +235,6 @@ class KServe:
               "already takes all traffic")
     self._patch({"spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
     return f"kserve: version {version} promoted to all traffic"
-
-  def roll_back(self, serving_dir: str, version: str) -> str:
-    """Points the InferenceService at `version` (a rollback's copy, just
-    pushed): with a canary in flight, at 0% of traffic, so the revision
-    rolled out before the canary keeps all of it (KServe's rollback);
-    otherwise rolled out as any version is."""
-    found = self.found()
-    self._refuse_mode_change(found)
-    predictor = found["spec"]["predictor"]
-    if predictor.get("canaryTrafficPercent") is None:
-      outright = dataclasses.replace(self.target, canary_percent=0)
-      return KServe(outright, self.cluster).deploy(serving_dir, version)
-    storage_uri = stage(serving_dir, version)
-    was = served_version(found)
-    # The version rolled out before the canary keeps all traffic: still the
-    # previous one, for the next canary's split.
-    self._patch({"spec": {"predictor": {"canaryTrafficPercent": 0, "model": {
-        "storageUri": storage_uri}}}}, "roll back")
-    return (f"kserve: canary version {was} rolled back: its traffic returns at once to the "
-            f"revision rolled out before it; the spec names version {version}, its copy")
 
   def found(self) -> dict:
     found = self.get()

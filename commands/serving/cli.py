@@ -13,7 +13,9 @@ JSON client sends them (serving/rest.py), for `curl -d @request.json`.
 `kserve deploy|promote|status` points an InferenceService at a version (a
 canary first, with `--canary-percent`), gives the canary all traffic, or
 says where traffic goes (serving/kserve.py); `rollback --kserve NAME` also
-points it at the copy it pushes. A refusal of the cluster is one line, exit 2.
+points it at the copy it pushes, of the version that takes the traffic
+(serving/kserve_rollback.py). A refusal of the cluster is one line, exit 2,
+and a rollback's comes before its push.
 `scores` lists what ServedScore recorded beside the versions
 (`<serving dir>/monitoring/`) and, with `--html`, writes its chart.
 """
@@ -27,7 +29,7 @@ import serving
 from dataset.fields import DeclarationError
 from runtime import storage
 from runtime.kube import ClusterError
-from serving import ServingError, history, kserve
+from serving import ServingError, history, kserve, kserve_rollback
 
 HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -50,9 +52,11 @@ def build_parser() -> argparse.ArgumentParser:
   rollback = commands.add_parser("rollback", parents=[common],
                                  help="push a copy of an earlier version as the newest")
   rollback.add_argument("--to", metavar="VERSION",
-                        help="the version to bring back (default: the one before the newest)")
+                        help="the version to bring back (default: the one before the newest; "
+                             "with --kserve and a canary in flight, the rolled-out one)")
   rollback.add_argument("--kserve", metavar="NAME", help="also point this InferenceService "
-                        "at the copy (a canary's traffic returns at once)")
+                        "at the copy (a canary's traffic returns at once to the rolled-out "
+                        "version, which the copy is of)")
   kserve_parser = commands.add_parser("kserve", help="the serving dir's versions on KServe "
                                       "v0.20.0: deploy, promote, status")
   target = argparse.ArgumentParser(add_help=False, parents=[common])
@@ -107,12 +111,8 @@ def request_lines(dataset: str, examples: str, count: int) -> List[str]:
 def kserve_lines(args, serving_dir: str) -> List[str]:
   """`kserve deploy|promote|status`, and a rollback's InferenceService."""
   storage.enable([serving_dir])
-  if args.command == "rollback":
-    deployed = kserve.KServe(kserve.Target(args.kserve))
-    deployed.found()  # refused before the serving dir changes
-    lines = history.rollback_lines(serving_dir, args.to)
-    copy = os.path.basename(serving.latest(serving_dir))
-    return lines + [deployed.roll_back(serving_dir, copy)]
+  if args.command == "rollback":  # in the InferenceService's own mode
+    return kserve_rollback.roll_back(args.kserve, serving_dir, args.to)
   if args.action == "deploy":
     target = kserve.Target(args.name, args.mode, args.canary_percent, args.service_account,
                            args.image)

@@ -33,7 +33,11 @@ As the real API server does:
 - an update (PUT) names the resourceVersion it read: another answers 409
   Conflict, none 422; a merge patch (PATCH, `application/merge-patch+json`)
   needs none; both keep the object's identity and status (a status
-  subresource) and count a new spec as a new `metadata.generation`.
+  subresource) and count a new spec as a new `metadata.generation`;
+- an update or patch with `dryRun=All` is authorized, decoded, admitted
+  (webhooks with `sideEffects: None`, as KServe's are) and answered, but not
+  stored, and no controller sees it (apiserver's registry/generic/registry/
+  dryrun.go: DryRunnableStorage skips the write).
 
 Not modelled: authentication (a token names its account), the other
 admission webhooks, server-side apply, JSON and strategic-merge patches,
@@ -367,6 +371,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
       body["status"] = old["status"]
     generation = old["metadata"].get("generation", 1)
     body["metadata"]["generation"] = generation + (body.get("spec") != old.get("spec"))
+    if query.get("dryRun") == "All":  # decoded, admitted, answered; never stored
+      return self._send(200, body)
     self._send(200, self.store.update(key, lambda obj: (obj.clear(), obj.update(body))))
     self._written(key)
 

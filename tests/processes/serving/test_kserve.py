@@ -17,7 +17,7 @@ import yaml
 
 import serving
 from runtime import kube
-from serving import history, kserve
+from serving import kserve, kserve_rollback
 from tests.conftest import REPO, model_dir
 from tests.fakes import kserve as fake
 from tests.fakes import kubernetes_api, rbac
@@ -77,10 +77,10 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   # The serving dir's rollback: a copy of the second pushed as the newest;
   # the InferenceService names it at 0%: the second's revision keeps all
   # the traffic, at once.
-  history.rollback_lines(base, second)
+  assert kserve_rollback.roll_back("digits", base, second)[-1].startswith(
+      f"kserve: canary version {third} rolled back")
   copy = os.path.basename(serving.latest(base))
   assert copy not in (first, second, third)
-  assert deploy.roll_back(base, copy).startswith(f"kserve: canary version {third} rolled back")
   assert traffic(store) == [(0, copy), (100, second)]
   assert kserve.served_version(fake.reconciled(store, NAMESPACE, "digits")) == copy
   # The next canary splits with the version that kept the traffic.
@@ -130,8 +130,7 @@ def test_a_profiles_default_editor_deploys_with_the_shipped_manifests(tmp_path, 
     deploy.deploy(base, push(base, tmp_path / "m2"))
     deploy.promote()
     deploy.deploy(base, push(base, tmp_path / "m3"))
-    history.rollback_lines(base, None)
-    deploy.roll_back(base, os.path.basename(serving.latest(base)))
+    kserve_rollback.roll_back("digits", base, None)
     assert traffic(store)[-1][0] == 100
   finally:
     server.shutdown()
