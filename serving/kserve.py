@@ -1,9 +1,10 @@
 """The serving dir's versions on KServe: one InferenceService per pipeline,
 pointed at a version, as a canary first when one already serves.
 
-Supported: KServe v0.20.0 (kserve/kserve at that tag; file:line below), in
-its default Knative mode for canaries (`--mode knative`), or Standard mode
-without them. What upstream does, and what is done about it here:
+Supported: KServe v0.15 (Kubeflow's platform installs v0.15.2) to v0.20.0
+(kserve/kserve at that tag; file:line below), in its default Knative mode
+(v0.15's Serverless) for canaries (`--mode knative`), or Standard mode
+(RawDeployment) without them. What upstream does, and what is done here:
 
 - TF Serving needs numbered version folders under its `--model_base_path`
   (`/mnt/models`, config/runtimes/kserve-tensorflow-serving.yaml:27-32), and
@@ -28,9 +29,10 @@ without them. What upstream does, and what is done about it here:
   (components/predictor.go:886-1040), so a canary in Standard mode is
   refused here. Removing the field promotes; 0 sends all traffic back to
   the last rolled-out revision (KServe's rollback).
-- The deployment mode cannot change once the controller recorded it
-  (inference_service_validation.go:691-701): a deploy in another mode is
-  refused here, in one line, before the webhook would.
+- The mode annotation: v0.15.2 knows only the names v0.20.0 deprecates,
+  and neither lets an update change the mode the status recorded. A create
+  writes `Serverless` or `RawDeployment`, an update the status's own value;
+  a deploy in another mode is refused here, in one line (kserve_modes.py).
 - S3 credentials come from the Secrets (annotated `serving.kserve.io/s3-
   endpoint`, pkg/credentials/s3/s3_secret.go:61-71) listed on the service
   account `serviceAccountName` names (service_account_credentials.go:260-266).
@@ -49,15 +51,13 @@ from typing import Optional
 
 import serving
 from runtime import kube, storage
+from serving import kserve_modes
+from serving.kserve_modes import MODES
 
 GROUP, API_VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
 STAGED = "kserve"  # in the serving dir: kserve/<N>/<N>/, what KServe downloads
 RUNTIME = "kserve-tensorflow-serving"
 IMAGE = "tensorflow/serving:2.16.1"  # the TensorFlow the lock exports with (2.16)
-MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
-MODES = {"knative": "Knative", "standard": "Standard"}  # constants.go:559-568
-# The deprecated names an older object may carry (constants.go:562-565, 580-583).
-LEGACY_MODES = {"Serverless": "Knative", "RawDeployment": "Standard"}
 # The serving-dir version rolled out before the one the spec names (which is
 # its storageUri's). KServe copies an InferenceService's annotations into
 # the Knative revision's template (components/predictor.go:100-102, 513-517),
@@ -67,7 +67,7 @@ SCHEMES = ("s3", "gs")  # what the storage initializer downloads, and we write
 NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 GRANTS = kube.Grants("kubeflow/manifests/kserve-rbac.yaml",
                      "kubeflow/manifests/kserve-rbac-kubeflow-edit.yaml",
-                     "install KServe v0.20.0 (docs/kubeflow.md, \"Serving on KServe\")")
+                     "install KServe v0.15 to v0.20 (docs/kubeflow.md, \"Serving on KServe\")")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,7 +139,7 @@ def body(target: Target, namespace: str, storage_uri: str) -> dict:
     predictor["serviceAccountName"] = target.service_account
   return {"apiVersion": f"{GROUP}/{API_VERSION}", "kind": "InferenceService",
           "metadata": {"name": target.name, "namespace": namespace,
-                       "annotations": {MODE_ANNOTATION: MODES[target.mode]}},
+                       "annotations": kserve_modes.created(target.mode)},
           "spec": {"predictor": predictor}}
 
 
@@ -183,15 +183,7 @@ class KServe:
                              self.path, change, "application/merge-patch+json")
 
   def _refuse_mode_change(self, found: dict) -> None:
-    recorded = (found.get("status", {}).get("deploymentMode")
-                or found["metadata"].get("annotations", {}).get(MODE_ANNOTATION))
-    mode = LEGACY_MODES.get(recorded, recorded)
-    if mode and mode != MODES[self.target.mode]:
-      raise kube.ClusterError(
-          f"InferenceService {self.target.name} runs in {mode} mode, asked for "
-          f"{MODES[self.target.mode]}: KServe refuses to change it (update rejected: "
-          "deploymentMode cannot be changed); deploy with --kserve-mode "
-          f"{'knative' if mode == 'Knative' else 'standard'} or under another name")
+    kserve_modes.refuse_change(found, self.target.name, self.target.mode)
 
   def deploy(self, serving_dir: str, version: str) -> str:
     """Points the InferenceService at `version`: created, as a canary beside
@@ -213,7 +205,10 @@ class KServe:
     # version rolled out before both.
     in_flight = found["spec"]["predictor"].get("canaryTrafficPercent") is not None
     rolled_out = annotations.get(PREVIOUS_ANNOTATION) if in_flight else served
-    self._patch({"metadata": {"annotations": {PREVIOUS_ANNOTATION: rolled_out}},
+    # The recorded mode written back: an object created with `Knative` on
+    # v0.15.2, which recorded `Serverless`, takes updates again.
+    written = {PREVIOUS_ANNOTATION: rolled_out, **kserve_modes.kept(found)}
+    self._patch({"metadata": {"annotations": written},
                  "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
                      "storageUri": storage_uri, "image": self.target.image}}}},
                 f"serve {version}")

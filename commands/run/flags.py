@@ -120,7 +120,7 @@ def add_pipeline_flags(parser: argparse.ArgumentParser, default_dataset: str) ->
 def kserve_flags(parser: argparse.ArgumentParser) -> None:
   """The KServeDeploy step's flags (components/kserve_deploy/)."""
   parser.add_argument("--kserve", metavar="NAME", help="after the Pusher, point the "
-                      "InferenceService NAME (KServe v0.20.0) at the newest version; "
+                      "InferenceService NAME (KServe v0.15 to v0.20) at the newest version; "
                       "default: no such step")
   parser.add_argument("--kserve-canary-percent", type=whole_number(0, 99), default=0,
                       metavar="P", help="a new version's share of traffic while the "

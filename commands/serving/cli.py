@@ -58,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "at the copy (a canary's traffic returns at once to the rolled-out "
                         "version, which the copy is of)")
   kserve_parser = commands.add_parser("kserve", help="the serving dir's versions on KServe "
-                                      "v0.20.0: deploy, promote, status")
+                                      "v0.15 to v0.20: deploy, promote, status")
   target = argparse.ArgumentParser(add_help=False, parents=[common])
   target.add_argument("--name", required=True, help="the InferenceService's name")
   actions = kserve_parser.add_subparsers(dest="action", required=True)

@@ -12,7 +12,8 @@ DOMAIN_PREFIXED = re.compile(r"^(?=.{1,253}/)[a-z0-9]([-a-z0-9]*[a-z0-9])?"
                              r"(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/.+$")
 
 
-def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] = None) -> List[str]:
+def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] = None,
+             kserve_version: str = "0.20") -> List[str]:
   """What the engines' validating webhooks refuse, in their words.
 
   - TrainJob (Kubeflow Trainer 2.2 and later, `validator.trainjob.trainer.
@@ -30,7 +31,7 @@ def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] 
   replicated jobs and containers, initializers, immutability on update).
   """
   if plural == "inferenceservices":
-    return kserve.problems(body, old)
+    return kserve.problems(body, old, kserve_version)
   if plural == "tfjobs":
     return tfjob_problems(body)
   if plural == "trainingruntimes":
@@ -49,10 +50,10 @@ def problems(trainer_version: str, plural: str, body: dict, old: Optional[dict] 
 
 
 DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-def mutate(plural: str, body: dict) -> None:
+def mutate(plural: str, body: dict, kserve_version: str = "0.20") -> None:
   """The mutating webhooks, in place: KServe's defaulter (kserve.py)."""
   if plural == "inferenceservices":
-    kserve.mutate(body)
+    kserve.mutate(body, kserve_version)
 
 
 WEBHOOKS = {"inferenceservices": kserve.WEBHOOK,

@@ -41,6 +41,7 @@ FILES = {  # (plural, release) -> file
     ("trainjobs", "2.2"): "kubeflow-trainer@v2.2.0.trainer.kubeflow.org_trainjobs.yaml",
     ("trainjobs", "2.3"): "kubeflow-trainer@v2.3.0.trainer.kubeflow.org_trainjobs.yaml",
     ("tfjobs", "1.9"): "training-operator@release-1.9-078ec30.kubeflow.org_tfjobs.yaml",
+    ("inferenceservices", "0.15"): "kserve@v0.15.2.serving.kserve.io_inferenceservices.yaml",
     ("inferenceservices", "0.20"): "kserve@v0.20.0.serving.kserve.io_inferenceservices.yaml",
 }
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool,

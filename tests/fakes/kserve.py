@@ -1,20 +1,19 @@
 """KServe v0.20.0 as a STAND-IN: its InferenceService webhooks and the part of
 its controller a deploy meets, in Knative mode, acting on kubernetes_api.py's
-objects. No cluster, Knative or TF Serving runs here.
+objects. No cluster, Knative or TF Serving runs here. With the store's
+`kserve_version` "0.15", v0.15.2's CRD and deployment-mode rules instead
+(kserve_versions.py, cited there); the other rules stay v0.20.0's.
 
 From kserve/kserve at v0.20.0 (file:line at that tag):
 - the defaulter (pkg/apis/serving/v1beta1/inference_service_defaults.go):
-  `Serverless` becomes `Knative` and `RawDeployment` `Standard` in the
-  `serving.kserve.io/deploymentMode` annotation (:164-176); with the
-  shipped default (Serverless, config/configmap/inferenceservice.yaml:743-746)
-  no annotation is added (:178-186); `predictor.tensorflow` becomes
+  the mode annotation (kserve_versions.py); `predictor.tensorflow` becomes
   `predictor.model` with modelFormat tensorflow (:236-237, :296-303); a
   model's format is added as the annotation `modelFormat` (:273-283);
 - the validator (inference_service_validation.go), its errors verbatim: the
   name (:469-474, component.go:44); exactly one implementation in the
   predictor (:157-165, component.go:441-451); replicas (component.go:374-
-  413); `spec.canary` only in Standard mode (:188-191); on update, the
-  deployment mode fixed once the status records it (:691-701). Not
+  413); `spec.canary` only in Standard mode, and on update the deployment
+  mode fixed once the status records it (kserve_versions.py). Not
   modelled: blocked env vars, multi-node, logger, autoscaler rules,
   storage URIs (checked by the controller, not at admission);
 - the controller in Knative mode: each new spec is a new revision
@@ -26,7 +25,9 @@ From kserve/kserve at v0.20.0 (file:line at that tag):
   (inference_service_status.go:567-636): a latest ready revision at 100%
   becomes the rolled-out one, the one before it the previous; `Ready` is
   PredictorReady and IngressReady (:295-298); `status.deploymentMode`
-  (controller.go:421-425) and the finalizer (controller.go:177-214).
+  (kserve_versions.py) and the finalizer (controller.go:177-214). At
+  v0.15.2 the route and the bookkeeping are the same (ksvc_reconciler.go:
+  117-146, inference_service_status.go:457-481).
 - the storage initializer: `storageUri` downloaded as kserve-storage does it
   (python/storage/kserve_storage/kserve_storage.py:533, 543-553: an S3
   prefix matched unanchored, each key's remainder under /mnt/models; a
@@ -47,6 +48,8 @@ import re
 import time
 from typing import List, Optional
 
+from tests.fakes.kserve_versions import RELEASES
+
 GROUP_VERSION, PLURAL = "serving.kserve.io/v1beta1", "inferenceservices"
 WEBHOOK = "inferenceservice.kserve-webhook-server.validator"
 MODE = "serving.kserve.io/deploymentMode"
@@ -59,14 +62,12 @@ FIELDS = {"Tensorflow": "tensorflow", "SKLearn": "sklearn", "XGBoost": "xgboost"
           "HuggingFace": "huggingface", "PMML": "pmml", "LightGBM": "lightgbm",
           "Paddle": "paddle", "Model": "model", "StorageUris": "storageUris",
           "WorkerSpec": "workerSpec"}
-LEGACY = {"Serverless": "Knative", "RawDeployment": "Standard"}
 
 
-def mutate(body: dict) -> dict:
+def mutate(body: dict, version: str = "0.20") -> dict:
   """The defaulting webhook (inference_service_defaults.go:163-214)."""
   annotations = body.setdefault("metadata", {}).setdefault("annotations", {})
-  if annotations.get(MODE) in LEGACY:
-    annotations[MODE] = LEGACY[annotations[MODE]]
+  RELEASES[version].defaulted(annotations)
   predictor = body.get("spec", {}).get("predictor", {})
   if "tensorflow" in predictor:
     predictor["model"] = {**predictor.pop("tensorflow"), "modelFormat": {"name": "tensorflow"}}
@@ -76,18 +77,16 @@ def mutate(body: dict) -> dict:
   return body
 
 
-def problems(body: dict, old: Optional[dict]) -> List[str]:
+def problems(body: dict, old: Optional[dict], version: str = "0.20") -> List[str]:
   """The validating webhook's refusal, its first error only (it stops there)."""
   name = body.get("metadata", {}).get("name", "")
+  release = RELEASES[version]
   if old is not None:
     if old.get("metadata", {}).get("deletionTimestamp"):
       return []
-    recorded = old.get("status", {}).get("deploymentMode", "")
-    recorded = LEGACY.get(recorded, recorded)  # ParseDeploymentMode
-    wanted = body["metadata"].get("annotations", {}).get(MODE)
-    if recorded and wanted and wanted != recorded:
-      return [f"update rejected: deploymentMode cannot be changed from '{recorded}' to "
-              f"'{wanted}'"]
+    refused = release.mode_change(old, body["metadata"].get("annotations", {}))
+    if refused:
+      return [refused]
   if not NAME.match(name):
     return [f'the InferenceService "{name}" is invalid: a InferenceService name must consist '
             "of lower case alphanumeric characters or '-', and must start with alphabetical "
@@ -106,7 +105,8 @@ def problems(body: dict, old: Optional[dict]) -> List[str]:
     return ["'MaxReplicas' cannot be less than 0"]
   if high and low > high:
     return ["'MinReplicas' cannot be greater than MaxReplicas"]
-  if spec.get("canary") and body["metadata"].get("annotations", {}).get(MODE) != "Standard":
+  if (release.canary_field and spec.get("canary")
+      and body["metadata"].get("annotations", {}).get(MODE) != "Standard"):
     return ["canary is only supported in Standard deployment mode"]
   return []
 
@@ -175,7 +175,10 @@ class Controller:
 
   def reconcile(self, key: tuple, obj: dict) -> None:
     meta, predictor = obj["metadata"], obj["spec"]["predictor"]
-    if meta.get("annotations", {}).get(MODE) == "Standard":
+    release = RELEASES[self.store.kserve_version]
+    mode = release.running(obj.get("status", {}).get("deploymentMode", ""),
+                           meta.get("annotations", {}))
+    if mode == release.standard:
       self.seen[key[1:4:2]] = meta.get("generation", 1)
       return  # Standard mode: a Deployment update, not modelled
     revisions = self.revisions.setdefault(key[1:4:2], [])
@@ -219,7 +222,7 @@ class Controller:
         ("Ready", created_ready and bool(latest_ready)))]
     # observedGeneration is the Knative Service's (inference_service_status.go:635).
     new_status = {**status, "components": {"predictor": component}, "conditions": conditions,
-                  "deploymentMode": "Knative", "url": url if latest_ready else None,
+                  "deploymentMode": mode, "url": url if latest_ready else None,
                   "clusterServingRuntimeName": "kserve-tensorflow-serving",
                   "observedGeneration": len(revisions)}
 
@@ -231,11 +234,12 @@ class Controller:
 
 
 @contextlib.contextmanager
-def standin(folder: str, namespace: str):
-  """The stand-in API server with KServe installed and its controller:
-  yields (store, the path of a kubeconfig naming `namespace`)."""
+def standin(folder: str, namespace: str, version: str = "0.20"):
+  """The stand-in API server with KServe `version` (a key of RELEASES)
+  installed and its controller: yields (store, the path of a kubeconfig
+  naming `namespace`)."""
   from tests.fakes import kubernetes_api
-  store = kubernetes_api.Store({PLURAL})
+  store = kubernetes_api.Store({PLURAL}, kserve_version=version)
   Controller(store)
   server = kubernetes_api.serve(store)
   path = os.path.join(folder, "kubeconfig")

@@ -29,7 +29,8 @@ As the real API server does:
 
 - a TrainJob the Trainer's validating webhook refuses answers 403 with
   its message (admission.py: the rules modelled, and not); an
-  InferenceService, KServe's webhooks (kserve.py), on create and on update;
+  InferenceService, KServe's webhooks (kserve.py), on create and on update,
+  v0.20.0's or, with `kserve_version` "0.15", v0.15.2's (kserve_versions.py);
 - an update (PUT) names the resourceVersion it read: another answers 409
   Conflict, none 422; a merge patch (PATCH, `application/merge-patch+json`)
   needs none; both keep the object's identity and status (a status
@@ -87,9 +88,11 @@ def status(code: int, reason: str, message: str) -> dict:
 class Store:
   """Objects by key, every change numbered, and who waits for changes."""
 
-  def __init__(self, installed: Set[str], trainer_version: str = "2.2"):
+  def __init__(self, installed: Set[str], trainer_version: str = "2.2",
+               kserve_version: str = "0.20"):
     self.installed = set(installed) | {"pods"}  # plurals this cluster serves
     self.trainer_version = trainer_version
+    self.kserve_version = kserve_version  # a key of kserve_versions.RELEASES
     self.objects: Dict[Key, dict] = {}
     self.events: List[Tuple[int, str, Key, dict]] = []
     self.forbidden: Set[Tuple[str, str]] = set()  # (verb, plural)
@@ -173,7 +176,7 @@ def selected(obj: dict, labels: str, fields: str) -> bool:
 
 
 RELEASE = {"trainjobs": lambda store: store.trainer_version, "tfjobs": lambda store: "1.9",
-           "inferenceservices": lambda store: "0.20"}
+           "inferenceservices": lambda store: store.kserve_version}
 KINDS = {"trainjobs": "TrainJob.trainer.kubeflow.org", "tfjobs": "TFJob.kubeflow.org",
          "inferenceservices": "InferenceService.serving.kserve.io"}
 
@@ -290,14 +293,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding '
             f'error: ' + ", ".join(problems))))
         return True
-    admission.mutate(key[2], body)  # decoded, then the mutating webhooks
+    admission.mutate(key[2], body, self.store.kserve_version)  # then the mutating webhooks
     if key[2] in RELEASE:  # the CRD's schema and CEL rules, then the webhooks
       wrong = crd_schemas.problems(key[2], RELEASE[key[2]](self.store), body)["invalid"]
       if wrong:
         text = wrong[0] if len(wrong) == 1 else f"[{', '.join(wrong)}]"
         self._send(422, status(422, "Invalid", f'{KINDS[key[2]]} "{name}" is invalid: {text}'))
         return True
-    refused = admission.problems(self.store.trainer_version, key[2], body, old)
+    refused = admission.problems(self.store.trainer_version, key[2], body, old,
+                                 self.store.kserve_version)
     if key[2] == "trainjobs" and self.store.trainer_version >= "2.2":
       ref = body.get("spec", {}).get("runtimeRef", {})
       plural = "clustertrainingruntimes" if ref.get("kind") == "ClusterTrainingRuntime" \

@@ -35,13 +35,14 @@ def pod_env(pod_name: str) -> Dict[str, str]:
 
 class StandInCluster:
   """Start with `with StandInCluster(folder) as cluster:`; pods' logs go to
-  `folder`."""
+  `folder`; KServe's rules are `kserve_version`'s (kserve_versions.RELEASES)."""
 
-  def __init__(self, folder: str):
+  def __init__(self, folder: str, kserve_version: str = "0.20"):
     self.folder = folder
     self.store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "tfjobs", "workflows",
-                                         "configmaps", kserve.PLURAL})
-    self.kserve = kserve.Controller(self.store)  # KServe v0.20.0, Knative mode
+                                         "configmaps", kserve.PLURAL},
+                                        kserve_version=kserve_version)
+    self.kserve = kserve.Controller(self.store)  # Knative mode
     # The pods' environment: this process's, without what a pod would not have.
     self.env = {k: v for k, v in os.environ.items()
                 if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "KUBECONFIG")}

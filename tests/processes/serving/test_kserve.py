@@ -1,10 +1,13 @@
 """Deploying serving-dir versions on KServe (serving/kserve.py), with the
 serving dir on s3:// (moto's S3 server, a process: tests/processes/conftest.py), through the real
 `kubernetes` client, against the stand-in API server with KServe v0.20.0's
-CRD, webhooks and Knative-mode controller (tests/fakes/kserve.py):
+CRD, webhooks and Knative-mode controller (tests/fakes/kserve.py), and with
+v0.15.2's CRD and mode rules, what Kubeflow's platform installs:
 - a first version created; a second as a canary at its percent, promoted
   without a new revision; a third rolled back to the second's copy, its
-  traffic back at once;
+  traffic back at once; on both releases, the mode each records kept;
+- on v0.15.2, an InferenceService an older deploy created with `Knative`
+  (recorded `Serverless`) takes the next version;
 - a forbidden call and a change of mode refused in one line; a profile's
   `default-editor` granted every call by the shipped manifests;
 - the staged URI downloads exactly one numbered version, as kserve-storage
@@ -24,11 +27,17 @@ from tests.fakes import kubernetes_api, rbac
 from tests.fakes.s3_server import upload_folder
 
 NAMESPACE = "team-a"
+PLURAL = "inferenceservices"
+
+
+RELEASES = ["0.15", "0.20"]  # tests/fakes/kserve_versions.py
+RECORDED = {"0.15": "Serverless", "0.20": "Knative"}  # what each calls Knative mode
 
 
 @pytest.fixture
-def cluster(tmp_path, monkeypatch, s3):
-  with fake.standin(str(tmp_path), NAMESPACE) as (store, config):
+def cluster(tmp_path, monkeypatch, s3, request):
+  version = getattr(request, "param", "0.20")
+  with fake.standin(str(tmp_path), NAMESPACE, version) as (store, config):
     monkeypatch.setenv("KUBECONFIG", config)
     yield store
 
@@ -45,8 +54,10 @@ def traffic(store) -> list:
   return fake.traffic(store, NAMESPACE, "digits")
 
 
+@pytest.mark.parametrize("cluster", RELEASES, indirect=True)
 def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   store, base = cluster, serving_dir(tmp_path)
+  recorded = RECORDED[store.kserve_version]
   first = push(base, tmp_path / "m1")
   deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
   assert deploy.deploy(base, first) == (
@@ -56,6 +67,7 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   assert uri == f"{base}/kserve/{first}/" and fake.downloaded(uri) == [f"{first}/saved_model.pb"]
   assert obj["metadata"]["annotations"]["modelFormat"] == "tensorflow"  # the defaulter's
   assert [c["status"] for c in obj["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
+  assert obj["status"]["deploymentMode"] == recorded
   assert traffic(store) == [(100, first)]
   assert deploy.deploy(base, first).endswith(f"already serves version {first}")  # a retry
 
@@ -86,8 +98,33 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   # The next canary splits with the version that kept the traffic.
   fourth = push(base, tmp_path / "m4")
   assert f"version {second} keeps 90%" in deploy.deploy(base, fourth)
+  obj = fake.reconciled(store, NAMESPACE, "digits")
+  # Written `Serverless`, which v0.20.0's defaulter rewrites to `Knative`.
+  assert (obj["metadata"]["annotations"][fake.MODE],
+          obj["status"]["deploymentMode"]) == (recorded, recorded)
 
 
+@pytest.mark.parametrize("cluster", ["0.15"], indirect=True)
+def test_an_older_deploys_knative_annotation_on_v0_15_takes_the_next_version(tmp_path, cluster):
+  """Before kserve_modes.py, a create wrote `Knative`: v0.15.2 ran and
+  recorded its default, `Serverless`, and refused every later update."""
+  store, base = cluster, serving_dir(tmp_path)
+  first = push(base, tmp_path / "m1")
+  body = kserve.body(kserve.Target("digits"), NAMESPACE, kserve.stage(base, first))
+  body["metadata"]["annotations"][fake.MODE] = "Knative"
+  kube.create(kube.Cluster(kserve.GRANTS), "serving.kserve.io", "v1beta1", PLURAL, body)
+  assert fake.reconciled(store, NAMESPACE, "digits")["status"]["deploymentMode"] == "Serverless"
+  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
+  second = push(base, tmp_path / "m2")
+  assert f"version {first} keeps 90%" in deploy.deploy(base, second)
+  assert traffic(store) == [(10, second), (90, first)]
+  obj = fake.reconciled(store, NAMESPACE, "digits")
+  assert obj["metadata"]["annotations"][fake.MODE] == "Serverless"
+  assert deploy.promote() == f"kserve: version {second} promoted to all traffic"
+  assert traffic(store) == [(100, second)]
+
+
+@pytest.mark.parametrize("cluster", RELEASES, indirect=True)
 def test_refusals_are_one_line(tmp_path, cluster):
   store, base = cluster, serving_dir(tmp_path)
   first = push(base, tmp_path / "m1")

@@ -26,7 +26,8 @@ def test_the_inference_service_names_one_staged_version_and_tf_serving():
       "runtime": "kserve-tensorflow-serving", "image": "tensorflow/serving:2.16.1",
       "storageUri": "s3://b/digits/serving/kserve/17/"},
       "serviceAccountName": "s3-reader"}  # created: no canary, none serves yet
-  assert sent["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "Knative"}
+  # The name every KServe from v0.15 to v0.20 takes to Knative mode (kserve_modes.py).
+  assert sent["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "Serverless"}
   assert kserve.served_version(sent) == "17"
 
 
