@@ -52,7 +52,6 @@ TESTED_ELSEWHERE = {
         + RUNS + 'test_a_vertex_run_given_a_place_its_steps_cannot_reach_is_refused_before_any_call'),
     'kubeflow/steps/records.py': f'{RUNS}test_runs_lists_state_and_what_each_finished_run_pushed, {STARTUP}test_a_compiled_step_leaves_kfps_compiler_and_client_unloaded',
     'kubeflow/steps/report.py': 'tests/unit/store/metadata/test_outcome.py::test_the_report_step_sees_the_cached_steps_the_records_lack',
-    'kubeflow/compile/train_job.py': f'tests/unit/kubeflow/compile/test_compiler.py::test_a_vertex_trainer_step_is_handed_its_pipeline_jobs_place, {WORKERS}test_a_vertex_step_creates_its_customjob_in_the_users_project_and_region',
     'kubeflow/compile/report_step.py': SPEC,
     'kubeflow/compile/retention_step.py': SPEC,
     'pipeline/config.py': 'each invalid field named: tests/unit/pipeline/test_pipeline.py::test_invalid_pipeline_config_names_the_field',

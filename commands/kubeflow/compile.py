@@ -65,7 +65,8 @@ def run(args) -> int:
   if args.backend == backend.VERTEX:
     backend.check_vertex(args, args.data_root or decl.data.root,
                          flags.pipeline_name(args, decl))
-  backend.check_gpus(args.backend, args.resource, args.train_engine or "")
+  backend.check_gpus(args.backend, args.resource, args.train_engine or "",
+                     args.train_workers)
   train_job.check_machine(args)
   # Vertex AI has no launcher ConfigMap; its steps reach Google Cloud only.
   launcher = (launcher_config.configmap(args.pipeline_root, dict(args.env), args.secret_env)

@@ -29,7 +29,7 @@ import json
 import re
 from typing import Dict, List, Sequence, Tuple
 
-from kubeflow.compile import vertex_places
+from kubeflow.compile import train_job, vertex_places
 from kubeflow.compile.vertex_places import VERTEX_NAME
 from kubeflow.errors import CompileError
 from pipeline.config import Resources
@@ -138,24 +138,32 @@ def check_kubernetes_only(args: argparse.Namespace) -> None:
 
 
 def check_gpus(backend: str, resources: Sequence[Tuple[str, Dict]],
-               train_engine: str = "") -> None:
-  """Raises CompileError for a GPU type `backend` does not name so.
+               train_engine: str = "", train_workers: int = 1) -> None:
+  """Raises CompileError for a GPU type not named as where it goes names it:
+  `backend`, or, for a Trainer whose workers take its GPUs
+  (train_job.watches_only), their engine's.
 
   Args:
     resources: the --resource flags, (NODE, {field: value}).
     train_engine: --train-engine, if given.
+    train_workers: --train-workers.
   """
   for node, values in resources:
     if not values.get("gpus"):
       continue
+    # A CustomJob's GPU, whichever backend runs the step that launches it.
+    customjob = (node == train_job.NODE and train_engine == VERTEX
+                 and train_job.watches_only(train_workers, train_engine))
+    where = VERTEX if customjob else backend
     gpu_type = values.get("gpu_type", Resources.gpu_type)
     shown = f"--resource {node}:gpus={values['gpus']}" + (
         f",gpu_type={gpu_type}" if "gpu_type" in values else "")
     # Vertex takes its own enum's names (aiplatform_v1 types/accelerator_type.py).
-    if backend == VERTEX and gpu_type not in vertex_gpu_types():
+    if where == VERTEX and gpu_type not in vertex_gpu_types():
       default = "" if "gpu_type" in values else " (the default: Kubernetes' name)"
       raise CompileError(
-          f"{shown}: {VERTEX_NAME} expects gpu_type= one of its GPU accelerator "
+          f"{shown}: {'a Vertex AI CustomJob' if customjob else VERTEX_NAME} expects "
+          f"gpu_type= one of its GPU accelerator "
           f"types ({', '.join(SOME_VERTEX_GPUS)}, ...: google-cloud-aiplatform's "
           f"AcceleratorType), found {gpu_type}{default}")
     # The open-source driver makes the type the pod's resource name as it is
@@ -165,14 +173,10 @@ def check_gpus(backend: str, resources: Sequence[Tuple[str, Dict]],
     # is not one of its own (cpu, memory...): "must be a standard resource
     # for containers" (kubernetes pkg/apis/core/validation/validation.go,
     # validateContainerResourceName).
-    if backend == KUBEFLOW and "/" not in gpu_type:
+    if where == KUBEFLOW and "/" not in gpu_type:
       vertex = (", Vertex AI's name: compile with --backend vertex, or choose the GPU "
                 "with --node-selector NODE:cloud.google.com/gke-accelerator=nvidia-"
                 "tesla-t4" if gpu_type in vertex_gpu_types() else "")
-      if vertex and node == "Trainer" and train_engine == "vertex":
-        # The step's own pod gets the resources its job's workers get.
-        vertex = (", Vertex AI's name, which the Trainer step's own pod would ask "
-                  "Kubernetes for too: GPU workers on a CustomJob need --backend vertex")
       raise CompileError(
           f"{shown}: the open-source backend expects gpu_type= a Kubernetes resource "
           f"name such as nvidia.com/gpu, found {gpu_type}{vertex}")

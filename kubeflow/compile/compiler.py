@@ -78,11 +78,13 @@ def _fix_up(spec: Dict, config: PipelineConfig, defaults: Dict,
   steps = spec["root"]["dag"]["tasks"]
   executors = spec["deploymentSpec"]["executors"]
   # Each step's CPU, memory and GPUs; TFX's compiler drops ImportExampleGen's.
+  # A Trainer that only watches its workers gets none of theirs (train_job.py).
+  watches = train_job.watches_only(config.train_workers, config.train_engine)
   for node, resources in config.resources.items():
     label = spec["components"][node]["executorLabel"]
     executors[label]["container"]["resources"] = (
-        dict(train_job.WATCHER_RESOURCES) if node == train_job.NODE
-        and train_job.watches_only(config) else resource_spec(resources))
+        dict(train_job.WATCHER_RESOURCES) if node == train_job.NODE and watches
+        else resource_spec(resources))
   for node in uncached_steps(config):
     steps[node].pop("cachingOptions", None)
   # One preempted pod should not fail the whole run (docs/kubeflow.md,
@@ -222,7 +224,7 @@ def compile_pipeline(config: PipelineConfig, image: str, output_dir: str,
   if platform_args is not None and backend == backends.KUBEFLOW:
     documents.append(platform.platform_spec(
         platform_args, executor_labels(job["pipelineSpec"]),
-        placed_by_workers=(train_job.NODE,) if train_job.watches_only(config) else ()))
+        placed_by_workers=train_job.placed_by_workers(config)))
   if notify:
     exit_handler.add(documents, notify, final_status)
     job["runtimeConfig"]["parameterValues"][exit_handler.URL_PARAM] = notify

@@ -21,23 +21,30 @@ Trainer step Vertex AI Pipelines' placeholders for them (trainer/jobs/vertex.py
 import argparse
 import dataclasses
 import json
-from typing import Dict, Optional
+from typing import Dict, Optional, Tuple
 
 from kubeflow.errors import CompileError
 from pipeline.config import PipelineConfig
-from trainer.jobs import vertex_machines
+from trainer.jobs import CLUSTER_ENGINES, vertex_machines
 from trainer.jobs.job import POD_ENV
 from trainer.jobs.vertex import PIPELINE_ENV, PROJECT_ENV, REGION_ENVS
 
 NODE = "Trainer"
-# With its workers on the cluster (a TrainJob or a TFJob), the Trainer step
-# only launches and watches their job: its own pod asks for a core and 2 GB
-# (TensorFlow and TFX imported), requested, not limited, and neither the
-# workers' GPUs nor their node pool. Given the workers' GPU, it held one
-# more than they use for the whole training, and on a pool with exactly N
-# free one worker stayed Pending (KFP puts a step's accelerator on its own
-# pod: backend/src/v2/driver/driver.go@2.17.0 lines 415-440).
+# With its workers off its own pod (a TrainJob, a TFJob or a CustomJob), the
+# Trainer step only launches and watches their job: its own pod asks for a
+# core and 2 GB (TensorFlow, TFX's Trainer executor and trainer/jobs/ hold
+# 0.8 GB resident once imported; the rest for writing the job's inputs),
+# requested, not limited, so it bursts when the node has room; none of the
+# workers' GPUs. Given the workers' GPU, it held one more than they use for
+# the whole training, and on a pool (or a Vertex quota) of exactly N one
+# worker stayed Pending (KFP puts a step's accelerator on its own pod:
+# backend/src/v2/driver/driver.go@2.17.0 lines 415-440). Vertex AI sizes a
+# step's machine by its limits, so there the step gets its default machine
+# (e2-standard-4, "Specify the machine configuration for a pipeline step").
 WATCHER_RESOURCES = {"cpuRequest": 1, "memoryRequest": 2}
+# The engines whose workers are pods on the step's cluster, placed by the
+# Trainer's node selectors and tolerations (a CustomJob takes neither).
+POD_ENGINES = ("trainjob", "tfjob")
 # Vertex AI Pipelines resolves these in a task's input parameters to its
 # PipelineJob's values, the service account to the default one when the job
 # names none, the network to "" (kubeflow/pipelines
@@ -61,10 +68,16 @@ VERTEX_FLAGS = {
                 r"projects/\d+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?", "NETWORK")}
 
 
-def watches_only(config: PipelineConfig) -> bool:
-  """Whether the Trainer step only launches and watches its workers' job on
-  the cluster, which then take its resources and placement."""
-  return config.train_workers > 1 and config.train_engine in ("trainjob", "tfjob")
+def watches_only(workers: int, engine: str) -> bool:
+  """Whether the Trainer step only launches and watches its workers' job,
+  which then take its GPUs: not on the step's pod (`local` runs them there)."""
+  return workers > 1 and engine in CLUSTER_ENGINES
+
+
+def placed_by_workers(config: PipelineConfig) -> Tuple[str, ...]:
+  """The steps whose node selectors and tolerations are their job's workers'
+  alone, their own pod staying off the workers' node pool."""
+  return (NODE,) if config.train_workers > 1 and config.train_engine in POD_ENGINES else ()
 
 
 def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],

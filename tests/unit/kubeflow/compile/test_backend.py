@@ -147,16 +147,15 @@ def test_the_open_source_backend_refuses_a_gpu_type_kubernetes_cannot_name(
       f"{gpu_type}{hint}"], err
 
 
-def test_vertex_workers_with_gpus_are_sent_to_the_vertex_backend(tmp_path, capsys):
-  """On the open-source backend the Trainer step's pod asks for its
-  workers' GPUs too, by the name Kubernetes would refuse."""
+def test_a_customjobs_gpu_is_named_as_vertex_names_it_on_either_backend(tmp_path, capsys):
+  """The Trainer step that launches a CustomJob asks for none of its GPUs
+  (kubeflow/compile/train_job.py), so Kubernetes' name would reach only
+  Vertex, which refuses it after every step before the Trainer ran."""
   code, err = compile_for(tmp_path, capsys, "--train-workers", "2", "--train-engine", "vertex",
-                          "--resource", "Trainer:gpus=1,gpu_type=NVIDIA_TESLA_T4", backend=())
-  assert code == 2 and err == [
-      "error: --resource Trainer:gpus=1,gpu_type=NVIDIA_TESLA_T4: the open-source backend "
-      "expects gpu_type= a Kubernetes resource name such as nvidia.com/gpu, found "
-      "NVIDIA_TESLA_T4, Vertex AI's name, which the Trainer step's own pod would ask "
-      "Kubernetes for too: GPU workers on a CustomJob need --backend vertex"], err
+                          "--resource", "Trainer:gpus=1,gpu_type=nvidia.com/gpu", backend=())
+  assert code == 2 and err[-1].startswith(
+      "error: --resource Trainer:gpus=1,gpu_type=nvidia.com/gpu: a Vertex AI CustomJob "
+      "expects gpu_type= one of its GPU accelerator types (NVIDIA_TESLA_T4,"), err
 
 
 def test_the_open_source_backend_still_points_a_credential_to_a_kubernetes_secret(

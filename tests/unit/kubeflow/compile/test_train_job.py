@@ -1,0 +1,102 @@
+"""kubeflow/compile/train_job.py: where the Trainer's GPUs and placement go,
+seen in the compiled spec (the step's own pod) and in the job each engine is
+sent (each worker's pod)."""
+
+import json
+
+import pytest
+import yaml
+from google.protobuf import json_format
+from kfp.pipeline_spec import pipeline_spec_pb2
+
+from commands.kubeflow.cli import main as kubeflow
+from kubeflow.compile import train_job
+from kubeflow.compile.compiler import executor_labels
+from trainer.jobs import tfjob, trainjob
+from trainer.jobs.job import POD_ENV, Job
+
+IMAGE = "registry.example.com/tfrecord-pipeline:1.0"
+GPU_POOL = ("--resource", "Trainer:cpu=4,memory=16,gpus=1",
+            "--node-selector", "Trainer:pool=gpu",
+            "--toleration", "Trainer:nvidia.com/gpu:NoSchedule")
+TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+ONE_GPU = {"cpu": "4.0", "memory": "16.0G", "nvidia.com/gpu": "1"}
+
+
+def compile_trainer(out, *flags, backend="kubeflow"):
+  """(the Trainer step's container, its platform config or None, its
+  TRAIN_JOB_POD or None), compiled with `flags`."""
+  root = "gs://bkt/pipelines"
+  code = kubeflow(["compile", "--backend", backend, "--image", IMAGE, "--pipeline-root", root,
+                   "--data-root", "gs://bkt/data/digits", "--output-dir", str(out),
+                   "--skip-data-check", *flags])
+  assert code == 0
+  with open(out / "pipeline.yaml") as f:
+    spec, *platform = yaml.safe_load_all(f)
+  json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())  # as both backends read it
+  label = executor_labels(spec)[train_job.NODE]
+  container = spec["deploymentSpec"]["executors"][label]["container"]
+  placed = (platform[0]["platforms"]["kubernetes"]["deploymentSpec"]["executors"].get(label)
+            if platform else None)
+  pod = [e["value"] for e in container["env"] if e["name"] == POD_ENV]
+  return container, placed, json.loads(pod[0]) if pod else None
+
+
+@pytest.mark.parametrize("engine,worker_of", [
+    ("trainjob", lambda body: (
+        body["spec"]["trainer"]["resourcesPerNode"],
+        body["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"][
+            "replicatedJobs"][0]["template"]["spec"]["template"]["spec"])),
+    ("tfjob", lambda body: (
+        body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+            "resources"],
+        body["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]))])
+def test_with_two_workers_they_hold_the_gpus_and_the_pool_and_the_step_neither(
+    tmp_path, engine, worker_of):
+  """Given the GPU too, the step held three for two workers: on a pool of
+  exactly two free, one worker stayed Pending and the job never started."""
+  container, placed, pod = compile_trainer(
+      tmp_path, "--train-workers", "2", "--train-engine", engine, *GPU_POOL)
+  assert container["resources"] == {"cpuRequest": 1, "memoryRequest": 2}, container
+  assert placed is None or not {"nodeSelector", "tolerations"} & set(placed), placed
+  body = {"trainjob": trainjob, "tfjob": tfjob}[engine].body(
+      Job("train-abc", ["python"], 2, pod), "kubeflow", None)
+  resources, worker = worker_of(body)
+  assert resources == {"requests": ONE_GPU, "limits": ONE_GPU}, resources
+  assert worker["nodeSelector"] == {"pool": "gpu"}, worker
+  assert worker["tolerations"] == [TOLERATION], worker
+
+
+def test_with_one_worker_the_step_trains_on_its_gpu_in_its_pool(tmp_path):
+  """No engine then (the configuration refuses one): the step is the worker."""
+  container, placed, pod = compile_trainer(tmp_path, "--train-workers", "1", *GPU_POOL)
+  assert container["resources"] == {
+      "cpuLimit": 4.0, "cpuRequest": 4.0, "memoryLimit": 16.0, "memoryRequest": 16.0,
+      "accelerator": {"type": "nvidia.com/gpu", "count": "1"}}, container["resources"]
+  assert placed["nodeSelector"] == {"labels": {"pool": "gpu"}}, placed
+  assert placed["tolerations"] == [TOLERATION], placed
+  assert pod is None
+
+
+def test_a_vertex_trainer_step_watching_its_customjob_asks_for_no_gpu(tmp_path):
+  """Its workers are Vertex VMs, each with the GPU; a GPU on the step's own
+  machine was one more of the project's quota for the whole training."""
+  container, _, pod = compile_trainer(
+      tmp_path, "--train-workers", "2", "--train-engine", "vertex",
+      "--resource", "Trainer:gpus=1,gpu_type=NVIDIA_TESLA_T4", backend="vertex")
+  assert container["resources"] == {"cpuRequest": 1, "memoryRequest": 2}, container
+  assert pod["resources"]["gpus"] == 1 and pod["resources"]["gpu_type"] == "NVIDIA_TESLA_T4"
+
+
+def test_on_the_open_source_backend_a_customjobs_gpu_has_vertex_name_and_stays_off_the_pod(
+    tmp_path):
+  """The step's pod asks Kubernetes for none of it, so Vertex's name compiles;
+  the Trainer's node selector stays on the step (a CustomJob takes none)."""
+  container, placed, pod = compile_trainer(
+      tmp_path, "--train-workers", "2", "--train-engine", "vertex",
+      "--train-project", "my-project", "--train-region", "us-central1",
+      "--resource", "Trainer:gpus=1,gpu_type=NVIDIA_TESLA_T4",
+      "--node-selector", "Trainer:pool=cpu")
+  assert container["resources"] == {"cpuRequest": 1, "memoryRequest": 2}, container
+  assert placed["nodeSelector"] == {"labels": {"pool": "cpu"}}, placed
+  assert pod["resources"]["gpu_type"] == "NVIDIA_TESLA_T4"
