@@ -12,7 +12,9 @@ than declared (resized); an optional float (the training mean filled in,
 and its indicator), an optional int with a declared default, an int of
 length 2, an optional int category (its `__missing__` id), a
 variable-length float sequence (z-scored). The Trainer step launches a
-TrainJob of two workers on the stand-in cluster.
+TrainJob of two workers on the stand-in cluster, which serves Kubeflow
+Trainer v2.1.0 as Kubeflow's platform installs it (kubeflow/manifests
+v1.11.0), the workers placed by `--node-selector` and `--toleration`.
 
 Stand-ins as in tests/e2e/test_kubeflow_steps.py: tests/fakes/kfp_backend.py
 (every step as uid 65534 without capabilities) and moto's S3 server. It is
@@ -86,6 +88,10 @@ def names_plain(root) -> dict:
 
 VERSION = (2, 5)  # the backend version the run is fed as, its logs published
 ENGINE = "trainjob"
+TRAINER = "2.1"  # Kubeflow Trainer's release: manifests v1.11.0's, without runtimePatches
+POOL = ("cloud.google.com/gke-nodepool", "training")
+TOLERATION = {"key": "dedicated", "operator": "Equal", "value": "training",
+              "effect": "NoSchedule"}
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +101,7 @@ def cell(tmp_path_factory):
   with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
       StandInCluster(str(root)) as cluster:
     cluster.store.secrets.update(SECRETS)
+    cluster.store.trainer_version = TRAINER
     upload_folder(client, str(root / "local"), "s3://data/cell")
     decl["data"]["root"] = "s3://data/cell"
     (root / "cell.yaml").write_text(yaml.safe_dump(decl))
@@ -107,7 +114,10 @@ def cell(tmp_path_factory):
           for a in ("--env", f"{k}={v}")], "--env", "AWS_REGION=us-east-1",
         "--secret-env", "s3-creds:accesskey=AWS_ACCESS_KEY_ID",
         "--secret-env", "s3-creds:secretkey=AWS_SECRET_ACCESS_KEY",
-        "--train-workers", "2", "--train-engine", ENGINE]) == 0
+        "--train-workers", "2", "--train-engine", ENGINE,
+        "--node-selector", f"Trainer:{POOL[0]}={POOL[1]}",
+        "--toleration", f"Trainer:{TOLERATION['key']}={TOLERATION['value']}:"
+                        f"{TOLERATION['effect']}"]) == 0
     kfp_launcher(root / "compiled", cluster)  # docs/kubeflow.md: the launcher's store
     backend = Backend(str(root / "backend"), client, secrets=SECRETS, user=NOBODY,
                       cluster=cluster, version=VERSION, publish_logs=True)
@@ -195,6 +205,14 @@ def test_two_workers_train_the_compiled_model_each_on_its_own_files(cell):
   log = (cell["root"] / "logs" / "Trainer.log").read_text()
   assert f"training job {name}: 2 workers on {ENGINE}" in log, log[-3000:]
   assert f"training job {name}: succeeded" in log, log[-3000:]
+  # Issue 70: Trainer 2.1 refused `spec.runtimePatches`; asked again in its
+  # own form, it gave each worker the step's node selector and toleration.
+  assert (f"training job {name}: the workers' nodeSelector, tolerations went in "
+          f"spec.podTemplateOverrides (Kubeflow Trainer 2.1)") in log, log[-3000:]
+  placed = cell["cluster"].controllers.placed
+  assert len(placed) == 2 and all(
+      p == {"nodeSelector": dict([POOL]), "tolerations": [TOLERATION]}
+      for p in placed.values()), placed
   shards = {}
   for path in cell["root"].glob(f"{name}-node-0-*.log"):
     found = re.search(r"input shard (\d) of 2: (.*)", path.read_text())

@@ -117,18 +117,27 @@ def test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_re
   """A worker's node goes away mid-training and, at the same moment, so does
   the Trainer step's pod. Argo retries the step (same inputs); the JobSet
   restarts every worker (the runtime's failurePolicy); the workers resume
-  from the checkpoint under the Trainer's output; one job ran throughout."""
+  from the checkpoint under the Trainer's output; one job ran throughout.
+  On Trainer v2.3.0, the workers placed by the step's node selector and
+  toleration (`runtimePatches`; Trainer 2.1's form: test_kubeflow_matrix.py)."""
+  cluster.store.trainer_version = "2.3"
   inputs = step_inputs(two_workers, cluster, "trainjob", steps=100, checkpoint_every=25)
-  first = cluster.start_step(inputs)
+  placement = {"nodeSelector": {"pool": "gpu"}, "tolerations": [
+      {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]}
+  pod = {"image": "registry.example/tfrecord-pipeline:test", "env": {"STAND_IN": "1"},
+         **placement}
+  first = cluster.start_step(inputs, pod)
   wait_for("a checkpoint", lambda: list((tmp(cluster) / "trainjob").rglob("checkpoint")))
   annotations = [cluster.store.get(p.key)["metadata"]["annotations"]
                  for p in (cluster.worker(0), cluster.worker(1))]
   os.killpg(cluster.worker(1).proc.pid, signal.SIGKILL)
   first.kill()
   first.wait()
-  retried = cluster.start_step(inputs)
+  retried = cluster.start_step(inputs, pod)
   out, _ = retried.communicate(timeout=900)
   assert retried.returncode == 0, out[-3000:]
+  placed = cluster.controllers.placed
+  assert len(placed) == 4 and all(p == placement for p in placed.values()), placed
   (name,) = cluster.store.created["trainjobs"]
   assert f"training job {name}: reattached to the TrainJob created" in out, out[-3000:]
   assert len(cluster.controllers.started_pods) == 4, cluster.controllers.started_pods
@@ -188,12 +197,14 @@ def test_a_job_past_its_timeout_is_deleted_and_fails_the_step(two_workers, clust
 
 
 @pytest.mark.parametrize("change,expected", [
-    ("no runtime", "no TrainingRuntime tfrecord-pipeline-tensorflow in namespace kubeflow: "
-                   "install it with kubectl apply -n kubeflow -f "
-                   "kubeflow/manifests/trainingruntime.yaml"),
+    ("no runtime", "expected the TrainingRuntime tfrecord-pipeline-tensorflow in namespace "
+                   "kubeflow, found none: it is the cluster admin's to apply (kubectl apply "
+                   "-n kubeflow -f kubeflow/manifests/trainingruntime.yaml; a profile's role "
+                   "can read runtimes, not create them)"),
     ("forbidden", "create trainjobs.trainer.kubeflow.org train-"),
     ("no trainer", "this cluster does not serve that API"),
-    ("trainer 2.1", 'strict decoding error: unknown field "spec.runtimePatches"'),
+    ("trainer 2.0", "found 2.0, whose podSpecOverrides has none: regcred cannot reach the "
+                    "workers"),
 ])
 def test_what_the_cluster_lacks_is_one_line(two_workers, cluster, change, expected):
   store = cluster.store
@@ -204,9 +215,9 @@ def test_what_the_cluster_lacks_is_one_line(two_workers, cluster, change, expect
   elif change == "no trainer":
     store.installed -= {"trainjobs", "trainingruntimes"}
   else:
-    store.trainer_version = "2.1"
+    store.trainer_version = "2.0"
   inputs = step_inputs(two_workers, cluster, "trainjob")
-  pod = {"image": "i", "nodeSelector": {"pool": "gpu"}}
+  pod = {"image": "i", "nodeSelector": {"pool": "gpu"}, "imagePullSecrets": ["regcred"]}
   step = cluster.start_step(inputs, pod)
   out, _ = step.communicate(timeout=600)
   errors = [line for line in out.splitlines() if line.startswith("error: ")]

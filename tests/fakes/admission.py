@@ -133,11 +133,40 @@ def runtime_problems(body: dict) -> List[str]:
 
 def missing_runtime(ref: dict, plural: str) -> str:
   """The TrainJob webhook's refusal of a TrainJob whose runtime does not
-  exist (kubeflow/trainer v2.2.0 pkg/runtime/core/trainingruntime.go lines
-  253-263; 304-314 at v2.3.0). Go prints the RuntimeRef struct; here its
-  name and kind."""
+  exist (kubeflow/trainer pkg/runtime/core/trainingruntime.go ValidateObjects:
+  lines 253-263 at v2.0.0, 252-262 at v2.1.0, 253-263 at v2.2.0, 304-314 at
+  v2.3.0). Go prints the RuntimeRef struct; here its name and kind."""
   kind = "trainingRuntime" if plural == "trainingruntimes" else "clusterTrainingRuntime"
   name = ref.get("name", "")
   return (f'spec.runtimeRef: Invalid value: v1alpha1.RuntimeRef{{Name:"{name}", '
           f'Kind:"{ref.get("kind", "")}"}}: {plural}.trainer.kubeflow.org "{name}" not found: '
           f'specified {kind} must be created before the TrainJob is created')
+
+
+# The per-job override of Trainer 2.0 and 2.1 (2.2 replaced it with
+# runtimePatches, whose manager rule is in `problems`).
+OVERRIDES = ("podSpecOverrides", "podTemplateOverrides")
+
+
+def override_problems(body: dict, runtime: dict) -> List[str]:
+  """The TrainJob webhook's rules on a per-job override, given its runtime
+  (kubeflow/trainer pkg/runtime/framework/plugins/jobset/jobset.go Validate):
+  each target job must be one of the runtime's replicated jobs (v2.0.0 line
+  137, v2.1.0 line 129); at 2.0, no job may be targeted twice (v2.0.0 lines
+  126-131, across all overrides). Go prints the whole override list; here
+  its type. Not modelled: the rules on containers and their env."""
+  jobs = {j.get("name") for j in runtime.get("spec", {}).get("template", {}).get(
+      "spec", {}).get("replicatedJobs", [])}
+  found, seen = [], set()
+  for field in OVERRIDES:
+    kind = "PodSpecOverride" if field == "podSpecOverrides" else "PodTemplateOverride"
+    for override in body.get("spec", {}).get(field) or []:
+      for target in override.get("targetJobs") or []:
+        name = target.get("name", "")
+        if field == "podSpecOverrides" and name in seen:
+          found.append(f'spec.{field}: Duplicate value: "{name}"')
+        seen.add(name)
+        if name not in jobs:
+          found.append(f"spec.{field}: Invalid value: []v1alpha1.{kind}{{...}}: must not "
+                       f"have targetJob that doesn't exist in the runtime job template")
+  return found

@@ -38,6 +38,8 @@ import yaml
 
 FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds")
 FILES = {  # (plural, release) -> file
+    ("trainjobs", "2.0"): "kubeflow-trainer@v2.0.0.trainer.kubeflow.org_trainjobs.yaml",
+    ("trainjobs", "2.1"): "kubeflow-trainer@v2.1.0.trainer.kubeflow.org_trainjobs.yaml",
     ("trainjobs", "2.2"): "kubeflow-trainer@v2.2.0.trainer.kubeflow.org_trainjobs.yaml",
     ("trainjobs", "2.3"): "kubeflow-trainer@v2.3.0.trainer.kubeflow.org_trainjobs.yaml",
     ("tfjobs", "1.9"): "training-operator@release-1.9-078ec30.kubeflow.org_tfjobs.yaml",

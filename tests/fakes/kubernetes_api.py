@@ -21,9 +21,8 @@ As the real API server does:
   do not grant the token's service account (rbac.py);
 - `fieldValidation=Strict` answers 400 naming an unknown field, and a
   TrainJob or TFJob its release's CRD refuses answers 422 in the API
-  server's words (crd_schemas.py: the CRD files of Trainer 2.2 and 2.3 and
-  the Training Operator's release-1.9; for Trainer 2.0 and 2.1 the field
-  names of their API types, `TRAINJOB_SPEC_FIELDS`);
+  server's words (crd_schemas.py: the CRD files of Trainer 2.0, 2.1, 2.2
+  and 2.3 and the Training Operator's release-1.9);
 - deleting an object deletes what names it in an ownerReference (garbage
   collection, background propagation).
 
@@ -56,19 +55,6 @@ import uuid
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
 from tests.fakes import admission, crd_schemas, rbac
-
-# TrainJob.spec and .spec.trainer fields by Kubeflow Trainer version, from
-# pkg/apis/trainer/v1alpha1/trainjob_types.go at each tag.
-TRAINJOB_SPEC_FIELDS = {
-    "2.0": {"runtimeRef", "initializer", "trainer", "labels", "annotations",
-            "podSpecOverrides", "suspend", "managedBy"},
-    "2.1": {"runtimeRef", "initializer", "trainer", "labels", "annotations",
-            "podTemplateOverrides", "suspend", "managedBy"},
-    "2.2": {"runtimeRef", "initializer", "trainer", "runtimePatches", "suspend",
-            "activeDeadlineSeconds", "managedBy"},
-}
-TRAINER_FIELDS = {"image", "command", "args", "env", "numNodes", "resourcesPerNode",
-                  "numProcPerNode"}
 
 Key = Tuple[str, str, str, str]  # (api prefix, namespace, plural, name)
 PATH = re.compile(r"^/(?:api/v1|apis/(?P<group>[^/]+)/(?P<version>[^/]+))"
@@ -182,20 +168,10 @@ KINDS = {"trainjobs": "TrainJob.trainer.kubeflow.org", "tfjobs": "TFJob.kubeflow
 
 
 def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
-  """Strict decoding's unknown fields: from the release's CRD where one is
-  kept (crd_schemas.py), else from the Trainer's API types' field names."""
+  """Strict decoding's unknown fields, from the release's CRD (crd_schemas.py)."""
   if plural not in RELEASE:
     return []
-  if crd_schemas.crd(plural, RELEASE[plural](store)) is not None:
-    return crd_schemas.problems(plural, RELEASE[plural](store), body)["unknown"]
-  if plural != "trainjobs":
-    return []
-  spec = body.get("spec", {})
-  allowed = TRAINJOB_SPEC_FIELDS[store.trainer_version]
-  found = [f'unknown field "spec.{k}"' for k in spec if k not in allowed]
-  found += [f'unknown field "spec.trainer.{k}"' for k in spec.get("trainer", {})
-            if k not in TRAINER_FIELDS]
-  return found
+  return crd_schemas.problems(plural, RELEASE[plural](store), body)["unknown"]
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -302,13 +278,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return True
     refused = admission.problems(self.store.trainer_version, key[2], body, old,
                                  self.store.kserve_version)
-    if key[2] == "trainjobs" and self.store.trainer_version >= "2.2":
+    if key[2] == "trainjobs":  # ValidateObjects, at every release from 2.0
       ref = body.get("spec", {}).get("runtimeRef", {})
       plural = "clustertrainingruntimes" if ref.get("kind") == "ClusterTrainingRuntime" \
           else "trainingruntimes"
-      if self.store.get(("trainer.kubeflow.org/v1alpha1", key[1] if plural ==
-                         "trainingruntimes" else "", plural, ref.get("name", ""))) is None:
+      runtime = self.store.get(("trainer.kubeflow.org/v1alpha1", key[1] if plural ==
+                                "trainingruntimes" else "", plural, ref.get("name", "")))
+      if runtime is None:
         refused = [admission.missing_runtime(ref, plural)]  # ValidateObjects stops there
+      else:
+        refused += admission.override_problems(body, runtime)
     if refused:  # controller-runtime's Denied: 403, the errors aggregated
       text = refused[0] if len(refused) == 1 else f"[{', '.join(refused)}]"
       self._send(403, status(403, "Forbidden", (

@@ -6,6 +6,9 @@ command with the environment its engine gives it, as the engines' source
 says:
 - TrainJob (kubeflow/trainer v2.2, PlainML policy): the runtime's `node`
   container with the TrainJob's image, command and `trainer.env` upserted,
+  its pod's node selector, tolerations, pull secrets and service account
+  the runtime's with the TrainJob's placement merged as the store's
+  Trainer release does (trainjob_placement.py, 2.0 to 2.3),
   `trainer.numNodes` pods of one Indexed Job (JOB_COMPLETION_INDEX), pods
   named `<jobset>-node-0-<i>-<suffix>` with hostname `<jobset>-node-0-<i>`
   and the JobSet as subdomain. A failed pod fails its Job past the Job's
@@ -30,10 +33,11 @@ says:
 The one thing that differs from a cluster: names do not resolve here, so
 each worker's host name is mapped to a port on 127.0.0.1 in the
 TRAIN_HOST_ALIASES variable (trainer/jobs/roles.py applies it). Not modelled:
-scheduling, gang scheduling, DNS, images (the command runs in this venv),
-resources, RBAC beyond the API's forbidden list; for a TrainJob, a pod
-deleted with its node (a crash is modelled); the TFJob's second failure
-check, new Failed pods against the work queue's requeues (job.go line 191).
+scheduling (a pod's placement is in its spec, acted on by no one), gang
+scheduling, DNS, images (the command runs in this venv), resources, RBAC
+beyond the API's forbidden list; for a TrainJob, a pod deleted with its
+node (a crash is modelled); the TFJob's second failure check, new Failed
+pods against the work queue's requeues (job.go line 191).
 """
 
 import json
@@ -47,6 +51,7 @@ import time
 import uuid
 from typing import Dict, List, Optional
 
+from tests.fakes import trainjob_placement
 from tests.fakes.kubernetes_api import Key, Store, now
 
 TRAINER = ("trainer.kubeflow.org/v1alpha1", "trainjobs")
@@ -81,14 +86,14 @@ class Pod:
 
   def __init__(self, store: Store, ns: str, name: str, labels: Dict, annotations: Dict,
                command: List[str], env: Dict[str, str], log_dir: str, owner: dict,
-               container: str = "node"):
+               container: str = "node", placement: Optional[Dict] = None):
     self.store, self.key = store, ("v1", ns, "pods", name)
     self.command, self.env, self.restarts, self.container = command, env, 0, container
     self.log_path = os.path.join(log_dir, f"{name}.log")
     self.proc: Optional[subprocess.Popen] = None
     store.create(self.key, {"apiVersion": "v1", "kind": "Pod", "metadata": {
         "labels": labels, "annotations": annotations, "ownerReferences": [owner]},
-        "spec": {"hostname": env.get("HOSTNAME", name),
+        "spec": {"hostname": env.get("HOSTNAME", name), **(placement or {}),
                  "containers": [{"name": container, "image": "stand-in"}]},
         "status": {"phase": "Pending"}})
     store.logs[(ns, name)] = self.log
@@ -173,6 +178,7 @@ class Controllers(threading.Thread):
     self.backoff_period = backoff_period
     self.jobs: Dict[Key, dict] = {}  # job key -> {"pods": [Pod], "restarts": n, ...}
     self.started_pods: List[str] = []  # every pod ever started, by name
+    self.placed: Dict[str, Dict] = {}  # pod name -> its placement (trainjob_placement.py)
     self._stop = threading.Event()
     store.on_delete.append(self._deleted)
 
@@ -314,9 +320,11 @@ class Controllers(threading.Thread):
              "batch.kubernetes.io/job-completion-index": str(index)}
     template = self._node_job(state["runtime"])["spec"]["template"]
     annotations = {**template.get("metadata", {}).get("annotations", {}), **marks}
+    placed = self.placed[name] = trainjob_placement.placed(
+        obj, template["spec"], "node", self.store.trainer_version)
     return Pod(self.store, key[1], name, marks, annotations, command, env, self.log_dir,
                {"apiVersion": "batch/v1", "kind": "Job", "name": f"{key[3]}-node-0",
-                "uid": obj["metadata"]["uid"]})
+                "uid": obj["metadata"]["uid"]}, placement=placed)
 
   # -- TFJob ---------------------------------------------------------------
   def preempt(self, pod: Pod) -> None:

@@ -165,3 +165,53 @@ def test_a_trainjob_whose_jobset_names_are_too_long_never_starts_and_says_so_in_
         'characters'), event["message"]
   finally:
     controllers.stop()
+
+
+RUNTIME_PLACED = {"nodeSelector": {"zone": "a"},
+                  "tolerations": [{"key": "spot", "operator": "Exists"}]}
+PLACING = {"image": "i", "nodeSelector": {"pool": "gpu"}, "serviceAccountName": "trainer",
+           "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                            "effect": "NoSchedule"}]}
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.3"])
+def test_a_placed_trainjob_runs_its_workers_where_it_said_on_each_trainer(
+    tmp_path, monkeypatch, version):
+  """Issue 70: the launcher's TrainJob with a node selector, a toleration
+  and a service account, end to end through the stand-in API and Trainer
+  of each release: created in that release's form, its workers' pods carry
+  the placement merged into the runtime's as the Trainer merges it
+  (tests/fakes/trainjob_placement.py: the map merged, the tolerations
+  replaced), and the job succeeds. The same with TensorFlow workers on a
+  compiled pipeline: tests/e2e/test_kubeflow_matrix.py (Trainer 2.1) and
+  tests/e2e/test_train_workers.py (2.3)."""
+  import yaml
+
+  from tests.fakes.standin_cluster import REPO
+  from trainer.jobs import trainjob, watch
+  store = kubernetes_api.Store({"trainjobs", "trainingruntimes"}, trainer_version=version)
+  with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
+    runtime = yaml.safe_load(f)
+  (node,) = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+  node["template"]["spec"]["template"]["spec"].update(RUNTIME_PLACED)
+  store.create(("trainer.kubeflow.org/v1alpha1", NAMESPACE, "trainingruntimes",
+                trainjob.RUNTIME), runtime)
+  server = kubernetes_api.serve(store)
+  (tmp_path / "kubeconfig").write_text(kubernetes_api.kubeconfig(server, NAMESPACE))
+  monkeypatch.setenv("KUBECONFIG", str(tmp_path / "kubeconfig"))
+  # The stand-in's watch stream reaches the client whole, at its timeout:
+  # a short one, so the finished job is seen in seconds.
+  monkeypatch.setattr(watch, "WATCH_SECONDS", 2)
+  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ))
+  controllers.start()
+  try:
+    trainjob.run(Job("train-placed", [sys.executable, "-c", "pass"], 2, PLACING))
+  finally:
+    controllers.stop()
+    server.shutdown()
+  assert len(controllers.placed) == 2, controllers.placed
+  for name, placed in controllers.placed.items():
+    assert placed == {"nodeSelector": {"zone": "a", "pool": "gpu"},
+                      "tolerations": PLACING["tolerations"],
+                      "serviceAccountName": "trainer"}, (name, placed)
+  assert store.created["trainjobs"] == ["train-placed"]

@@ -28,9 +28,10 @@ class Job:
     workers: how many.
     pod: what each worker's pod gets, as the compiler wrote it for the
       Trainer step: image, resources (per worker), nodeSelector,
-      tolerations, env, secretEnv, imagePullSecrets, timeoutSeconds; on
-      Vertex AI machineType, project, region, serviceAccount, network
-      (kubeflow/compile/train_job.py).
+      tolerations, env, secretEnv, imagePullSecrets, timeoutSeconds,
+      serviceAccountName (the workers' Kubernetes account; no flag sets it
+      yet); on Vertex AI machineType, project, region, serviceAccount,
+      network (kubeflow/compile/train_job.py).
   """
   name: str
   command: List[str]

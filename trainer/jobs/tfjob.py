@@ -66,6 +66,11 @@ def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
                                     "spec": spec}}}}}
 
 
+def create(cluster: kube.Cluster, job: Job, made: Dict) -> Dict:
+  """Creates the TFJob `made` (body's): one form for every release."""
+  return kube.create(cluster, group, version, plural, made)
+
+
 def verdict(obj: Dict):
   """("succeeded" | "failed" | "running", the condition's message): the
   operator's last condition that is True."""

@@ -1,7 +1,8 @@
 """Running one job on a Kubernetes engine: create or reattach, relay, wait, delete.
 
-The engine modules (trainjob.py, tfjob.py) say what their objects look like
-and what their conditions mean; this is what they share:
+The engine modules (trainjob.py, tfjob.py) say what their objects look like,
+how they are created and what their conditions mean; this is what they
+share:
 
 1. create the job under its name; if it exists (a retried step: Argo starts
    a new pod with the same executor input), reattach to it instead;
@@ -52,7 +53,7 @@ def _create_or_attach(engine, cluster: kube.Cluster, job: Job, body: dict) -> di
     log.info("training job %s: reattached to the %s created %s (a retried step)",
              job.name, engine.kind, found["metadata"].get("creationTimestamp", "earlier"))
     return found
-  created = kube.create(cluster, engine.group, engine.version, engine.plural, body)
+  created = engine.create(cluster, job, body)
   log.info("training job %s: %s created in namespace %s", job.name, engine.kind,
            cluster.namespace)
   return created

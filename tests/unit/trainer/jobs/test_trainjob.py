@@ -1,6 +1,7 @@
 """trainer/jobs/trainjob.py and trainer/jobs/tfjob.py: the objects each engine is
-sent, checked against each Kubeflow Trainer version's fields (the stand-in's
-strict validation, from the Trainer's API types)."""
+sent, checked against each Kubeflow Trainer release's CRD, v2.0.0 to v2.3.0
+(the stand-in's strict validation, tests/fakes/crd_schemas.py), and the
+TrainJob sent in the form of placement the cluster's release takes."""
 
 import pytest
 
@@ -34,21 +35,46 @@ def test_a_trainjob_names_the_runtime_and_gives_each_node_the_trainers_pod():
   assert "runtimePatches" not in spec  # nothing to place: any Trainer from 2.0 takes it
 
 
-@pytest.mark.parametrize("version,accepted", [("2.0", False), ("2.1", False), ("2.2", True)])
-def test_placement_needs_trainer_2_2_and_older_ones_refuse_it_by_name(version, accepted):
-  pod = {**POD, "nodeSelector": {"pool": "gpu"}, "imagePullSecrets": ["regcred"],
-         "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
-                          "effect": "NoSchedule"}]}
-  body = trainjob.body(Job("train-abc", COMMAND, 2, pod), "kubeflow", None)
-  (patch,) = body["spec"]["runtimePatches"]
+# Each Trainer release's form of the workers' placement (trainer/jobs/trainjob.py).
+FORM_OF = {"2.0": "podSpecOverrides", "2.1": "podTemplateOverrides", "2.2": "runtimePatches",
+           "2.3": "runtimePatches"}
+PLACING = {**POD, "nodeSelector": {"pool": "gpu"}, "serviceAccountName": "default-editor",
+           "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
+                            "effect": "NoSchedule"}]}
+
+
+@pytest.mark.parametrize("version", sorted(FORM_OF))
+def test_each_releases_form_passes_its_crd_and_the_newer_forms_are_refused_by_name(version):
+  """Issue 70: Kubeflow's platform (manifests v1.11.0) ships Trainer 2.1,
+  which refused the runtime patch every placed TrainJob carried."""
+  from tests.fakes import crd_schemas
+  placed = trainjob.placement(PLACING)
+  base = trainjob.body(Job("train-abc", COMMAND, 2, POD), "kubeflow", None)
+  form = FORM_OF[version]
+  body = trainjob.in_form(base, form, placed)
+  assert crd_schemas.problems("trainjobs", version, body) == {"unknown": [], "invalid": []}
+  # Each release knows one form and refuses the others by name (its CRD).
+  for other in set(trainjob.FORMS) - {form}:
+    assert other not in body["spec"]
+    refused = crd_schemas.problems("trainjobs", version,
+                                   trainjob.in_form(base, other, placed))["unknown"]
+    assert refused == [f'unknown field "spec.{other}"'], (other, refused)
+  assert "nodeSelector" not in base["spec"] and not set(trainjob.FORMS) & set(base["spec"])
+
+
+def test_the_placement_goes_to_the_runtimes_node_job_in_each_form():
+  placed = trainjob.placement({**PLACING, "imagePullSecrets": ["regcred"]})
+  assert placed == {"nodeSelector": {"pool": "gpu"}, "tolerations": PLACING["tolerations"],
+                    "serviceAccountName": "default-editor",
+                    "imagePullSecrets": [{"name": "regcred"}]}
+  (patch,) = trainjob.placed_in("runtimePatches", placed)
   (node,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
-  assert node["name"] == "node"
-  assert node["template"]["spec"]["template"]["spec"] == {
-      "nodeSelector": {"pool": "gpu"}, "tolerations": pod["tolerations"],
-      "imagePullSecrets": [{"name": "regcred"}]}
-  store = kubernetes_api.Store(set(), trainer_version=version)
-  problems = kubernetes_api.strict_problems(store, "trainjobs", body)
-  assert problems == ([] if accepted else ['unknown field "spec.runtimePatches"'])
+  assert node == {"name": "node", "template": {"spec": {"template": {"spec": placed}}}}
+  assert trainjob.placed_in("podTemplateOverrides", placed) == [
+      {"targetJobs": [{"name": "node"}], "spec": placed}]
+  without_secrets = {k: v for k, v in placed.items() if k != "imagePullSecrets"}
+  assert trainjob.placed_in("podSpecOverrides", without_secrets) == [
+      {"targetJobs": [{"name": "node"}], **without_secrets}]
 
 
 def test_a_tfjob_runs_the_workers_in_a_container_named_tensorflow():
@@ -122,6 +148,101 @@ def test_a_placed_trainjob_passes_the_trainer_webhook(trainer_api):
   created = kube.create(kube.Cluster(), trainjob.group, trainjob.version, trainjob.plural, body)
   assert created["spec"]["runtimePatches"][0]["manager"] == trainjob.MANAGER
   assert trainer_api.created["trainjobs"] == ["train-abc"]
+
+
+TRIES = {"2.0": ["runtimePatches", "podTemplateOverrides", "podSpecOverrides"],
+         "2.1": ["runtimePatches", "podTemplateOverrides"], "2.2": ["runtimePatches"],
+         "2.3": ["runtimePatches"]}
+
+
+@pytest.fixture
+def tries(monkeypatch):
+  """The placement form of every TrainJob the launcher sends, in order."""
+  from trainer.jobs import kube
+  sent, create = [], kube.create
+
+  def recorded(cluster, group, version, plural, body):
+    sent.append(next((f for f in trainjob.FORMS if f in body["spec"]), None))
+    return create(cluster, group, version, plural, body)
+  monkeypatch.setattr(kube, "create", recorded)
+  return sent
+
+
+@pytest.mark.parametrize("version", sorted(FORM_OF))
+def test_the_launcher_asks_in_the_newest_form_then_once_in_each_older_one(
+    trainer_api, tries, caplog, version):
+  """Issue 70: on Trainer 2.1 (Kubeflow's platform) `--train-workers 2
+  --node-selector ... --toleration ...` was refused, `unknown field
+  "spec.runtimePatches"`. A profile's user cannot read the CRD to ask the
+  version first; the refusal names it."""
+  import logging
+
+  from trainer.jobs import kube
+  trainer_api.trainer_version = version
+  job = Job("train-abc", COMMAND, 2, PLACING)
+  with caplog.at_level(logging.INFO, logger="absl"):
+    created = trainjob.create(kube.Cluster(), job, trainjob.body(job, "kubeflow", None))
+  form = FORM_OF[version]
+  assert tries == TRIES[version], tries
+  assert created["spec"][form] == trainjob.placed_in(form, trainjob.placement(PLACING))
+  assert trainer_api.created["trainjobs"] == ["train-abc"]
+  said = [r.getMessage() for r in caplog.records if "went in spec." in r.getMessage()]
+  assert said == [f"training job train-abc: the workers' nodeSelector, tolerations, "
+                  f"serviceAccountName went in spec.{form} (Kubeflow Trainer "
+                  f"{trainjob.FORMS[form]})"], said
+
+
+def test_with_nothing_to_place_one_trainjob_is_sent_without_a_form(trainer_api, tries):
+  from trainer.jobs import kube
+  trainer_api.trainer_version = "2.0"
+  job = Job("train-abc", COMMAND, 2, POD)
+  trainjob.create(kube.Cluster(), job, trainjob.body(job, "kubeflow", None))
+  assert tries == [None] and trainer_api.created["trainjobs"] == ["train-abc"]
+
+
+def test_another_refusal_is_not_retried(trainer_api, tries):
+  from trainer.jobs import kube
+  from trainer.jobs.job import ClusterError
+  trainer_api.trainer_version = "2.1"
+  trainer_api.forbid("create", "trainjobs")
+  job = Job("train-abc", COMMAND, 2, PLACING)
+  with pytest.raises(ClusterError, match="forbidden in namespace kubeflow"):
+    trainjob.create(kube.Cluster(), job, trainjob.body(job, "kubeflow", None))
+  assert tries == ["runtimePatches"]
+
+
+def test_trainer_2_0_cannot_take_pull_secrets_and_says_so_in_one_line(trainer_api, tries):
+  from trainer.jobs import kube
+  from trainer.jobs.job import ClusterError
+  trainer_api.trainer_version = "2.0"
+  job = Job("train-abc", COMMAND, 2, {**PLACING, "imagePullSecrets": ["regcred"]})
+  with pytest.raises(ClusterError) as refused:
+    trainjob.create(kube.Cluster(), job, trainjob.body(job, "kubeflow", None))
+  assert str(refused.value) == (
+      "expected a Kubeflow Trainer that takes a TrainJob's image pull secrets (2.1 and "
+      "later), found 2.0, whose podSpecOverrides has none: regcred cannot reach the workers; "
+      "ask the cluster admin to upgrade the Trainer or to add them to the runtime "
+      "tfrecord-pipeline-tensorflow")
+  assert tries == ["runtimePatches", "podTemplateOverrides"]
+  assert "trainjobs" not in trainer_api.created
+
+
+@pytest.mark.parametrize("version", ["2.0", "2.1"])
+def test_an_override_of_a_job_the_runtime_lacks_is_refused_by_the_webhook(trainer_api,
+                                                                          version):
+  """The stand-in's TrainJob webhook at 2.0 and 2.1 (tests/fakes/admission.py)."""
+  from trainer.jobs import kube
+  from trainer.jobs.job import ClusterError
+  trainer_api.trainer_version = version
+  form = FORM_OF[version]
+  body = trainjob.in_form(trainjob.body(Job("train-abc", COMMAND, 2, POD), "kubeflow", None),
+                          form, {"nodeSelector": {"pool": "gpu"}})
+  body["spec"][form][0]["targetJobs"] = [{"name": "trainer"}]
+  with pytest.raises(ClusterError) as refused:
+    kube.create(kube.Cluster(), trainjob.group, trainjob.version, trainjob.plural, body)
+  assert (f"denied the request: spec.{form}: Invalid value: []v1alpha1.") in str(refused.value)
+  assert ("must not have targetJob that doesn't exist in the runtime job template"
+          in str(refused.value)), str(refused.value)
 
 
 @pytest.mark.parametrize("manager,message", [
@@ -323,13 +444,15 @@ def test_the_stand_in_refuses_what_upstream_refuses_in_its_words(trainer_api, ru
   assert set(trainer_api.created) == {"trainingruntimes"}, "a refused object was stored"
 
 
-@pytest.mark.parametrize("version", ["2.2", "2.3"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.2", "2.3"])
 def test_the_launchers_objects_pass_each_releases_crd_and_webhooks(trainer_api, version):
   from trainer.jobs import kube
   trainer_api.trainer_version = version
   cluster = kube.Cluster()
-  for engine, body in (_trainjob(lambda b: None), _tfjob(lambda b: None)):
-    kube.create(cluster, engine.group, engine.version, engine.plural, body)
+  job = Job("train-abc", COMMAND, 2, PLACED)
+  trainjob.create(cluster, job, trainjob.body(job, "kubeflow", None))
+  engine, body = _tfjob(lambda b: None)
+  engine.create(cluster, job, body)
   assert {k: v for k, v in trainer_api.created.items() if k != "trainingruntimes"} == {
       "trainjobs": ["train-abc"], "tfjobs": ["train-abc"]}
 
