@@ -149,20 +149,6 @@ def served_version(found: dict) -> str:
   return os.path.basename(uri.rstrip("/")) if f"/{STAGED}/" in uri else ""
 
 
-def recorded_mode(found: dict) -> str:
-  """The mode an InferenceService runs in, as a key of MODES: the one the
-  controller recorded in its status, else its annotation's; "" when neither
-  says (not reconciled yet, and created without the annotation)."""
-  recorded = (found.get("status", {}).get("deploymentMode")
-              or found["metadata"].get("annotations", {}).get(MODE_ANNOTATION) or "")
-  keys = {value: key for key, value in MODES.items()}
-  if recorded and LEGACY_MODES.get(recorded, recorded) not in keys:
-    raise kube.ClusterError(f"InferenceService {found['metadata']['name']} runs in {recorded} "
-                            f"mode: expected {' or '.join(MODES.values())}, which "
-                            "serving/kserve.py deploys")
-  return keys.get(LEGACY_MODES.get(recorded, recorded), "")
-
-
 class KServe:
   """One InferenceService of a cluster's namespace."""
 

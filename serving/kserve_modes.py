@@ -61,6 +61,22 @@ def recorded_mode(found: dict) -> Optional[str]:
   return LEGACY_MODES.get(recorded, recorded)
 
 
+def recorded_key(found: dict) -> str:
+  """`recorded_mode` as a key of MODES; "" when neither the status nor an
+  annotation says (not reconciled yet, and created without one).
+
+  Raises:
+    kube.ClusterError: a mode not deployed here (ModelMesh), in one line.
+  """
+  running = recorded_mode(found)
+  keys = {value: key for key, value in MODES.items()}
+  if running and running not in keys:
+    raise kube.ClusterError(f"InferenceService {found['metadata']['name']} runs in {running} "
+                            f"mode: expected {' or '.join(MODES.values())}, which "
+                            "serving/kserve.py deploys")
+  return keys.get(running, "")
+
+
 def refuse_change(found: dict, name: str, mode: str) -> None:
   """Raises kube.ClusterError, in one line, when `found` runs in another
   mode than `mode`: KServe's webhook would refuse the update."""

@@ -31,7 +31,7 @@ from typing import List, Optional
 
 import serving
 from runtime import kube
-from serving import history, kserve
+from serving import history, kserve, kserve_modes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +82,7 @@ def plan(deployed: kserve.KServe, serving_dir: str, to: Optional[str]) -> Plan:
       not the rolled-out version during a canary, or not a complete version.
   """
   found = deployed.found()
-  mode = kserve.recorded_mode(found)
+  mode = kserve_modes.recorded_key(found)
   kserve.refuse_local(serving_dir)
   component = found.get("status", {}).get("components", {}).get("predictor", {})
   # Only then does KServe split, and a 0% share send traffic back

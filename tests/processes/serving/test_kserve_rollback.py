@@ -18,7 +18,7 @@ import pytest
 
 import serving
 from commands.serving import cli
-from serving import history, kserve
+from serving import history, kserve, kserve_modes
 from tests.conftest import model_dir
 from tests.fakes import kserve as fake
 
@@ -164,6 +164,6 @@ def test_a_standard_mode_inference_service_rolls_back_in_its_own_mode(
   obj = fake.reconciled(store, NAMESPACE, "digits")
   assert kserve.served_version(obj) == copy
   assert "canaryTrafficPercent" not in obj["spec"]["predictor"]
-  assert obj["metadata"]["annotations"][kserve.MODE_ANNOTATION] == "Standard"
+  assert obj["metadata"]["annotations"][kserve_modes.MODE_ANNOTATION] == "Standard"
   assert lines[-1] == (f"kserve: InferenceService digits now serves version {copy}, a copy "
                        f"of {first}, rolled out (Standard mode)"), lines

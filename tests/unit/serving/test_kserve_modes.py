@@ -67,3 +67,23 @@ def test_the_same_mode_or_none_recorded_passes():
   recorded = {"metadata": {}, "status": {"deploymentMode": "Serverless"}}
   kserve_modes.refuse_change(recorded, "digits", "knative")
   kserve_modes.refuse_change({"metadata": {"annotations": {}}}, "digits", "standard")
+
+
+@pytest.mark.parametrize("found, key", [
+    ({"metadata": {"name": "d"}, "status": {"deploymentMode": "RawDeployment"}}, "standard"),
+    ({"metadata": {"name": "d", "annotations": {kserve_modes.MODE_ANNOTATION: "Serverless"}}},
+     "knative"),
+    ({"metadata": {"name": "d"}, "status": {"deploymentMode": "Knative"}}, "knative"),
+    ({"metadata": {"name": "d"}}, "")])
+def test_a_rollback_reads_the_mode_the_object_runs_in(found, key):
+  """What `rollback --kserve` deploys in (serving/kserve_rollback.py): the
+  object's own mode, by either release's names, not a flag's default."""
+  assert kserve_modes.recorded_key(found) == key
+
+
+def test_a_mode_not_deployed_here_is_one_line():
+  found = {"metadata": {"name": "d"}, "status": {"deploymentMode": "ModelMesh"}}
+  with pytest.raises(kube.ClusterError, match=r"^InferenceService d runs in ModelMesh mode: "
+                                              r"expected Knative or Standard, which "
+                                              r"serving/kserve.py deploys$"):
+    kserve_modes.recorded_key(found)
