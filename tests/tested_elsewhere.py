@@ -67,7 +67,6 @@ TESTED_ELSEWHERE = {
     'trainer/input_sizing.py': 'tests/unit/trainer/test_input_pipeline.py::test_parsed_data_is_cached_only_when_it_fits_the_budget',
     'trainer/jobs/launch.py': E2E + f'the Trainer step launching its job on each engine, {WORKERS}test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_reattaches',
     'trainer/jobs/watch.py': f'{TRAINJOB}test_a_suspended_job_is_said_once_with_its_reason',
-    'trainer/jobs/kube.py': f'{TRAINJOB}test_a_step_as_a_profiles_default_editor_creates_its_job_with_the_shipped_manifests',
     'components/served_score/score.py': 'tests/unit/components/served_score/test_served_score.py::test_the_served_model_is_scored_on_the_newest_span_and_recorded',
     'components/served_score/chart.py': 'tests/unit/components/served_score/test_served_score.py::test_the_chart_marks_a_push_and_a_rollback_and_draws_the_threshold',
     'pipeline/served.py': 'ServedScore before the gates: tests/unit/pipeline/test_data_components.py::test_with_spans_drift_is_judged_before_the_schemas_check, tests/processes/components/kserve_deploy/test_kserve_deploy.py::test_the_step_is_there_only_with_kserve_and_never_cached_on_kubeflow',

@@ -166,11 +166,13 @@ def _train_job_flags(parser: argparse.ArgumentParser) -> None:
   helps = {"project": "the CustomJob's project (default: the PipelineJob's)",
            "region": "the CustomJob's region (default: the PipelineJob's)",
            "serviceAccount": "the service account the workers run as (default: the "
-                             "PipelineJob's; docs/kubeflow.md says which roles it needs)",
+                             "PipelineJob's on Vertex, docs/kubeflow.md says which roles it "
+                             "needs; the step's own for TrainJob and TFJob)",
            "network": "the VPC the workers are peered with (default: the PipelineJob's)"}
   for key, (flag, what, pattern, metavar) in train_job.VERTEX_FLAGS.items():
+    engines = "vertex, trainjob, tfjob" if key == "serviceAccount" else "vertex"
     parser.add_argument(flag, type=_matching(what, pattern), metavar=metavar,
-                        help=f"--train-engine vertex: {helps[key]}")
+                        help=f"--train-engine {engines}: {helps[key]}")
 
 
 def _matching(what: str, pattern: str):

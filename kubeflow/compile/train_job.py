@@ -56,13 +56,15 @@ PIPELINE_PLACEHOLDERS = {"project": "{{$.pipeline_google_cloud_project_id}}",
                          "region": "{{$.pipeline_google_cloud_location}}",
                          "serviceAccount": "{{$.pipeline_service_account}}",
                          "network": "{{$.pipeline_network}}"}
+# A Kubernetes object's name (DNS-1123 subdomain), as a service account's.
+K8S_NAME = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
 # TRAIN_JOB_POD key -> (flag, what it takes, the check, its metavar).
 VERTEX_FLAGS = {
     "project": ("--train-project", "a project id or number",
                 r"[a-z][-a-z0-9.:]*[a-z0-9]|\d+", "PROJECT"),
     "region": ("--train-region", "a region such as us-central1", r"[a-z]+-[a-z]+\d+", "REGION"),
-    "serviceAccount": ("--train-service-account", "a service account's email",
-                       r"[^@\s/]+@[^@\s/]+", "EMAIL"),
+    "serviceAccount": ("--train-service-account", "a service account's email (Vertex) or "
+                       "name (TrainJob, TFJob)", r"[^@\s/]+@[^@\s/]+|" + K8S_NAME, "ACCOUNT"),
     # CustomJobSpec.network (aiplatform_v1 types/custom_job.py lines 212-221).
     "network": ("--train-network", "projects/PROJECT_NUMBER/global/networks/NAME",
                 r"projects/\d+/global/networks/[a-z]([-a-z0-9]*[a-z0-9])?", "NETWORK")}
@@ -101,19 +103,34 @@ def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],
 
 
 def vertex_flags(config: PipelineConfig, args: argparse.Namespace) -> Dict[str, str]:
-  """The Vertex placement flags given, by TRAIN_JOB_POD key.
+  """The placement flags given, by TRAIN_JOB_POD key: Vertex's, and for
+  TrainJob and TFJob workers `--train-service-account` as the pods'
+  `serviceAccountName` (else they run as the step's: trainer/jobs/kube.py
+  `with_identity`).
 
   Raises:
-    CompileError: one given for another engine (or none), where it would
-      do nothing.
+    CompileError: one given for an engine where it would do nothing, or a
+      service account of the other kind.
   """
   given = {key: getattr(args, flag[2:].replace("-", "_"), None)
            for key, (flag, *_) in VERTEX_FLAGS.items()}
   given = {key: value for key, value in given.items() if value}
-  if given and config.train_engine != "vertex":
+  account, engine = given.get("serviceAccount"), config.train_engine
+  if account and engine in POD_ENGINES:
+    if "@" in account:
+      raise CompileError(f"--train-service-account: expected the name of a Kubernetes service "
+                         f"account in the step's namespace for --train-engine {engine}, found "
+                         f"the email {account}: bind a Google one to it (Workload Identity)")
+    del given["serviceAccount"]
+    if not given:
+      return {"serviceAccountName": account}
+  if given and engine != "vertex":
     flag = VERTEX_FLAGS[next(iter(given))][0]
     raise CompileError(f"{flag}: only for --train-engine vertex, found "
-                       f"--train-engine {config.train_engine or '(none)'}")
+                       f"--train-engine {engine or '(none)'}")
+  if account and "@" not in account:
+    raise CompileError(f"--train-service-account: expected a service account's email for "
+                       f"--train-engine vertex, found {account!r}")
   return given
 
 

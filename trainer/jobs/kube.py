@@ -7,12 +7,14 @@ What a user of this step meets from the cluster, each as one line:
 - a missing runtime: which, and the manifest that defines it.
 """
 
+import dataclasses
 import logging
 import os
 from typing import Dict, List, Optional
 
 from runtime import kube
 from runtime.kube import NAMESPACE_FILE, ClusterError  # noqa: F401  (callers' names)
+from trainer.jobs.job import Job
 
 log = logging.getLogger("absl")
 RBAC = "kubeflow/manifests/trainer-rbac.yaml"
@@ -37,25 +39,51 @@ def explain(what: str, namespace: str, status: int, reason: str, body) -> str:
   return kube.explain(what, namespace, status, reason, body, GRANTS)
 
 
-def owner(cluster: Cluster, env=os.environ) -> Optional[Dict]:
+def step_pod(cluster: Cluster, env=os.environ):
+  """This step's own pod object (the kubernetes client's V1Pod), or None
+  outside a pod the API knows."""
+  # KFP's compiler gives every step container its pod's name (2.0 to 2.17,
+  # argocompiler's commonEnvs); HOSTNAME is that name cut to 63 characters.
+  pod_name = env.get("KFP_POD_NAME") or env.get("HOSTNAME", "")
+  return cluster.call(f"get pod {pod_name}", cluster.core.read_namespaced_pod, pod_name,
+                      cluster.namespace, missing_ok=True) if pod_name else None
+
+
+def owner(pod) -> Optional[Dict]:
   """An ownerReference to this run's Argo Workflow, for the job: the
   cluster then collects the job with the run even if this step never comes
   back, while a retried step (a new pod of the same Workflow) still finds
   it. The step's own pod would be the wrong owner: a retry replaces it.
   None outside a Workflow's pod."""
-  # KFP's compiler gives every step container its pod's name (2.0 to 2.17,
-  # argocompiler's commonEnvs); HOSTNAME is that name cut to 63 characters.
-  pod_name = env.get("KFP_POD_NAME") or env.get("HOSTNAME", "")
-  pod = cluster.call(f"get pod {pod_name}", cluster.core.read_namespaced_pod, pod_name,
-                     cluster.namespace, missing_ok=True) if pod_name else None
   for ref in (pod.metadata.owner_references or []) if pod else []:
     if ref.kind == "Workflow":
       return {"apiVersion": ref.api_version, "kind": "Workflow", "name": ref.name,
               "uid": ref.uid, "blockOwnerDeletion": False}
   # Not a Workflow's pod: say what that costs.
   log.info("the step's pod %r has no Argo Workflow owner: its training job is deleted "
-           "only by this step, not with the run", pod_name)
+           "only by this step, not with the run", pod.metadata.name if pod else "")
   return None
+
+
+def with_identity(job: Job, pod) -> Job:
+  """`job` whose workers run as the step's own service account, unless the
+  compiler named one (`--train-service-account`). Where storage is reached
+  by a pod's Kubernetes identity (GKE Workload Identity, an IAM role on a
+  profile's account), the step wrote the job's inputs as its account, and
+  workers left to the namespace's `default` would get 403 reading them.
+  Kubeflow's multi-user install runs steps as `default-editor`
+  (kubeflow/manifests v1.11.0 applications/pipeline/upstream/base/installs/
+  multi-user/api-service/params.env line 2)."""
+  if job.pod.get("serviceAccountName"):
+    log.info("training job %s: workers run as service account %s (--train-service-account)",
+             job.name, job.pod["serviceAccountName"])
+    return job
+  account = pod.spec.service_account_name if pod is not None and pod.spec else None
+  if not account:
+    return job
+  log.info("training job %s: workers run as service account %s, the step's", job.name,
+           account)
+  return dataclasses.replace(job, pod={**job.pod, "serviceAccountName": account})
 
 
 def env_vars(pod: Dict) -> List[Dict]:

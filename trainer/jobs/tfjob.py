@@ -50,7 +50,8 @@ def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
   if kube.resources(pod):
     container["resources"] = kube.resources(pod)
   spec = {"containers": [container]}
-  spec.update({k: pod[k] for k in ("nodeSelector", "tolerations") if pod.get(k)})
+  spec.update({k: pod[k] for k in ("nodeSelector", "tolerations", "serviceAccountName")
+               if pod.get(k)})
   if pod.get("imagePullSecrets"):
     spec["imagePullSecrets"] = [{"name": n} for n in pod["imagePullSecrets"]]
   metadata = {"name": job.name, "namespace": namespace,

@@ -30,7 +30,9 @@ WATCH_SECONDS = 30  # one watch request; then it is made again
 def run(engine, job: Job, cluster: Optional[kube.Cluster] = None) -> None:
   cluster = cluster or kube.Cluster()
   engine.check(cluster)
-  body = engine.body(job, cluster.namespace, kube.owner(cluster))
+  pod = kube.step_pod(cluster)
+  job = kube.with_identity(job, pod)
+  body = engine.body(job, cluster.namespace, kube.owner(pod))
   obj = _create_or_attach(engine, cluster, job, body)
   relay = Relay(engine, cluster, job.name)
   relay.start()

@@ -3,6 +3,7 @@ seen in the compiled spec (the step's own pod) and in the job each engine is
 sent (each worker's pod)."""
 
 import json
+import types
 
 import pytest
 import yaml
@@ -12,6 +13,7 @@ from kfp.pipeline_spec import pipeline_spec_pb2
 from commands.kubeflow.cli import main as kubeflow
 from kubeflow.compile import train_job
 from kubeflow.compile.compiler import executor_labels
+from kubeflow.errors import CompileError
 from trainer.jobs import tfjob, trainjob
 from trainer.jobs.job import POD_ENV, Job
 
@@ -100,3 +102,44 @@ def test_on_the_open_source_backend_a_customjobs_gpu_has_vertex_name_and_stays_o
   assert container["resources"] == {"cpuRequest": 1, "memoryRequest": 2}, container
   assert placed["nodeSelector"] == {"labels": {"pool": "cpu"}}, placed
   assert pod["resources"]["gpu_type"] == "NVIDIA_TESLA_T4"
+
+
+# -- Whom the workers run as ---------------------------------------------------
+
+def _compile_args(*flags):
+  from commands.kubeflow.cli import parser
+  return parser().parse_args(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",
+                              "--output-dir", "o", *flags])
+
+
+@pytest.mark.parametrize("engine", ["trainjob", "tfjob"])
+def test_train_service_account_names_the_workers_kubernetes_account(engine):
+  """Issue 70: workers ran as the namespace's `default` account; with the
+  flag they run as the one named, in the engine's own field."""
+  config = types.SimpleNamespace(train_workers=2, train_engine=engine, resources={})
+  pod = train_job.worker_pod(config, IMAGE, {}, _compile_args(
+      "--train-service-account", "trainer-reader"))
+  assert pod["serviceAccountName"] == "trainer-reader" and "serviceAccount" not in pod
+  made = {"trainjob": trainjob, "tfjob": tfjob}[engine].body(
+      Job("train-abc", ["python"], 2, pod), "team-a", None)
+  worker = (made["spec"]["runtimePatches"][0]["trainingRuntimeSpec"]["template"]["spec"][
+      "replicatedJobs"][0]["template"]["spec"]["template"]["spec"] if engine == "trainjob"
+      else made["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"])
+  assert worker["serviceAccountName"] == "trainer-reader", worker
+
+
+@pytest.mark.parametrize("engine,account,expected", [
+    ("trainjob", "trainer@p.iam.gserviceaccount.com",
+     "--train-service-account: expected the name of a Kubernetes service account in the "
+     "step's namespace for --train-engine trainjob, found the email "
+     "trainer@p.iam.gserviceaccount.com: bind a Google one to it (Workload Identity)"),
+    ("vertex", "trainer-reader",
+     "--train-service-account: expected a service account's email for --train-engine vertex, "
+     "found 'trainer-reader'"),
+    (None, "trainer-reader",
+     "--train-service-account: only for --train-engine vertex, found --train-engine (none)")])
+def test_a_service_account_of_the_other_kind_is_one_line(engine, account, expected):
+  config = types.SimpleNamespace(train_workers=2, train_engine=engine, resources={})
+  with pytest.raises(CompileError) as e:
+    train_job.worker_pod(config, IMAGE, {}, _compile_args("--train-service-account", account))
+  assert str(e.value) == expected

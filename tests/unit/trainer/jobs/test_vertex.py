@@ -171,7 +171,8 @@ def test_the_vertex_flags_reach_the_trainers_pod():
     ("--train-network", "training-vpc", "projects/PROJECT_NUMBER/global/networks/NAME"),
     ("--train-network", "projects/user-project/global/networks/vpc",
      "projects/PROJECT_NUMBER/global/networks/NAME"),
-    ("--train-service-account", "trainer", "a service account's email"),
+    ("--train-service-account", "Trainer SA",
+     "a service account's email (Vertex) or name (TrainJob, TFJob)"),
     ("--train-region", "europe", "a region such as us-central1"),
 ])
 def test_a_malformed_vertex_flag_is_one_line(capsys, flag, value, expected):
