@@ -207,14 +207,16 @@ class KServe:
     return f"kserve: InferenceService {self.target.name} now serves version {version}"
 
   def promote(self) -> str:
-    """The canary takes all traffic: the field alone changes, so no new
-    revision starts (annotations would make one, above)."""
+    """The canary takes all traffic: the field changes, and the mode
+    annotation is written as recorded (refused otherwise where they differ,
+    kserve_modes.py), so no new revision starts where they agree."""
     found = self.found()
     version = served_version(found)
     if found["spec"]["predictor"].get("canaryTrafficPercent") is None:
       return (f"kserve: InferenceService {self.target.name} has no canary; version {version} "
               "already takes all traffic")
-    self._patch({"spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
+    self._patch({"metadata": {"annotations": kserve_modes.kept(found)},
+                 "spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
     return f"kserve: version {version} promoted to all traffic"
 
   def found(self) -> dict:

@@ -44,12 +44,15 @@ class Plan:
     in_flight: a canary is in flight: its traffic returns to `to`.
     canary: the version the spec names now (the canary's, when in flight).
     mode: the InferenceService's recorded mode (a key of kserve.MODES, or "").
+    kept: the mode annotation the patch writes back (kserve_modes.kept): an
+      update whose annotation differs from the recorded mode is refused.
   """
   to: str
   reuse: str
   in_flight: bool
   canary: str
   mode: str
+  kept: dict = dataclasses.field(default_factory=dict)
 
 
 def _rolled_out(found: dict, to: Optional[str]) -> str:
@@ -95,13 +98,16 @@ def plan(deployed: kserve.KServe, serving_dir: str, to: Optional[str]) -> Plan:
   newest = serving.latest(serving_dir)
   copied = (history.rolled_back(newest) or {}).get("to")
   reuse = os.path.basename(newest) if to in (os.path.basename(newest), copied) else ""
-  return Plan(to, reuse, in_flight, kserve.served_version(found), mode)
+  return Plan(to, reuse, in_flight, kserve.served_version(found), mode,
+              kserve_modes.kept(found))
 
 
 def change(plan_: Plan, storage_uri: str) -> dict:
   """The merge patch: the spec names `storage_uri`; at 0% during a canary
-  (KServe's rollback, no pod to start), else rolled out (the field removed)."""
-  return {"spec": {"predictor": {"canaryTrafficPercent": 0 if plan_.in_flight else None,
+  (KServe's rollback: the traffic moves at once, while the copy's new
+  revision starts its pod), else rolled out (the field removed)."""
+  return {"metadata": {"annotations": plan_.kept},
+          "spec": {"predictor": {"canaryTrafficPercent": 0 if plan_.in_flight else None,
                                  "model": {"storageUri": storage_uri}}}}
 
 

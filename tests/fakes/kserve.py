@@ -178,9 +178,13 @@ class Controller:
     release = RELEASES[self.store.kserve_version]
     mode = release.running(obj.get("status", {}).get("deploymentMode", ""),
                            meta.get("annotations", {}))
-    if mode == release.standard:
+    if mode == release.standard:  # its Deployments are not modelled
+      # The mode is recorded in every mode (controller.go@v0.20.0:413,
+      # 421-425; @v0.15.2:308, 316-320), so the webhook's rule applies.
+      if obj.get("status", {}).get("deploymentMode") != mode:
+        self.store.update(key, lambda o: o.setdefault("status", {}).update(deploymentMode=mode))
       self.seen[key[1:4:2]] = meta.get("generation", 1)
-      return  # Standard mode: a Deployment update, not modelled
+      return
     revisions = self.revisions.setdefault(key[1:4:2], [])
     template = revision_template(obj)
     if not revisions or revisions[-1][3] != template:

@@ -86,12 +86,21 @@ def with_identity(job: Job, pod) -> Job:
   return dataclasses.replace(job, pod={**job.pod, "serviceAccountName": account})
 
 
-def env_vars(pod: Dict) -> List[Dict]:
-  """The step's --env values and --secret-env references, for each worker."""
+def env_vars(pod: Dict, launcher: List[Dict] = ()) -> List[Dict]:
+  """The step's --env values and --secret-env references, then the
+  launcher's own, for each worker: one entry per name, the later winning.
+  Both engines' CRDs key the list by name (Trainer's `trainer.env`,
+  trainjob_types.go@v2.3.0 line 273; the TFJob's container env), so the
+  API server refuses a name given twice ("Duplicate value")."""
   plain = [{"name": k, "value": v} for k, v in sorted(pod.get("env", {}).items())]
   secret = [{"name": var, "valueFrom": {"secretKeyRef": {"name": s, "key": k}}}
             for s, k, var in pod.get("secretEnv", [])]
-  return plain + secret
+  return list({var["name"]: var for var in plain + secret + list(launcher)}.values())
+
+
+def pull_secrets(pod: Dict) -> List[Dict]:
+  """The workers' image pull secrets, each once (a list keyed by name)."""
+  return [{"name": n} for n in dict.fromkeys(pod.get("imagePullSecrets", []))]
 
 
 def resources(pod: Dict) -> Dict:

@@ -53,7 +53,7 @@ def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
   spec.update({k: pod[k] for k in ("nodeSelector", "tolerations", "serviceAccountName")
                if pod.get(k)})
   if pod.get("imagePullSecrets"):
-    spec["imagePullSecrets"] = [{"name": n} for n in pod["imagePullSecrets"]]
+    spec["imagePullSecrets"] = kube.pull_secrets(pod)
   metadata = {"name": job.name, "namespace": namespace,
               "labels": {"app.kubernetes.io/managed-by": "tfrecord-pipeline"}}
   if owner:

@@ -71,7 +71,7 @@ def placement(pod: Dict) -> Dict:
   placed = {k: pod[k] for k in ("nodeSelector", "tolerations", "serviceAccountName")
             if pod.get(k)}
   if pod.get("imagePullSecrets"):
-    placed["imagePullSecrets"] = [{"name": n} for n in pod["imagePullSecrets"]]
+    placed["imagePullSecrets"] = kube.pull_secrets(pod)
   return placed
 
 
@@ -110,10 +110,10 @@ def in_form(body: Dict, form: str, placed: Dict) -> Dict:
 def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
   """The TrainJob, its placement (if any) in the newest form."""
   pod = job.pod
-  env = kube.env_vars(pod) + [
+  env = kube.env_vars(pod, [
       {"name": roles.JOB_ENV, "value": job.name},
       {"name": roles.WORKERS_ENV, "value": str(job.workers)},
-      {"name": roles.PORT_ENV, "value": str(roles.DEFAULT_PORT)}]
+      {"name": roles.PORT_ENV, "value": str(roles.DEFAULT_PORT)}])
   trainer = {"image": pod.get("image", ""), "command": job.command, "env": env,
              "numNodes": job.workers}
   if kube.resources(pod):

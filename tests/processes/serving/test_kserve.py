@@ -124,6 +124,24 @@ def test_an_older_deploys_knative_annotation_on_v0_15_takes_the_next_version(tmp
   assert traffic(store) == [(100, second)]
 
 
+@pytest.mark.parametrize("cluster", ["0.15"], indirect=True)
+def test_an_older_deploys_knative_annotation_on_v0_15_rolls_back_without_a_deploy(
+    tmp_path, cluster):
+  """The rollback's patch writes the recorded mode back too: without it,
+  v0.15.2's webhook refused it (annotation `Knative`, status `Serverless`)."""
+  store, base = cluster, serving_dir(tmp_path)
+  first = push(base, tmp_path / "m1")
+  body = kserve.body(kserve.Target("digits"), NAMESPACE, kserve.stage(base, first))
+  body["metadata"]["annotations"][fake.MODE] = "Knative"
+  kube.create(kube.Cluster(kserve.GRANTS), "serving.kserve.io", "v1beta1", PLURAL, body)
+  push(base, tmp_path / "m2")  # pushed, never deployed: the newest
+  lines = kserve_rollback.roll_back("digits", base, first)
+  copy = os.path.basename(serving.latest(base))
+  assert traffic(store) == [(100, copy)], lines
+  assert fake.reconciled(store, NAMESPACE, "digits")["metadata"]["annotations"][
+      fake.MODE] == "Serverless"
+
+
 @pytest.mark.parametrize("cluster", RELEASES, indirect=True)
 def test_refusals_are_one_line(tmp_path, cluster):
   store, base = cluster, serving_dir(tmp_path)

@@ -45,3 +45,16 @@ def test_the_job_is_owned_by_the_runs_workflow_not_the_step_pod():
       "uid": "u-1", "blockOwnerDeletion": False}
   assert kube.owner(step_pod(owners=("ReplicaSet",))) is None
   assert kube.owner(None) is None
+
+
+def test_each_variable_and_pull_secret_reaches_the_workers_once_the_launchers_last():
+  """Both engines' CRDs key these lists by name: a name given twice (an
+  --env and a --secret-env, or a user's TRAIN_WORKERS beside the
+  launcher's) is refused by the API server as a duplicate."""
+  pod = {"env": {"X": "plain", "TRAIN_WORKERS": "9"}, "secretEnv": [["s3", "key", "X"]],
+         "imagePullSecrets": ["regcred", "regcred", "other"]}
+  env = kube.env_vars(pod, [{"name": "TRAIN_WORKERS", "value": "2"}])
+  assert [v["name"] for v in env] == ["TRAIN_WORKERS", "X"]
+  assert env == [{"name": "TRAIN_WORKERS", "value": "2"},
+                 {"name": "X", "valueFrom": {"secretKeyRef": {"name": "s3", "key": "key"}}}]
+  assert kube.pull_secrets(pod) == [{"name": "regcred"}, {"name": "other"}]
