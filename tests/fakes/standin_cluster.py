@@ -35,10 +35,15 @@ def pod_env(pod_name: str) -> Dict[str, str]:
 
 class StandInCluster:
   """Start with `with StandInCluster(folder) as cluster:`; pods' logs go to
-  `folder`; KServe's rules are `kserve_version`'s (kserve_versions.RELEASES)."""
+  `folder`; KServe's rules are `kserve_version`'s (kserve_versions.RELEASES).
+  With `identities` (service account -> its storage credentials), worker
+  pods reach storage only as their account (training_engines.py), and the
+  Trainer step's pod runs as `step_account`."""
 
-  def __init__(self, folder: str, kserve_version: str = "0.20"):
-    self.folder = folder
+  def __init__(self, folder: str, kserve_version: str = "0.20",
+               identities: Optional[Dict[str, Dict[str, str]]] = None,
+               step_account: str = ""):
+    self.folder, self.step_account = folder, step_account
     self.store = kubernetes_api.Store({"trainjobs", "trainingruntimes", "tfjobs", "workflows",
                                          "configmaps", kserve.PLURAL},
                                         kserve_version=kserve_version)
@@ -47,14 +52,16 @@ class StandInCluster:
     self.env = {k: v for k, v in os.environ.items()
                 if k not in ("TF_CONFIG", "TF_USE_LEGACY_KERAS", "KUBECONFIG")}
     self.controllers = training_engines.Controllers(self.store, folder,
-                                                    {**self.env, "PYTHONPATH": REPO})
+                                                    {**self.env, "PYTHONPATH": REPO},
+                                                    identities=identities)
 
   def __enter__(self) -> "StandInCluster":
     self.server = kubernetes_api.serve(self.store)
     self.controllers.start()
     with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
       self.store.create(RUNTIME_KEY, yaml.safe_load(f))
-    self.add_pod(self.add_workflow(WORKFLOW), "trainer", "", name=STEP_POD)
+    self.add_pod(self.add_workflow(WORKFLOW), "trainer", "", name=STEP_POD,
+                 account=self.step_account)
     self.kubeconfig = os.path.join(self.folder, "kubeconfig")
     with open(self.kubeconfig, "w") as f:
       f.write(kubernetes_api.kubeconfig(self.server, NAMESPACE))
@@ -65,9 +72,11 @@ class StandInCluster:
     return self.store.create(("argoproj.io/v1alpha1", NAMESPACE, "workflows", name),
                              {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow"})
 
-  def add_pod(self, workflow: dict, task: str, image: str, name: str = "") -> str:
+  def add_pod(self, workflow: dict, task: str, image: str, name: str = "",
+              account: str = "") -> str:
     """A step's pod, owned by its run's Workflow and named as Argo names a
-    KFP step's (workflow, template, hash); its name."""
+    KFP step's (workflow, template, hash), running as `account` when given
+    (the namespace's `default` otherwise); its name."""
     run = workflow["metadata"]["name"]
     name = name or f"{run}-system-container-impl-{uuid.uuid4().int % 10**10:010d}"
     self.store.create(("v1", NAMESPACE, "pods", name), {
@@ -75,7 +84,8 @@ class StandInCluster:
                      "ownerReferences": [{
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow",
             "name": workflow["metadata"]["name"], "uid": workflow["metadata"]["uid"]}]},
-        "spec": {"containers": [{"name": "main", "image": image or "stand-in"}]},
+        "spec": {"containers": [{"name": "main", "image": image or "stand-in"}],
+                 **({"serviceAccountName": account} if account else {})},
         "status": {"phase": "Running"}})
     return name
 

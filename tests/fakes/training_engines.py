@@ -30,6 +30,14 @@ says:
   `>=`): "Job <name> has failed because it has reached the specified
   backoff limit". Worker 0 succeeding succeeds the TFJob (no Chief replica).
 
+With `identities`, a pod's storage credentials come from its service
+account alone (`spec.serviceAccountName`, `default` when none), as a
+workload-identity webhook gives them (amazon-eks-pod-identity-webhook's
+injected role, GKE Workload Identity's metadata server): the account's
+keys are put in the pod's environment, a simplification of the token a
+pod would exchange for them; the test process's AWS_* keys never reach a
+pod then.
+
 The one thing that differs from a cluster: names do not resolve here, so
 each worker's host name is mapped to a port on 127.0.0.1 in the
 TRAIN_HOST_ALIASES variable (trainer/jobs/roles.py applies it). Not modelled:
@@ -168,9 +176,14 @@ class Controllers(threading.Thread):
   """Reconciles TrainJobs and TFJobs every 0.2 s until stopped."""
 
   def __init__(self, store: Store, log_dir: str, base_env: Dict[str, str],
-               backoff_period: float = 10.0):
+               backoff_period: float = 10.0,
+               identities: Optional[Dict[str, Dict[str, str]]] = None):
     super().__init__(daemon=True)
     self.store, self.log_dir, self.base_env = store, log_dir, base_env
+    # service account -> the storage credentials its pods get (module doc).
+    self.identities = identities
+    if identities is not None:
+      self.base_env = {k: v for k, v in base_env.items() if not k.startswith("AWS_")}
     # The kubelet's container restart back-off: `backOffPeriod` (10 s),
     # doubling to `MaxContainerBackOff` (300 s), kubernetes
     # pkg/kubelet/kubelet.go. A test that counts restarts, not seconds, may
@@ -205,8 +218,10 @@ class Controllers(threading.Thread):
       pod.kill()
 
   # The pods' environment: this venv's, the container's, the engine's.
-  def _env(self, container: dict, extra: Dict[str, str]) -> Dict[str, str]:
+  def _env(self, container: dict, extra: Dict[str, str], account: str = "") -> Dict[str, str]:
     env = dict(self.base_env)
+    if self.identities is not None:
+      env.update(self.identities.get(account or "default", {}))
     for var in container.get("env", []):
       if "value" in var:
         env[var["name"]] = var["value"]
@@ -311,17 +326,18 @@ class Controllers(threading.Thread):
     merged = {**container, "env": container.get("env", []) + trainer.get("env", [])}
     command = trainer.get("command") or container.get("command")
     name = f"{key[3]}-node-0-{index}-{uuid.uuid4().hex[:5]}"
+    template = self._node_job(state["runtime"])["spec"]["template"]
+    placed = self.placed[name] = trainjob_placement.placed(
+        obj, template["spec"], "node", self.store.trainer_version)
     env = self._env(merged, {"JOB_COMPLETION_INDEX": str(index),
                              "HOSTNAME": f"{key[3]}-node-0-{index}",
-                             "TRAIN_HOST_ALIASES": json.dumps(state["ports"])})
+                             "TRAIN_HOST_ALIASES": json.dumps(state["ports"])},
+                    placed.get("serviceAccountName", ""))
     self.started_pods.append(name)
     marks = {"jobset.sigs.k8s.io/jobset-name": key[3],
              "jobset.sigs.k8s.io/restart-attempt": str(state["restarts"]),
              "batch.kubernetes.io/job-completion-index": str(index)}
-    template = self._node_job(state["runtime"])["spec"]["template"]
     annotations = {**template.get("metadata", {}).get("annotations", {}), **marks}
-    placed = self.placed[name] = trainjob_placement.placed(
-        obj, template["spec"], "node", self.store.trainer_version)
     return Pod(self.store, key[1], name, marks, annotations, command, env, self.log_dir,
                {"apiVersion": "batch/v1", "kind": "Job", "name": f"{key[3]}-node-0",
                 "uid": obj["metadata"]["uid"]}, placement=placed)
@@ -429,7 +445,8 @@ class Controllers(threading.Thread):
               "training.kubeflow.org/replica-type": "worker",
               "training.kubeflow.org/replica-index": str(index)}
     annotations = spec["template"].get("metadata", {}).get("annotations", {})
+    account = spec["template"]["spec"].get("serviceAccountName", "")
     return Pod(self.store, key[1], name, labels, dict(annotations), container["command"],
-               self._env(container, extra), self.log_dir,
+               self._env(container, extra, account), self.log_dir,
                {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": key[3],
                 "uid": obj["metadata"]["uid"]}, container["name"])

@@ -260,6 +260,8 @@ THROUGH = {
         "reads back the records the `written` fixture (tests/conftest.py) wrote with it",
     "tests/processes/runtime/test_beam.py":
         "runs a statistics Executor's Beam pipeline, set up by runtime/beam.py",
+    "tests/processes/trainer/jobs/test_kube.py":
+        "runs the TrainJob launcher (trainer.jobs.trainjob), which reads its pod with it",
     "tests/processes/trainer/test_checkpoints.py":
         "starts training workers (tests/training.py) that checkpoint through it",
     "tests/processes/trainer/test_distribute.py":
