@@ -164,9 +164,13 @@ class KServe:
                              API_VERSION, self.cluster.namespace, PLURAL, self.target.name,
                              missing_ok=True)
 
-  def _patch(self, change: dict, why: str) -> dict:
+  def patch(self, change: dict, why: str, dry_run: bool = False) -> dict:
+    """A merge patch; as a dry run, through the webhooks and the rights
+    only, nothing stored (`dryRun=All`)."""
+    why += ", a dry run" if dry_run else ""
     return self.cluster.send(f"patch {PLURAL}.{GROUP} {self.target.name} ({why})", "PATCH",
-                             self.path, change, "application/merge-patch+json")
+                             self.path, change, "application/merge-patch+json",
+                             query=[("dryRun", "All")] if dry_run else ())
 
   def _refuse_mode_change(self, found: dict) -> None:
     kserve_modes.refuse_change(found, self.target.name, self.target.mode)
@@ -194,7 +198,7 @@ class KServe:
     # The recorded mode written back: an object created with `Knative` on
     # v0.15.2, which recorded `Serverless`, takes updates again.
     written = {PREVIOUS_ANNOTATION: rolled_out, **kserve_modes.kept(found)}
-    self._patch({"metadata": {"annotations": written},
+    self.patch({"metadata": {"annotations": written},
                  "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
                      "storageUri": storage_uri, "image": self.target.image}}}},
                 f"serve {version}")
@@ -215,7 +219,7 @@ class KServe:
     if found["spec"]["predictor"].get("canaryTrafficPercent") is None:
       return (f"kserve: InferenceService {self.target.name} has no canary; version {version} "
               "already takes all traffic")
-    self._patch({"metadata": {"annotations": kserve_modes.kept(found)},
+    self.patch({"metadata": {"annotations": kserve_modes.kept(found)},
                  "spec": {"predictor": {"canaryTrafficPercent": None}}}, "promote")
     return f"kserve: version {version} promoted to all traffic"
 

@@ -111,14 +111,6 @@ def change(plan_: Plan, storage_uri: str) -> dict:
                                  "model": {"storageUri": storage_uri}}}}
 
 
-def _send(deployed: kserve.KServe, plan_: Plan, storage_uri: str, dry_run: bool) -> dict:
-  why = f"roll back to {plan_.to}" + (", a dry run" if dry_run else "")
-  return deployed.cluster.send(
-      f"patch {kserve.PLURAL}.{kserve.GROUP} {deployed.target.name} ({why})", "PATCH",
-      deployed.path, change(plan_, storage_uri), "application/merge-patch+json",
-      query=[("dryRun", "All")] if dry_run else ())
-
-
 def roll_back(name: str, serving_dir: str, to: Optional[str],
               cluster: Optional[kube.Cluster] = None) -> List[str]:
   """Pushes a copy of the version that will take the traffic (unless the
@@ -131,8 +123,8 @@ def roll_back(name: str, serving_dir: str, to: Optional[str],
   decided = plan(deployed, serving_dir, to)
   # The URI differs from the copy's only by its number: what the webhooks
   # and the schema check is the same.
-  _send(deployed, decided, os.path.join(serving_dir, kserve.STAGED, decided.to) + "/",
-        dry_run=True)
+  deployed.patch(change(decided, os.path.join(serving_dir, kserve.STAGED, decided.to) + "/"),
+                 f"roll back to {decided.to}", dry_run=True)
   copy = decided.reuse
   is_copy = f", a copy of {decided.to}," if copy != decided.to else ""
   if copy:
@@ -142,7 +134,7 @@ def roll_back(name: str, serving_dir: str, to: Optional[str],
     path = history.rollback(serving_dir, decided.to)
     copy, lines, is_copy = (os.path.basename(path), history.pushed_lines(path),
                             f", a copy of {decided.to},")
-  _send(deployed, decided, kserve.stage(serving_dir, copy), dry_run=False)
+  deployed.patch(change(decided, kserve.stage(serving_dir, copy)), f"roll back to {decided.to}")
   if decided.in_flight and decided.canary == copy:  # a second rollback in a row
     return lines + [f"kserve: InferenceService {name} already names version {copy}{is_copy} "
                     f"at 0%: all traffic is on version {decided.to}'s revision, rolled out"]
