@@ -38,13 +38,18 @@ def standing(oracle, tuning: Tuning) -> str:
 
 
 def work(oracle, tuner_id: str, tuning: Tuning, data: TrialData,
-         say: Callable[[str], None] = print, chief: bool = False) -> None:
+         say: Callable[[str], None] = print, chief: bool = False) -> int:
   """Asks `oracle` (an Oracle, or an OracleClient) for trials and runs them
-  until it says stop."""
+  until it says stop; returns how many it ran, which a worker process (not
+  the `chief`) also says. Which worker gets which trial is the oracle's, first
+  come, first served: a worker that starts late may find none left."""
+  ran = 0
   while True:
     trial = oracle.create_trial(tuner_id)
     if trial.status == "STOPPED":
-      return
+      if not chief:
+        say(f"{tuner_id} stopped: {ran} trial{'' if ran == 1 else 's'} run, none left")
+      return ran
     if trial.status == "IDLE":  # Hyperband waits for its bracket to finish
       time.sleep(1)
       continue
@@ -57,6 +62,7 @@ def work(oracle, tuner_id: str, tuning: Tuning, data: TrialData,
       say(f"trial {trial.trial_id} ({tuner_id}) failed: {trial.message.splitlines()[-1]}")
       oracle.end_trial(trial)
       continue
+    ran += 1
     result["worker"] = float(tuner_id.rsplit("-", 1)[-1])
     oracle.update_trial(trial.trial_id, result, step=steps)
     trial.status = "COMPLETED"
@@ -125,7 +131,7 @@ def _run_workers(oracle, tuning: Tuning, data: TrialData, workers: int,
     with open(log.name) as f:
       lines = f.read().splitlines()
     for line in lines:
-      if line.startswith("trial "):
+      if line.startswith(("trial ", f"worker-{i} stopped: ")):
         say(line)
     if proc.returncode:
       raise RuntimeError(f"tuner worker-{i} exited with {proc.returncode}; the end of "

@@ -64,7 +64,14 @@ def test_two_workers_run_four_trials_none_twice(tuned):
   trial_ids = [t for t, _ in ran]
   assert sorted(trial_ids) == sorted(t["trial"] for t in search["trials"]), tuned["first"]
   assert len(set(trial_ids)) == 4, f"expected 4 trials each run once, found {ran}"
-  assert {w for _, w in ran} == {"0", "1"}, f"expected both workers to run trials: {ran}"
+  # Both worker processes asked the chief's oracle until it said stop; how
+  # the trials fell between them is first come, first served (on a busy
+  # machine one may start after the other ran them all): two at once is
+  # tests/unit/components/tuner/test_search.py's, on an even start.
+  stops = re.findall(r"Tuner: worker-(\d) stopped: (\d) trials? run, none left", tuned["first"])
+  assert sorted(w for w, _ in stops) == ["0", "1"], (stops, tuned["first"][-3000:])
+  for worker, count in stops:
+    assert int(count) == sum(w == worker for _, w in ran), (stops, ran)
   values = [json.dumps(t["values"], sort_keys=True) for t in search["trials"]]
   assert len(set(values)) == 4, values
   assert all(t["status"] == "COMPLETED" and t["steps"] == 20 for t in search["trials"])

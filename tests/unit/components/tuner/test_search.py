@@ -78,3 +78,54 @@ def test_a_trial_that_cannot_train_fails_alone_and_the_search_goes_on(monkeypatc
   assert said[0] == "trial 00 (worker-1) failed: ValueError: loss is NaN"
   assert said[1] == ('trial 01 (worker-1): accuracy 0.7500 in 2.0 s, '
                      '{"learning_rate": 0.002}')
+
+
+def test_two_workers_on_one_oracle_each_run_trials_at_once_and_none_twice(
+    tmp_path, monkeypatch):
+  """What a search with two worker processes does, with their start made
+  even: each worker's first trial waits until the other holds one too, so
+  both must have been dealt one at the same time (a search that handed its
+  trials to one worker at a time would never get past the barrier). Which
+  worker runs the rest is the oracle's, first come, first served."""
+  import threading
+  both_started = threading.Barrier(2, timeout=120)
+  first_of = {}
+
+  def run_trial(data, values, steps, objective):
+    me = threading.current_thread().name
+    if me not in first_of:
+      first_of[me] = values
+      both_started.wait()
+    return {objective: values["learning_rate"] * 10, "seconds": 0.1, "steps": float(steps)}
+  monkeypatch.setattr(search, "run_trial", run_trial)
+  tuning = dataclasses.replace(ACCURACY, max_trials=4)
+  oracle = space.make_oracle(tuning, 0, str(tmp_path))
+  said, counts = [], {}
+
+  def worker(i):
+    counts[i] = search.work(oracle, f"worker-{i}", tuning, data=None, say=said.append)
+  threads = [threading.Thread(target=worker, args=(i,), name=f"worker-{i}") for i in (0, 1)]
+  for t in threads:
+    t.start()
+  for t in threads:
+    t.join(timeout=300)
+  assert not any(t.is_alive() for t in threads), "a worker never finished: " + repr(said)
+
+  found = search.trials(oracle, tuning)
+  assert len(found) == 4 and len({t["trial"] for t in found}) == 4, found
+  assert {t["worker"] for t in found} == {0, 1}, found
+  assert counts[0] >= 1 and counts[1] >= 1 and counts[0] + counts[1] == 4, counts
+  for i in (0, 1):
+    n = counts[i]
+    assert f"worker-{i} stopped: {n} trial{'' if n == 1 else 's'} run, none left" in said, said
+
+
+def test_the_chief_alone_says_no_stop_line_and_counts_its_trials(tmp_path, monkeypatch):
+  monkeypatch.setattr(search, "run_trial", lambda data, values, steps, objective: {
+      objective: 0.5, "seconds": 1.0, "steps": float(steps)})
+  said = []
+  oracle = space.make_oracle(ACCURACY, 0, str(tmp_path))
+  assert search.work(oracle, "worker-0", ACCURACY, data=None, say=said.append,
+                     chief=True) == 3
+  assert len(said) == 3, said
+  assert not [line for line in said if "stopped" in line], said
