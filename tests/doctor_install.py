@@ -7,7 +7,7 @@ which each test then breaks in one place."""
 
 import json
 import os
-from typing import Dict, Optional
+from typing import List, Optional, Tuple
 
 import yaml
 
@@ -18,6 +18,11 @@ from tests.fakes import kubernetes_api, rbac
 ENDPOINT = "http://seaweedfs.kubeflow:8333"
 SECRET = profile_paths.SECRET
 KEYS = {"accesskey": launcher_config.ACCESS, "secretkey": launcher_config.SECRET}
+# The user's rights: by default a cluster admin's (cluster-admin: every verb
+# on everything); READER's lack Secrets and SubjectAccessReviews.
+ADMIN = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+READER = [{"apiGroups": ["", "trainer.kubeflow.org"], "verbs": ["get", "list"],
+           "resources": ["configmaps", "trainingruntimes"]}]
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -65,7 +70,7 @@ class Install:
   (monkeypatch); `install.store` is the stand-in's, to break."""
 
   def __init__(self, folder, monkeypatch, namespace: str = "team-a",
-               user: str = "admin", spec_path: str = ""):
+               user: str = "admin", spec_path: str = "", user_rules=ADMIN):
     self.folder, self.monkeypatch, self.namespace, self.user = folder, monkeypatch, namespace, user
     self.store = kubernetes_api.Store({"configmaps", "secrets", "trainjobs", "trainingruntimes",
                                        "tfjobs", "inferenceservices"})
@@ -81,12 +86,10 @@ class Install:
                          "tfrecord-pipeline-tensorflow"), yaml.safe_load(f))
     with open(os.path.join(REPO, "kubeflow", "manifests", "trainer-rbac.yaml")) as f:
       rbac.apply(self.store, [d for d in yaml.safe_load_all(f) if d], namespace)
-    # The user: a cluster admin (cluster-admin's rule, every verb on everything).
     rbac.apply(self.store, [
-        {"kind": "ClusterRole", "metadata": {"name": "cluster-admin"},
-         "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]},
+        {"kind": "ClusterRole", "metadata": {"name": "user"}, "rules": user_rules},
         {"kind": "ClusterRoleBinding", "metadata": {"name": "user"},
-         "roleRef": {"kind": "ClusterRole", "name": "cluster-admin"},
+         "roleRef": {"kind": "ClusterRole", "name": "user"},
          "subjects": [{"kind": "ServiceAccount", "name": user, "namespace": namespace}]}], "")
     self.store.rbac = True
 
@@ -106,6 +109,16 @@ class Install:
     self.store.installed.discard(plural)
 
 
-def lines_of(text: str) -> Dict[str, str]:
-  """doctor's output: each line by its first word (ok, FAIL, not)."""
-  return {line: line.split(" ", 1)[0] for line in text.strip().splitlines()}
+def doctor(capsys, spec_path: str, *flags: str) -> Tuple[int, List[str]]:
+  """`python -m commands.kubeflow doctor --spec spec_path *flags`, in this
+  process: (its exit status, its lines)."""
+  from commands.kubeflow.cli import main
+  capsys.readouterr()
+  status = main(["doctor", "--spec", spec_path, *flags])
+  return status, capsys.readouterr().out.strip().splitlines()
+
+
+def only(found: List[str], start: str) -> str:
+  """The one line of `found` that starts with `start`."""
+  (line,) = [x for x in found if x.startswith(start)]
+  return line
