@@ -87,7 +87,7 @@ def read(documents: Sequence[Dict], spec_path: str, namespace: Optional[str] = N
   places = {"the pipeline root": root}
   places.update({what: declared[name].get("defaultValue", "")
                  for name, what in PLACES.items() if name in declared})
-  beside = os.path.join(os.path.dirname(os.path.abspath(spec_path)), launcher_config.FILE)
+  beside = os.path.join(os.path.dirname(spec_path), launcher_config.FILE)
   return Needs(
       namespace=namespace or env.get(profile_paths.PROFILE_ENV)
       or profile_paths.SINGLE_USER_NAMESPACE,

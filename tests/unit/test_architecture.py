@@ -270,6 +270,12 @@ THROUGH = {
         "starts training workers (tests/training.py) that make their strategy with it",
     "tests/unit/dataset/test_fields.py":
         "declares optional features through dataset.declaration, which reads them with it",
+    "tests/unit/kubeflow/doctor/test_profile.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose checks.py runs it",
+    "tests/unit/kubeflow/doctor/test_serving.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose checks.py runs it",
+    "tests/unit/kubeflow/doctor/test_store.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose checks.py runs it",
     "tests/unit/kubeflow/compile/test_compiler_vertex.py":
         "compiles through `python -m commands.kubeflow compile --backend vertex`",
     "tests/unit/trainer/test_loop.py": "trains through trainer.run.train, which runs its loops",
