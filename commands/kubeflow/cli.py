@@ -8,6 +8,7 @@
     python -m commands.kubeflow retention --spec DIR/pipeline.yaml --keep N [--delete]
     python -m commands.kubeflow doctor --spec DIR/pipeline.yaml [--host URL] [--namespace NS]
 
+submit runs doctor's checks first (--no-check skips them).
 compile, submit and schedule take --notify URL: an exit step posts how each
 run ended to that webhook.
 

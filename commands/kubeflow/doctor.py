@@ -8,6 +8,7 @@ checks are not built yet).
 
 import argparse
 import os
+import sys
 from typing import List
 
 from commands.kubeflow import flags, runs
@@ -30,8 +31,10 @@ def _pipelines(args) -> List[lines.Line]:
   return [lines.ok(what)]
 
 
-def check(args, spec_path: str) -> List[lines.Line]:
-  """Every line for the spec at `spec_path` and the install `args` name.
+def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
+  """Every line for the spec at `spec_path` and the install `args` name;
+  `before_run`, submit's: without the API's line (submit connects itself),
+  and a cluster the kubeconfig does not reach is not checked.
 
   Raises:
     argparse.ArgumentTypeError: the spec is unreadable, or compiled for Vertex AI.
@@ -44,14 +47,39 @@ def check(args, spec_path: str) -> List[lines.Line]:
     raise argparse.ArgumentTypeError(
         f"--spec {spec_path}: doctor checks an open-source Kubeflow install; expected a spec "
         f"compiled for it, found one for Vertex AI, whose checks are not built yet")
-  wanted = needs.read(runs.load_spec(spec_path), spec_path, args.namespace)
-  found = _pipelines(args) + checks.offline(wanted)
+  wanted = needs.read(runs.load_spec(spec_path), spec_path, args.namespace,
+                      getattr(args, "pipeline_root", None))
+  found = (_pipelines(args) if not before_run else []) + checks.offline(wanted)
   try:
     reader = Reader(wanted.namespace)
   except ClusterError as e:
-    return found + [lines.fail("the Kubernetes cluster", str(e), "point KUBECONFIG at "
-                               "the install's cluster (kubectl config use-context ...)")]
+    what = "the Kubernetes cluster"
+    if before_run:  # submitting needs no kubeconfig: only the checks do
+      return found + [lines.unchecked(what, str(e))]
+    return found + [lines.fail(what, str(e), "point KUBECONFIG at the install's cluster "
+                                             "(kubectl config use-context ...)")]
   return found + checks.on_cluster(wanted, reader)
+
+
+def before_submit(args) -> None:
+  """The checks, before `submit` sends a run (unless --no-check): a failure
+  goes to stderr and stops the submit. What was not checked is left to
+  `doctor` to show: a user who submits through --host alone, with no
+  kubeconfig, would otherwise read the same line at every submit.
+
+  Raises:
+    KubeflowError: a check failed.
+  """
+  if args.no_check:
+    return
+  from kubeflow.errors import KubeflowError
+  failed = [line for line in check(args, args.spec, before_run=True)
+            if line.verdict == lines.FAILED]
+  for line in failed:
+    print(line, file=sys.stderr)
+  if failed:
+    raise KubeflowError(f"doctor: {len(failed)} check(s) failed (above), so no run was "
+                        f"sent; fix them, or submit with --no-check")
 
 
 def _doctor(args) -> int:

@@ -76,13 +76,15 @@ def _engine(steps: Dict) -> str:
   return workers.get("engine", "") if int(workers.get("count", 1)) > 1 else ""
 
 
-def read(documents: Sequence[Dict], spec_path: str, namespace: Optional[str] = None) -> Needs:
-  """What the compiled `documents` (runs.load_spec's) at `spec_path` need."""
+def read(documents: Sequence[Dict], spec_path: str, namespace: Optional[str] = None,
+         pipeline_root: Optional[str] = None) -> Needs:
+  """What the compiled `documents` (runs.load_spec's) at `spec_path` need,
+  sent to `namespace` with `pipeline_root` (default: the compiled ones)."""
   spec = documents[0]
   steps = spec_edit.tasks(spec)
   container = spec_edit.container_of(spec, spec_edit.first_step(steps))
   env = {e["name"]: e.get("value", "") for e in container.get("env", [])}
-  root = spec.get("defaultPipelineRoot", "")
+  root = pipeline_root or spec.get("defaultPipelineRoot", "")
   declared = spec["root"].get("inputDefinitions", {}).get("parameters", {})
   places = {"the pipeline root": root}
   places.update({what: declared[name].get("defaultValue", "")
