@@ -70,3 +70,18 @@ def test_a_user_who_may_not_read_secrets_gets_not_checked_not_a_failure(
   assert status == 0, found
   line = only(found, "not checked the Secret mlpipeline-minio-artifact")
   assert "may not get secret mlpipeline-minio-artifact in namespace team-a (HTTP 403)" in line
+
+
+def test_a_gs_root_needs_no_providers_but_the_steps_secret_all_the_same(
+    tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c", namespace=None, root="gs://bucket/p")
+  with Install(tmp_path, monkeypatch, namespace="kubeflow", spec_path=path) as install:
+    status, found = doctor(capsys, path)
+    assert (status, found) == (0, [
+        "ok  the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), for the "
+        "steps' --secret-env"])
+    install.store.secrets.clear()
+    status, found = doctor(capsys, path)
+  assert status == 1
+  assert only(found, "FAIL the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), "
+                     "for the steps' --secret-env: expected it in namespace kubeflow")
