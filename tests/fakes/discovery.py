@@ -1,16 +1,17 @@
 """A STAND-IN of the API server's discovery, for kubernetes_api.py: which
 resources an API group version serves.
 
-As kubernetes' apiserver does (kubernetes/kubernetes@00bdb3f
-`staging/src/k8s.io/apiserver/pkg/endpoints/discovery/version.go`, the
-APIVersionHandler): `GET /apis/GROUP/VERSION` answers an APIResourceList of
-the resources served there, and a group version that nothing serves (a CRD
-never installed) answers 404 "the server could not find the requested
+As kubernetes' apiserver does (kubernetes/kubernetes@b547a95
+`staging/src/k8s.io/apiserver/pkg/endpoints/discovery/version.go` lines
+43-51 and 84-93, the APIVersionHandler): `GET /apis/GROUP/VERSION`
+answers an APIResourceList of the resources served there, and a group
+version that nothing serves (a CRD never installed) answers 404 "the server could not find the requested
 resource". Every user may ask: the bootstrap ClusterRoleBinding
 `system:discovery` binds the ClusterRole of that name, `get` on `/apis/*`,
 to every authenticated and unauthenticated user
-(`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`@0016f7f,
-ClusterRoleBindings), so no RBAC rule here refuses it.
+(kubernetes/kubernetes@0016f7f `plugin/pkg/auth/authorizer/rbac/
+bootstrappolicy/policy.go`, ClusterRoleBindings), so no RBAC rule here
+refuses it.
 
 Not modelled: the aggregated discovery document (`/apis` with
 `application/json;as=APIGroupDiscoveryList`), `/api`, short names and

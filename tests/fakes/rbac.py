@@ -114,7 +114,7 @@ def tokens(account: Tuple[str, str]) -> Dict[str, str]:
 
 # SubjectAccessReview: "may this user do this?", asked by another
 # (kubernetes/kubernetes@00bdb3f pkg/registry/authorization/subjectaccessreview/
-# rest.go, Create: the authorizer's verdict on the spec's user and attributes,
+# rest.go lines 43-66, Create: the authorizer's verdict on the spec's user and attributes,
 # as `status.allowed` and `status.reason`; nothing is stored). The caller
 # needs `create` on `subjectaccessreviews` in `authorization.k8s.io`, which
 # kubernetes_api.py asks as for any request.
