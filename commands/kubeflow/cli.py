@@ -6,7 +6,9 @@
     python -m commands.kubeflow schedules list|pause|resume|delete [NAME] --host URL
     python -m commands.kubeflow runs --spec DIR/pipeline.yaml --host URL
     python -m commands.kubeflow retention --spec DIR/pipeline.yaml --keep N [--delete]
+    python -m commands.kubeflow doctor --spec DIR/pipeline.yaml [--host URL] [--namespace NS]
 
+submit runs doctor's checks first (--no-check skips them).
 compile, submit and schedule take --notify URL: an exit step posts how each
 run ended to that webhook.
 
@@ -22,8 +24,8 @@ import traceback
 from typing import List, Optional
 
 from commands.kubeflow import compile as compile_command
+from commands.kubeflow import doctor, runs
 from commands.kubeflow import retention as retention_command
-from commands.kubeflow import runs
 from dataset import declaration
 from kubeflow.api import schedules
 from kubeflow.errors import CompileError, KubeflowError
@@ -41,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
   compile_command.add_parser(sub)
   runs.add_parsers(sub)
   retention_command.add_parser(sub)
+  doctor.add_parser(sub)
   return p
 
 

@@ -100,6 +100,8 @@ def _submit(args) -> int:
       print(vertex.submit(args, path, run_name, run_folders.run_root(args.pipeline_root, spec),
                           params))
       return 0
+    from commands.kubeflow import doctor  # it reads specs with load_spec, here
+    doctor.before_submit(args)
     kfp_client = _connect(args)
     run = client.submit(kfp_client, path, name, args.experiment or name,
                         run_name, params, args.namespace, run_folders.run_root(args.pipeline_root, spec))
@@ -216,6 +218,7 @@ def add_parsers(sub) -> None:
   s = sub.add_parser("submit", help="start one run")
   flags.run(s)
   s.add_argument("--run-name", help="default: PIPELINE-YYYYmmdd-HHMMSS")
+  s.add_argument("--no-check", action="store_true", help="send it without doctor's checks")
   s.set_defaults(func=_submit)
   r = sub.add_parser("schedule", help="create or update a recurring run")
   flags.run(r)

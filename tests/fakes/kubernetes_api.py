@@ -24,7 +24,13 @@ As the real API server does:
   server's words (crd_schemas.py: the CRD files of Trainer 2.0, 2.1, 2.2
   and 2.3 and the Training Operator's release-1.9);
 - deleting an object deletes what names it in an ownerReference (garbage
-  collection, background propagation).
+  collection, background propagation);
+- discovery: `GET /apis/GROUP/VERSION` lists what that group version
+  serves, to any caller (discovery.py);
+- a SubjectAccessReview is answered by the RBAC stand-in for the service
+  account it names, and not stored (rbac.py `review`);
+- with "secrets" installed, a Secret of `Store.secrets` (the pods' own) is
+  read as the API serves it: its values base64 in `data`.
 
 - a TrainJob the Trainer's validating webhook refuses answers 403 with
   its message (admission.py: the rules modelled, and not); an
@@ -44,6 +50,7 @@ admission webhooks, server-side apply, JSON and strategic-merge patches,
 finalizers holding a deletion, pagination.
 """
 
+import base64
 import datetime
 import http.server
 import itertools
@@ -54,7 +61,7 @@ import urllib.parse
 import uuid
 from typing import Callable, Dict, List, Optional, Set, Tuple
 
-from tests.fakes import admission, crd_schemas, rbac
+from tests.fakes import admission, crd_schemas, discovery, rbac
 
 Key = Tuple[str, str, str, str]  # (api prefix, namespace, plural, name)
 PATH = re.compile(r"^/(?:api/v1|apis/(?P<group>[^/]+)/(?P<version>[^/]+))"
@@ -76,7 +83,8 @@ class Store:
 
   def __init__(self, installed: Set[str], trainer_version: str = "2.2",
                kserve_version: str = "0.20"):
-    self.installed = set(installed) | {"pods"}  # plurals this cluster serves
+    # plurals this cluster serves; SubjectAccessReviews every cluster does.
+    self.installed = set(installed) | {"pods", "subjectaccessreviews"}
     self.trainer_version = trainer_version
     self.kserve_version = kserve_version  # a key of kserve_versions.RELEASES
     self.objects: Dict[Key, dict] = {}
@@ -191,6 +199,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
   def _route(self, verb: str):
     url = urllib.parse.urlparse(self.path)
     query = {k: v[-1] for k, v in urllib.parse.parse_qs(url.query).items()}
+    if verb == "get" and discovery.PATH.match(url.path):
+      served = discovery.resource_list(url.path, self.store.installed)
+      return self._send(200, served) if served else self._send(404, status(
+          404, "NotFound", "the server could not find the requested resource"))
     match = PATH.match(url.path)
     if not match:
       return self._send(404, status(404, "NotFound", "the server could not find the "
@@ -245,6 +257,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
   def _get(self, key: Key, query) -> None:
     obj = self.store.get(key)
+    if obj is None and key[2] == "secrets" and key[3] in self.store.secrets:
+      obj = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+             "metadata": {"name": key[3], "namespace": key[1]},
+             "data": {k: base64.b64encode(v.encode()).decode()
+                      for k, v in self.store.secrets[key[3]].items()}}
     if obj is None:
       return self._send(404, status(404, "NotFound", f'{key[2]} "{key[3]}" not found'))
     self._send(200, obj)
@@ -297,6 +314,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
   def _create(self, key: Key, query) -> None:
     body = self._body()
+    if key[2] == "subjectaccessreviews":
+      return self._send(201, rbac.review(self.store, body, self.store.forbidden))
     name = body.get("metadata", {}).get("name", "")
     key = key[:3] + (name,)
     if self._refused(key, query, body):

@@ -110,3 +110,32 @@ def account_of(token: Optional[str]) -> Optional[Tuple[str, str]]:
 
 def tokens(account: Tuple[str, str]) -> Dict[str, str]:
   return {"token": f"sa:{account[0]}:{account[1]}"}
+
+
+# SubjectAccessReview: "may this user do this?", asked by another
+# (kubernetes/kubernetes@00bdb3f pkg/registry/authorization/subjectaccessreview/
+# rest.go lines 43-66, Create: the authorizer's verdict on the spec's user and attributes,
+# as `status.allowed` and `status.reason`; nothing is stored). The caller
+# needs `create` on `subjectaccessreviews` in `authorization.k8s.io`, which
+# kubernetes_api.py asks as for any request.
+SERVICE_ACCOUNT_USER = "system:serviceaccount:"
+
+
+def review(store, body: dict, forbidden=frozenset()) -> dict:
+  """The SubjectAccessReview `body`, answered: allowed as `allowed` allows
+  the spec's service account (a user that is none is allowed nothing here),
+  and never when the (verb, resource) pair is one the store forbids."""
+  spec = body.get("spec", {})
+  attributes = spec.get("resourceAttributes", {})
+  resource = attributes.get("resource", "")
+  if attributes.get("subresource"):
+    resource += "/" + attributes["subresource"]
+  user = spec.get("user", "")
+  account = tuple(user[len(SERVICE_ACCOUNT_USER):].split(":", 1)) \
+      if user.startswith(SERVICE_ACCOUNT_USER) else None
+  verb = attributes.get("verb", "")
+  yes = bool(account) and (verb, attributes.get("resource", "")) not in forbidden and (
+      not store.rbac or allowed(store, account, verb, attributes.get("group", ""), resource,
+                                attributes.get("namespace", ""), attributes.get("name", "")))
+  return {**body, "status": {"allowed": yes, "reason": (
+      "RBAC: allowed by a binding" if yes else "")}}

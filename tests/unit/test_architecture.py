@@ -126,8 +126,10 @@ def test_modules_and_functions_stay_short():
 
 # kubeflow/ by where its code runs (STYLE.md, Kubeflow's own backend/src/v2):
 # what the image runs imports no compile or API code (a step never needs
-# kfp's client or TFX's compiler), and compiling talks to no API server.
-KUBEFLOW_ROOMS = {"steps": {"compile", "api"}, "compile": {"api"}, "api": {"compile"}}
+# kfp's client or TFX's compiler), and compiling talks to no API server;
+# doctor (on the user's machine, over the others) is imported by none.
+KUBEFLOW_ROOMS = {"steps": {"compile", "api", "doctor"}, "compile": {"api", "doctor"},
+                  "api": {"compile", "doctor"}}
 
 
 def test_kubeflow_code_imports_only_what_runs_where_it_runs():
@@ -268,6 +270,12 @@ THROUGH = {
         "starts training workers (tests/training.py) that make their strategy with it",
     "tests/unit/dataset/test_fields.py":
         "declares optional features through dataset.declaration, which reads them with it",
+    "tests/unit/kubeflow/doctor/test_profile.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose checks.py runs it",
+    "tests/unit/kubeflow/doctor/test_serving.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose checks.py runs it",
+    "tests/unit/kubeflow/doctor/test_store.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose checks.py runs it",
     "tests/unit/kubeflow/compile/test_compiler_vertex.py":
         "compiles through `python -m commands.kubeflow compile --backend vertex`",
     "tests/unit/trainer/test_loop.py": "trains through trainer.run.train, which runs its loops",

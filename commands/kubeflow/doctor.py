@@ -1,0 +1,96 @@
+"""`python -m commands.kubeflow doctor`: the install a spec will run on,
+checked before a run (kubeflow/doctor/), one line per check.
+
+Exit status: 0 when nothing would stop the run, 1 when something would,
+2 for bad input (an unreadable spec, one compiled for Vertex AI, whose
+checks are not built yet).
+"""
+
+import argparse
+import os
+import sys
+from typing import List
+
+from commands.kubeflow import flags, runs
+from kubeflow.doctor import lines
+
+
+def _pipelines(args) -> List[lines.Line]:
+  """The Pipelines API's line, when an endpoint is given: reachable, and a
+  multi-user install asked with a namespace (kubeflow/api/client.py connect)."""
+  host = args.host or os.environ.get("KF_PIPELINES_ENDPOINT")
+  if not host:
+    return []
+  from kubeflow.errors import KubeflowError
+  what = f"Kubeflow Pipelines at {host}"
+  try:
+    runs._connect(args)
+  except KubeflowError as e:
+    return [lines.fail(what, str(e), "check --host (e.g. kubectl -n kubeflow port-forward "
+                                     "svc/ml-pipeline-ui 8080:80), --token and --namespace")]
+  return [lines.ok(what)]
+
+
+def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
+  """Every line for the spec at `spec_path` and the install `args` name;
+  `before_run`, submit's: without the API's line (submit connects itself),
+  and a cluster the kubeconfig does not reach is not checked.
+
+  Raises:
+    argparse.ArgumentTypeError: the spec is unreadable, or compiled for Vertex AI.
+  """
+  from kubeflow.compile.backend import VERTEX, compiled_backend
+  from kubeflow.doctor import checks, needs
+  from kubeflow.doctor.cluster import Reader
+  from runtime.kube import ClusterError
+  if (getattr(args, "backend", None) or compiled_backend(spec_path)) == VERTEX:
+    raise argparse.ArgumentTypeError(
+        f"--spec {spec_path}: doctor checks an open-source Kubeflow install; expected a spec "
+        f"compiled for it, found one for Vertex AI, whose checks are not built yet")
+  wanted = needs.read(runs.load_spec(spec_path), spec_path, args.namespace,
+                      getattr(args, "pipeline_root", None))
+  found = (_pipelines(args) if not before_run else []) + checks.offline(wanted)
+  try:
+    reader = Reader(wanted.namespace)
+  except ClusterError as e:
+    what = "the Kubernetes cluster"
+    if before_run:  # submitting needs no kubeconfig: only the checks do
+      return found + [lines.unchecked(what, str(e))]
+    return found + [lines.fail(what, str(e), "point KUBECONFIG at the install's cluster "
+                                             "(kubectl config use-context ...)")]
+  return found + checks.on_cluster(wanted, reader)
+
+
+def before_submit(args) -> None:
+  """The checks, before `submit` sends a run (unless --no-check): a failure
+  goes to stderr and stops the submit. What was not checked is left to
+  `doctor` to show: a user who submits through --host alone, with no
+  kubeconfig, would otherwise read the same line at every submit.
+
+  Raises:
+    KubeflowError: a check failed.
+  """
+  if args.no_check:
+    return
+  from kubeflow.errors import KubeflowError
+  failed = [line for line in check(args, args.spec, before_run=True)
+            if line.verdict == lines.FAILED]
+  for line in failed:
+    print(line, file=sys.stderr)
+  if failed:
+    raise KubeflowError(f"doctor: {len(failed)} check(s) failed (above), so no run was "
+                        f"sent; fix them, or submit with --no-check")
+
+
+def _doctor(args) -> int:
+  found = check(args, args.spec)
+  for line in found:
+    print(line)
+  return lines.status(found)
+
+
+def add_parser(sub) -> None:
+  d = sub.add_parser("doctor", help="check the install a spec will run on, before a run")
+  flags.connection(d)
+  d.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
+  d.set_defaults(func=_doctor)

@@ -1,0 +1,84 @@
+"""Reading the user's cluster for the checks, with the user's kubeconfig
+(runtime/kube.py): what the user may not read is `Unreadable`, which a
+check turns into "not checked", never into a failure.
+"""
+
+from typing import Dict, Optional
+
+from runtime import kube
+
+# doctor creates nothing; a refusal of its reads is the user's own rights.
+GRANTS = kube.Grants("(nothing: doctor only reads)", "(nothing: doctor only reads)",
+                     "install it")
+
+
+class Unreadable(Exception):
+  """The user may not read what a check needs: why, in a few words."""
+
+
+class Reader:
+  """The cluster the kubeconfig names, read in one namespace.
+
+  Raises (on construction):
+    ClusterError: no kubeconfig reaches a cluster.
+  """
+
+  def __init__(self, namespace: str):
+    self.cluster = kube.Cluster(GRANTS)
+    self.cluster.namespace = namespace
+    self.namespace = namespace
+
+  def _read(self, what: str, fn, *args):
+    """fn(*args), None for a missing object; Unreadable when refused."""
+    from kubernetes.client.exceptions import ApiException
+    try:
+      return fn(*args)
+    except ApiException as e:
+      if e.status == 404:
+        return None
+      if e.status in (401, 403):
+        raise Unreadable(f"your kubeconfig's user may not {what} in namespace "
+                         f"{self.namespace} (HTTP {e.status})") from None
+      raise kube.ClusterError(kube.explain(what, self.namespace, e.status, e.reason, e.body,
+                                           GRANTS)) from None
+
+  def configmap(self, name: str) -> Optional[Dict[str, str]]:
+    """The ConfigMap's data ({} for none), or None when there is no such ConfigMap."""
+    found = self._read(f"get configmap {name}", self.cluster.core.read_namespaced_config_map,
+                       name, self.namespace)
+    return None if found is None else dict(found.data or {})
+
+  def secret_keys(self, name: str) -> Optional[set]:
+    """The keys of the Secret (never its values), or None when there is none."""
+    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
+                       name, self.namespace)
+    return None if found is None else set(found.data or {}) | set(found.string_data or {})
+
+  def custom(self, group: str, version: str, plural: str, name: str) -> Optional[Dict]:
+    """A custom object of the namespace, or None."""
+    return self._read(f"get {plural}.{group} {name}",
+                      self.cluster.custom.get_namespaced_custom_object,
+                      group, version, self.namespace, plural, name)
+
+  def serves(self, group: str, version: str, plural: str) -> bool:
+    """Whether the API server serves `plural` in group/version: its
+    discovery, which every user may read (as `kubectl api-resources`)."""
+    found = self._read(f"get /apis/{group}/{version}",
+                       self.cluster.custom.get_api_resources, group, version)
+    return bool(found) and any(r.name == plural for r in found.resources or [])
+
+  def may(self, account: str, verb: str, group: str, resource: str) -> bool:
+    """Whether the namespace's service account `account` may `verb` the
+    resource (a subresource as `pods/log`): a SubjectAccessReview, as
+    `kubectl auth can-i VERB RESOURCE --as system:serviceaccount:NS:ACCOUNT`."""
+    from kubernetes import client
+    resource, _, sub = resource.partition("/")
+    review = client.V1SubjectAccessReview(spec=client.V1SubjectAccessReviewSpec(
+        user=f"system:serviceaccount:{self.namespace}:{account}",
+        resource_attributes=client.V1ResourceAttributes(
+            namespace=self.namespace, verb=verb, group=group, resource=resource,
+            subresource=sub or None)))
+    answer = self._read("create subjectaccessreviews.authorization.k8s.io",
+                        client.AuthorizationV1Api(self.cluster.custom.api_client)
+                        .create_subject_access_review, review)
+    return bool(answer and answer.status and answer.status.allowed)

@@ -1,0 +1,124 @@
+"""A compiled spec and a stand-in install for `doctor`'s tests: `spec`
+writes what compile writes (the pipeline spec, its platform config, and
+kfp-launcher.yaml, by kubeflow/compile/launcher_config.py itself) with only
+the parts doctor reads; `Install` is a stand-in Kubernetes API
+(tests/fakes/kubernetes_api.py) set up as a clean install for that spec,
+which each test then breaks in one place."""
+
+import json
+import os
+from typing import List, Optional, Tuple
+
+import yaml
+
+from kubeflow import profile_paths
+from kubeflow.compile import launcher_config
+from tests.fakes import kubernetes_api, rbac
+
+ENDPOINT = "http://seaweedfs.kubeflow:8333"
+SECRET = profile_paths.SECRET
+KEYS = {"accesskey": launcher_config.ACCESS, "secretkey": launcher_config.SECRET}
+# The user's rights: by default a cluster admin's (cluster-admin: every verb
+# on everything); READER's lack Secrets and SubjectAccessReviews.
+ADMIN = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
+READER = [{"apiGroups": ["", "trainer.kubeflow.org"], "verbs": ["get", "list"],
+           "resources": ["configmaps", "trainingruntimes"]}]
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
+         engine: str = "", kserve: bool = False, endpoint: str = ENDPOINT) -> str:
+  """Writes a compiled spec into `folder` (the digits' first step, the
+  Trainer, KServeDeploy when `kserve`); its path."""
+  profile = namespace if namespace and namespace != "kubeflow" else None
+  root = root or (f"s3://mlpipeline/private/{namespace}/p" if profile else "s3://mlpipeline/p")
+  place = f"s3://mlpipeline/private/{namespace}" if profile else "s3://mlpipeline"
+  env = {"S3_ENDPOINT": endpoint, **({profile_paths.PROFILE_ENV: profile} if profile else {})}
+  secret_env = [(SECRET, key, var) for key, var in KEYS.items()]
+  tasks = {"ImportExampleGen": {}, "Trainer": {"dependentTasks": ["ImportExampleGen"],
+      "inputs": {"parameters": {"custom_config": {"runtimeValue": {"constant": json.dumps(
+          {"workers": {"count": 2 if engine else 1, "engine": engine}})}}}}}}
+  if kserve:
+    tasks["KServeDeploy"] = {"dependentTasks": ["Trainer"]}
+  container = {"image": "r/i:1", "env": [{"name": k, "value": v} for k, v in env.items()]}
+  document = {
+      "pipelineInfo": {"name": "digits"}, "defaultPipelineRoot": root,
+      "root": {"dag": {"tasks": {t: {"componentRef": {"name": t}, **v}
+                                 for t, v in tasks.items()}},
+               "inputDefinitions": {"parameters": {
+                   "data_root": {"defaultValue": f"{place}/d", "parameterType": "STRING"},
+                   "serving_dir": {"defaultValue": f"{place}/serving",
+                                   "parameterType": "STRING"}}}},
+      "components": {t: {"executorLabel": f"{t}_executor"} for t in tasks},
+      "deploymentSpec": {"executors": {f"{t}_executor": {"container": container}
+                                       for t in tasks}}}
+  platform = {"platforms": {"kubernetes": {"deploymentSpec": {"executors": {
+      f"{t}_executor": {"secretAsEnv": [{"secretName": SECRET, "keyToEnv": [
+          {"secretKey": k, "envVar": v} for k, v in KEYS.items()]}]} for t in tasks}}}}}
+  os.makedirs(folder, exist_ok=True)
+  path = os.path.join(folder, "pipeline.yaml")
+  with open(path, "w", encoding="utf-8") as f:
+    f.write(yaml.safe_dump_all([document, platform]))
+  launcher_config.write(str(folder), launcher_config.configmap(root, env, secret_env))
+  return path
+
+
+class Install:
+  """A clean stand-in install for `spec_path` in `namespace`, as the user's
+  kubeconfig reaches it: its ConfigMap applied, its Secret, the TrainingRuntime,
+  the Trainer's RBAC, KServe. `with Install(...) as install:` sets KUBECONFIG
+  (monkeypatch); `install.store` is the stand-in's, to break."""
+
+  def __init__(self, folder, monkeypatch, namespace: str = "team-a",
+               user: str = "admin", spec_path: str = "", user_rules=ADMIN):
+    self.folder, self.monkeypatch, self.namespace, self.user = folder, monkeypatch, namespace, user
+    self.store = kubernetes_api.Store({"configmaps", "secrets", "trainjobs", "trainingruntimes",
+                                       "tfjobs", "inferenceservices"})
+    launcher = os.path.join(os.path.dirname(spec_path or os.path.join(folder, "x")),
+                            launcher_config.FILE)
+    if os.path.exists(launcher):
+      with open(launcher, encoding="utf-8") as f:
+        self.store.create(("v1", namespace, "configmaps", launcher_config.NAME),
+                          yaml.safe_load(f))
+    self.store.secrets[SECRET] = {key: "stand-in" for key in KEYS}
+    with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
+      self.store.create(("trainer.kubeflow.org/v1alpha1", namespace, "trainingruntimes",
+                         "tfrecord-pipeline-tensorflow"), yaml.safe_load(f))
+    with open(os.path.join(REPO, "kubeflow", "manifests", "trainer-rbac.yaml")) as f:
+      rbac.apply(self.store, [d for d in yaml.safe_load_all(f) if d], namespace)
+    rbac.apply(self.store, [
+        {"kind": "ClusterRole", "metadata": {"name": "user"}, "rules": user_rules},
+        {"kind": "ClusterRoleBinding", "metadata": {"name": "user"},
+         "roleRef": {"kind": "ClusterRole", "name": "user"},
+         "subjects": [{"kind": "ServiceAccount", "name": user, "namespace": namespace}]}], "")
+    self.store.rbac = True
+
+  def __enter__(self) -> "Install":
+    self.server = kubernetes_api.serve(self.store)
+    self.kubeconfig = os.path.join(str(self.folder), "kubeconfig")
+    with open(self.kubeconfig, "w", encoding="utf-8") as f:
+      f.write(kubernetes_api.kubeconfig(self.server, self.namespace, account=self.user))
+    self.monkeypatch.setenv("KUBECONFIG", self.kubeconfig)
+    return self
+
+  def __exit__(self, *exc) -> None:
+    self.server.shutdown()
+
+  def uninstall(self, plural: str) -> None:
+    """The CRD of `plural` gone: its API no longer served."""
+    self.store.installed.discard(plural)
+
+
+def doctor(capsys, spec_path: str, *flags: str) -> Tuple[int, List[str]]:
+  """`python -m commands.kubeflow doctor --spec spec_path *flags`, in this
+  process: (its exit status, its lines)."""
+  from commands.kubeflow.cli import main
+  capsys.readouterr()
+  status = main(["doctor", "--spec", spec_path, *flags])
+  return status, capsys.readouterr().out.strip().splitlines()
+
+
+def only(found: List[str], start: str) -> str:
+  """The one line of `found` that starts with `start`."""
+  (line,) = [x for x in found if x.startswith(start)]
+  return line

@@ -1,0 +1,23 @@
+"""`submit` runs doctor's checks first: a failure stops it before anything
+is sent; `--no-check` skips them."""
+
+from commands.kubeflow.cli import main
+from tests.doctor_install import Install, spec
+
+UNREACHABLE = "http://127.0.0.1:9"  # nothing listens: whatever reaches it fails
+
+
+def test_submit_stops_at_a_failed_check_and_no_check_skips_them(tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=path) as install:
+    install.store.delete(("v1", "team-a", "configmaps", "kfp-launcher"))
+    capsys.readouterr()
+    assert main(["submit", "--spec", path, "--host", UNREACHABLE]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith("FAIL the launcher's store for "), err
+    assert err[1] == ("error: doctor: 1 check(s) failed (above), so no run was sent; fix "
+                      "them, or submit with --no-check")
+    assert main(["submit", "--spec", path, "--host", UNREACHABLE, "--no-check"]) == 1
+  # Past the checks, to the API server.
+  assert capsys.readouterr().err.startswith(
+      f"error: cannot reach Kubeflow Pipelines at {UNREACHABLE}")

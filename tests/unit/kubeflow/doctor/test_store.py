@@ -1,0 +1,87 @@
+"""The launcher's store and its Secrets, each misconfiguration planted in a
+clean stand-in install (tests/doctor_install.py) and named by doctor."""
+
+import pytest
+
+from tests.doctor_install import READER, Install, doctor, only, spec
+
+CONFIG_MAP = ("v1", "team-a", "configmaps", "kfp-launcher")
+
+
+def test_a_clean_install_is_all_ok(tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=path):
+    status, found = doctor(capsys, path)
+  assert status == 0, found
+  assert all(line.startswith("ok  ") for line in found), found
+  assert only(found, "ok  the launcher's store for s3://mlpipeline/private/team-a/p")
+
+
+@pytest.mark.parametrize("planted, found_text", [
+    (lambda store: store.delete(CONFIG_MAP), "found no such ConfigMap"),
+    (lambda store: store.update(CONFIG_MAP, lambda c: c["data"].pop("providers")),
+     "found a ConfigMap without `providers`")])
+def test_an_s3_root_without_providers_fails_naming_the_file_to_apply(
+    tmp_path, monkeypatch, capsys, planted, found_text):
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=path) as install:
+    planted(install.store)
+    status, found = doctor(capsys, path)
+  assert status == 1
+  line = only(found, "FAIL the launcher's store for s3://mlpipeline/private/team-a/p")
+  assert "expected `providers` with s3 endpoint seaweedfs.kubeflow:8333" in line, line
+  assert found_text in line, line
+  assert line.endswith(f"fix: kubectl apply -n team-a -f {tmp_path / 'c' / 'kfp-launcher.yaml'}")
+
+
+def test_providers_naming_another_store_than_the_steps_use_fail(tmp_path, monkeypatch, capsys):
+  # The ConfigMap of a 2.15 install (MinIO), the steps compiled for 2.16's SeaweedFS.
+  old = spec(tmp_path / "old", endpoint="http://minio-service.kubeflow:9000")
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=old):
+    status, found = doctor(capsys, path)
+  assert status == 1
+  line = only(found, "FAIL the launcher's store")
+  assert ("expected the s3 default endpoint seaweedfs.kubeflow:8333 (the steps' S3_ENDPOINT), "
+          "found minio-service.kubeflow:9000") in line, line
+
+
+def test_a_missing_secret_or_key_fails_naming_it(tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=path) as install:
+    del install.store.secrets["mlpipeline-minio-artifact"]["secretkey"]
+    status, found = doctor(capsys, path)
+    assert status == 1
+    line = only(found, "FAIL the Secret mlpipeline-minio-artifact")
+    assert "expected the keys accesskey, secretkey, found accesskey" in line, line
+    assert "fix: add secretkey to it" in line, line
+    del install.store.secrets["mlpipeline-minio-artifact"]
+    status, found = doctor(capsys, path)
+  line = only(found, "FAIL the Secret mlpipeline-minio-artifact")
+  assert "expected it in namespace team-a, found none; fix: kubectl -n team-a create secret " \
+         "generic mlpipeline-minio-artifact --from-literal=accesskey=..." in line, line
+
+
+def test_a_user_who_may_not_read_secrets_gets_not_checked_not_a_failure(
+    tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=path, user_rules=READER):
+    status, found = doctor(capsys, path)
+  assert status == 0, found
+  line = only(found, "not checked the Secret mlpipeline-minio-artifact")
+  assert "may not get secret mlpipeline-minio-artifact in namespace team-a (HTTP 403)" in line
+
+
+def test_a_gs_root_needs_no_providers_but_the_steps_secret_all_the_same(
+    tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c", namespace=None, root="gs://bucket/p")
+  with Install(tmp_path, monkeypatch, namespace="kubeflow", spec_path=path) as install:
+    status, found = doctor(capsys, path)
+    assert (status, found) == (0, [
+        "ok  the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), for the "
+        "steps' --secret-env"])
+    install.store.secrets.clear()
+    status, found = doctor(capsys, path)
+  assert status == 1
+  assert only(found, "FAIL the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), "
+                     "for the steps' --secret-env: expected it in namespace kubeflow")
