@@ -21,9 +21,7 @@ project's and goes on).
 What each answers, and nothing more:
 - metadata: a VM's project id, its default service account (email, token)
   and universe domain; a request without `Metadata-Flavor: Google` 403s;
-- storage: GET, POST (create) and the IAM policy of buckets, which are the
-  S3 stand-in's buckets (tests/fakes/s3_server.py) under the same names,
-  owned by the project number; objects are read and written through S3;
+- storage: tests/fakes/google_storage.py;
 - Resource Manager: GetProject by id or number; any other project is
   PERMISSION_DENIED, as Google answers for a project one may not see.
 """
@@ -110,31 +108,6 @@ class MetadataServer:
   def close(self) -> None:
     self.server.shutdown()
     self.server.server_close()
-
-
-def storage(handler: JsonHandler, method: str, url, s3, project_number: str) -> None:
-  """Buckets through the JSON API (`/storage/v1/b`), as aiplatform's
-  `gcs_utils.create_gcs_bucket_for_pipeline_artifacts_if_it_does_not_exist`
-  calls it: exists, reload, create, get and set the IAM policy."""
-  parts = url.path[len("/storage/v1/b"):].strip("/").split("/")
-  bucket = parts[0] if parts[0] else None
-  names = {b["Name"] for b in s3.list_buckets()["Buckets"]}
-  if method == "POST" and bucket is None:
-    wanted = json.loads(handler.body())["name"]
-    if wanted in names:
-      return handler.error(409, "CONFLICT", "Your previous request to create the named "
-                           "bucket succeeded and you already own it.")
-    s3.create_bucket(Bucket=wanted)
-    bucket = wanted
-  elif bucket not in names:
-    return handler.error(404, "NOT_FOUND", "The specified bucket does not exist.")
-  if parts[1:] == ["iam"]:  # a bucket's policy: what was set is not kept
-    policy = json.loads(handler.body()) if method == "PUT" else {"bindings": []}
-    return handler.send(200, {"kind": "storage#policy", "etag": "CAE=",
-                              "resourceId": f"projects/_/buckets/{bucket}", **policy})
-  handler.send(200, {"kind": "storage#bucket", "id": bucket, "name": bucket,
-                     "projectNumber": project_number, "location": "US",
-                     "storageClass": "STANDARD", "metageneration": "1"})
 
 
 def _certificates(folder: str) -> Tuple[bytes, bytes]:

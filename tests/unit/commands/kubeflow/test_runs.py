@@ -417,6 +417,42 @@ def test_a_vertex_run_given_a_place_its_steps_cannot_reach_is_refused_before_any
                                                f"{expected}"), err
 
 
+def test_a_vertex_root_in_a_missing_bucket_stops_submit_and_schedule_before_the_sdk(
+    spec, tmp_path, capsys, monkeypatch):
+  """aiplatform's submit would create the bucket (gcs_utils.py@v1.165.1 lines
+  357-379): submit and schedule check it first (kubeflow/api/vertex_bucket.py,
+  whose tests cover the other cases) and send nothing."""
+  from google.auth.credentials import AnonymousCredentials
+  from google.cloud.aiplatform import initializer
+
+  from kubeflow.api import google_cloud, vertex
+  from tests.fakes.google_storage import StorageServer
+  vertex_spec = tmp_path / "pipeline.yaml"
+  with open(spec) as f:
+    vertex_spec.write_text("# backend: vertex\n" + f.read())
+  server = StorageServer(type("NoBuckets", (), {"list_buckets": lambda _: {"Buckets": []}})(),
+                         "123456789012", {})
+  monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.env["STORAGE_EMULATOR_HOST"])
+  monkeypatch.setattr(initializer.global_config, "_credentials", AnonymousCredentials())
+  monkeypatch.setattr(google_cloud, "connect", lambda project, region: ("my-project",
+                                                                        "us-central1"))
+  sent = []
+  monkeypatch.setattr(vertex, "submit", lambda *a: sent.append("submit") or "run: sent")
+  monkeypatch.setattr(vertex, "schedule", lambda *a: sent.append("schedule") or "sent")
+  try:
+    for command in (["submit"], ["schedule", "--name", "nightly", "--cron", "0 3 * * *"]):
+      assert run(*command, "--spec", str(vertex_spec), "--pipeline-root",
+                 "gs://my-rusn/p") == 1
+      err = capsys.readouterr().err.strip().splitlines()
+      assert err == ["error: --pipeline-root gs://my-rusn/p: expected a bucket of project "
+                     "my-project, found no bucket gs://my-rusn: create it with `gsutil mb -p "
+                     "my-project -l us-central1 gs://my-rusn`, or give --pipeline-root a "
+                     "bucket of project my-project"], err
+  finally:
+    server.close()
+  assert sent == []
+
+
 def test_a_vertex_label_or_network_of_the_wrong_form_is_refused_before_any_call():
   from kubeflow.api import vertex
   assert vertex.labels(["team=vision", "cost-center=42"]) == {"team": "vision",
