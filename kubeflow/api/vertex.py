@@ -143,10 +143,13 @@ def schedules_command(args) -> List[str]:
       raise argparse.ArgumentTypeError(f"schedules {args.action}: expected a schedule NAME")
     if not found:
       raise KubeflowError(f"no schedule named {args.name!r} in {args.project}, {args.region}")
-    for s in found:  # aiplatform's resume sends no catch_up (schedules.py): none is asked
-      getattr(s, args.action)()
+    for s in found:
+      if args.action == "resume":  # aiplatform's resume drops catch_up (schedules.py 120-133)
+        s.api_client.resume_schedule(name=s.resource_name, catch_up=args.catchup)
+      else:
+        getattr(s, args.action)()
   done = {"pause": "paused", "resume": "resumed", "delete": "deleted"}[args.action]
-  return [f"{done}: {args.name}"]
+  return [f"{done}: {args.name}" + (", catching up the runs it missed" if args.catchup else "")]
 
 
 def runs_command(args, pipeline: str) -> List[str]:

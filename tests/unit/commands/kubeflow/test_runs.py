@@ -453,6 +453,30 @@ def test_a_vertex_root_in_a_missing_bucket_stops_submit_and_schedule_before_the_
   assert sent == []
 
 
+@pytest.mark.parametrize("command, expected", [
+    (["schedule", "--name", "nightly", "--cron", "0 3 * * *", "--catchup"],
+     "--catchup: Vertex AI takes no catch-up when a schedule is created; it starts the runs "
+     "a paused schedule missed only if asked when resuming it: `schedules resume nightly "
+     "--catchup --backend vertex`"),
+    (["schedules", "pause", "nightly", "--backend", "vertex", "--catchup"],
+     "--catchup: not taken by `schedules pause` (Vertex AI takes it on resume only)"),
+    (["schedules", "resume", "nightly", "--catchup"],
+     "--catchup: not taken by `schedules resume` (Kubeflow takes it when the schedule is "
+     "made: `schedule --catchup`)")])
+def test_catchup_where_the_backend_cannot_take_it_is_one_line_before_any_call(
+    spec, tmp_path, capsys, command, expected):
+  """Vertex's Schedule.catch_up is output only; its ResumeScheduleRequest
+  takes one (aiplatform_v1 schedule.py line 134, schedule_service.py
+  248-255). No project, region or credentials are needed to be refused."""
+  vertex_spec = tmp_path / "pipeline.yaml"
+  with open(spec) as f:
+    vertex_spec.write_text("# backend: vertex\n" + f.read())
+  if command[0] == "schedule":
+    command += ["--spec", str(vertex_spec)]
+  assert run(*command) == 2
+  assert capsys.readouterr().err.strip().splitlines() == [f"error: {expected}"]
+
+
 def test_a_vertex_label_or_network_of_the_wrong_form_is_refused_before_any_call():
   from kubeflow.api import vertex
   assert vertex.labels(["team=vision", "cost-center=42"]) == {"team": "vision",
