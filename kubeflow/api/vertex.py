@@ -36,25 +36,45 @@ from runtime import run_layout
 LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
 BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"
 NETWORK = re.compile(r"^projects/\d+/global/networks/[^/]+$")
+PLUGIN_ERROR = re.compile(r"(Getting metadata from plugin failed with error: )\('([^']*)'.*\)$")
+SERVICE = re.compile(r"api/([a-z0-9.-]+\.googleapis\.com)")
+API_NAMES = {"aiplatform.googleapis.com": "Vertex AI", "storage.googleapis.com": "Cloud Storage",
+             "cloudresourcemanager.googleapis.com": "Cloud Resource Manager"}
 ENDED = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
 
 
 def describe(e: Exception, project: str) -> str:
   """An API error as one line that names the fix."""
   from google.api_core import exceptions
-  message = getattr(e, "message", None) or str(e)
+  from google.auth import exceptions as auth_exceptions
+  if isinstance(e, exceptions.RetryError) and e.cause is not None:  # retried till its deadline
+    e = e.cause
+  message = (e.args[0] if isinstance(e, auth_exceptions.GoogleAuthError) and e.args
+             and isinstance(e.args[0], str) else getattr(e, "message", None) or str(e))
+  # grpc's plugin quotes the RefreshError's arguments: its first is the words.
+  message = " ".join(PLUGIN_ERROR.sub(r"\1\2", str(message)).split())
   if "SERVICE_DISABLED" in message or "has not been used in project" in message:
-    return (f"the Vertex AI API is not enabled in project {project}: gcloud services "
-            f"enable aiplatform.googleapis.com --project {project}")
+    # Google's message links the API it means: the bucket check calls Cloud
+    # Storage's and Resource Manager's, not only Vertex AI's.
+    api = (SERVICE.search(message) or SERVICE.search("api/aiplatform.googleapis.com")).group(1)
+    return (f"the {API_NAMES.get(api, api)} API is not enabled in project {project}: "
+            f"gcloud services enable {api} --project {project}")
   if isinstance(e, (exceptions.PermissionDenied, exceptions.Forbidden)):
     return (f"permission denied ({message}): grant your account roles/aiplatform.user "
             f"on project {project}, and roles/iam.serviceAccountUser on the pipeline's "
             "service account")
-  if isinstance(e, exceptions.Unauthenticated):
-    return f"not signed in ({message}): gcloud auth application-default login"
-  if type(e).__name__ == "RefreshError":  # google.auth's: expired or revoked
-    return (f"the credentials could not be refreshed ({message}): sign in again "
-            "with `gcloud auth application-default login`")
+  # google-auth's refresh failing: raised as is on REST; on gRPC, grpc's auth
+  # plugin turns it into a status whose message says so (grpc core's "Getting
+  # metadata from plugin failed with error: ...").
+  if isinstance(e, (exceptions.Unauthenticated, exceptions.Unauthorized,
+                    auth_exceptions.RefreshError)) \
+      or "Getting metadata from plugin failed" in message:
+    return (f"your credentials were refused or could not be refreshed ({message}): sign "
+            "in again with `gcloud auth application-default login`, or point "
+            "GOOGLE_APPLICATION_CREDENTIALS at a valid service account key")
+  if isinstance(e, auth_exceptions.TransportError):  # the token endpoint unreachable
+    return (f"could not reach Google's sign-in to refresh your credentials ({message}): "
+            "check this machine's network or proxy")
   if isinstance(e, exceptions.NotFound):
     return f"not found ({message}): check --project, --region and the pipeline root's bucket"
   return f"{type(e).__name__}: {message}"
@@ -62,12 +82,14 @@ def describe(e: Exception, project: str) -> str:
 
 @contextlib.contextmanager
 def calls(what: str, project: str):
-  """Turns what Google's API refuses into a KubeflowError naming `what`."""
+  """Turns what Google's API refuses, or google-auth's failure to refresh the
+  credentials before a call, into a KubeflowError naming `what`."""
   from google.api_core import exceptions
   from google.auth import exceptions as auth_exceptions
   try:
     yield
-  except (exceptions.GoogleAPICallError, auth_exceptions.RefreshError) as e:
+  except (exceptions.GoogleAPICallError, exceptions.RetryError, auth_exceptions.RefreshError,
+          auth_exceptions.TransportError) as e:
     raise KubeflowError(f"Vertex AI: {what} failed: {describe(e, project)}") from None
 
 
