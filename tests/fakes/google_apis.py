@@ -27,6 +27,7 @@ What each answers, and nothing more:
 """
 
 import datetime
+import functools
 import http.server
 import json
 import os
@@ -111,8 +112,19 @@ class MetadataServer:
 
 
 def _certificates(folder: str) -> Tuple[bytes, bytes]:
-  """A CA (written to folder/ca.pem) and Resource Manager's key and
+  """The CA (written to folder/ca.pem) and Resource Manager's key and
   certificate, signed by it."""
+  ca, key, server = _made_once()
+  with open(os.path.join(folder, "ca.pem"), "wb") as f:
+    f.write(ca)
+  return key, server
+
+
+@functools.lru_cache(maxsize=None)
+def _made_once() -> Tuple[bytes, bytes, bytes]:
+  """One CA a process: gRPC reads GRPC_DEFAULT_SSL_ROOTS_FILE_PATH once a
+  process, so a second stand-in with a CA of its own failed its handshake
+  (BAD_SIGNATURE) in a process that had started one before."""
   now = datetime.datetime.now(datetime.timezone.utc)
 
   def cert(subject, issuer, public_key, signer, **extensions):
@@ -130,9 +142,8 @@ def _certificates(folder: str) -> Tuple[bytes, bytes]:
   server = cert(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, RESOURCE_MANAGER)]),
                 ca_name, key.public_key(), ca_key,
                 san=(x509.SubjectAlternativeName([x509.DNSName(RESOURCE_MANAGER)]), False))
-  with open(os.path.join(folder, "ca.pem"), "wb") as f:
-    f.write(ca.public_bytes(serialization.Encoding.PEM))
-  return (key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+  return (ca.public_bytes(serialization.Encoding.PEM),
+          key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()),
           server.public_bytes(serialization.Encoding.PEM))
 
