@@ -16,7 +16,7 @@ from typing import List, Optional
 import yaml
 
 from commands.kubeflow import flags
-from kubeflow.api import google_cloud, multi_user, run_folders, schedules, vertex, vertex_bucket
+from kubeflow.api import google_cloud, multi_user, run_folders, schedules, vertex
 from kubeflow.compile import exit_handler
 from runtime import storage
 from runtime.process import who
@@ -97,9 +97,8 @@ def _submit(args) -> int:
     params = _params(args, spec, f"python -m commands.kubeflow submit, by {who()}")
     run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
     if _vertex(args):
-      root = run_folders.run_root(args.pipeline_root, spec)
-      vertex_bucket.check(root, args.project, args.region)  # before the SDK makes one
-      print(vertex.submit(args, path, run_name, root, params))
+      print(vertex.submit(args, path, run_name, run_folders.run_root(args.pipeline_root, spec),
+                          params))
       return 0
     kfp_client = _connect(args)
     run = client.submit(kfp_client, path, name, args.experiment or name,
@@ -121,9 +120,8 @@ def _schedule(args) -> int:
     params = _params(args, spec, f"recurring run {args.name} ({args.cron}), "
                                  f"scheduled by {who()}")
     if _vertex(args):
-      root = run_folders.run_root(args.pipeline_root, spec)
-      vertex_bucket.check(root, args.project, args.region)
-      print(vertex.schedule(args, path, root, params, expression))
+      print(vertex.schedule(args, path, run_folders.run_root(args.pipeline_root, spec),
+                            params, expression))
       return 0
     kfp_client = _connect(args)
     new, replaced = client.schedule(

@@ -29,6 +29,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
+from kubeflow.api import vertex_bucket
 from kubeflow.api.google_cloud import ENDPOINT_ENV
 from kubeflow.errors import KubeflowError
 from runtime import run_layout
@@ -126,9 +127,16 @@ def pipeline_job(args, path: str, display_name: str, root: str, params: Dict[str
       raise KubeflowError(f"Vertex AI: {args.spec}: {e}") from None
 
 
+def check_bucket(root: str, args) -> None:
+  """The root's bucket, before the SDK can create one (vertex_bucket.py)."""
+  with calls(f"reading the pipeline root's bucket {root}", args.project):
+    vertex_bucket.check(root, args.project, args.region)
+
+
 def submit(args, path: str, display_name: str, root: str, params: Dict[str, str]) -> str:
   """Starts the run; returns the line that names it."""
   job = pipeline_job(args, path, display_name, root, params)
+  check_bucket(root, args)
   with calls("submitting the run", args.project):
     job.submit(service_account=args.service_account, network=args.network)
   return f"run: {job.resource_name.rsplit('/', 1)[-1]} ({display_name}) in {args.project}, " \
@@ -140,6 +148,7 @@ def schedule(args, path: str, root: str, params: Dict[str, str], cron: str) -> s
   returns the line that says which."""
   from google.cloud import aiplatform
   job = pipeline_job(args, path, args.name, root, params)
+  check_bucket(root, args)
   with calls(f"creating the schedule {args.name!r}", args.project):
     old = schedules(args.name)
     new = aiplatform.PipelineJobSchedule(pipeline_job=job, display_name=args.name)

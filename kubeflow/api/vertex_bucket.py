@@ -11,7 +11,6 @@ JSON API's resource carries `projectNumber`) and Resource Manager's
 project number (`_verify_bucket_ownership`, gcs_utils.py lines 66-91).
 """
 
-from kubeflow.api.vertex import calls
 from kubeflow.errors import KubeflowError
 
 
@@ -26,6 +25,8 @@ def check(root: str, project: str, region: str) -> None:
   Raises:
     KubeflowError: no such bucket, another project's, or one the user may
       not read (which a bucket of another project answers).
+    google.api_core.exceptions.GoogleAPICallError, google.auth.exceptions.
+      GoogleAuthError: any other refusal, for the caller's `vertex.calls`.
   """
   if not root.startswith("gs://"):
     return
@@ -38,17 +39,18 @@ def check(root: str, project: str, region: str) -> None:
   fix = (f"create it with `gsutil mb -p {project} -l {region} gs://{name}`, or give "
          f"--pipeline-root a bucket of project {project}")
   where = f"--pipeline-root {root}: expected a bucket of project {project}"
-  with calls(f"reading the pipeline root's bucket gs://{name}", project):
-    try:
-      bucket = storage.Client(project=project, credentials=credentials).lookup_bucket(name)
-    except exceptions.Forbidden:  # storage.buckets.get refused: not shown as the project's
-      raise KubeflowError(
-          f"{where}, found gs://{name} refused to your account (storage.buckets.get "
-          f"denied: another project's bucket?): {fix}, or grant yourself "
-          "roles/storage.legacyBucketReader on it") from None
-    if bucket is None:  # the SDK would create it
-      raise KubeflowError(f"{where}, found no bucket gs://{name}: {fix}")
-    number = str(resource_manager_utils.get_project_number(project, credentials=credentials))
+  try:
+    bucket = storage.Client(project=project, credentials=credentials).lookup_bucket(name)
+  except exceptions.Forbidden as e:  # storage.buckets.get refused: not shown as the project's
+    if "has not been used in project" in str(e):  # the Cloud Storage API off: the caller's
+      raise
+    raise KubeflowError(
+        f"{where}, found gs://{name} refused to your account (storage.buckets.get "
+        f"denied: another project's bucket?): {fix}, or grant yourself "
+        "roles/storage.legacyBucketReader on it") from None
+  if bucket is None:  # the SDK would create it
+    raise KubeflowError(f"{where}, found no bucket gs://{name}: {fix}")
+  number = str(resource_manager_utils.get_project_number(project, credentials=credentials))
   if str(bucket.project_number) != number:
     raise KubeflowError(
         f"{where} (number {number}), found gs://{name} owned by project number "

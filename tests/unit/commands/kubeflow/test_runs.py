@@ -423,6 +423,7 @@ def test_a_vertex_root_in_a_missing_bucket_stops_submit_and_schedule_before_the_
   357-379): submit and schedule check it first (kubeflow/api/vertex_bucket.py,
   whose tests cover the other cases) and send nothing."""
   from google.auth.credentials import AnonymousCredentials
+  from google.cloud import aiplatform
   from google.cloud.aiplatform import initializer
 
   from kubeflow.api import google_cloud, vertex
@@ -433,12 +434,14 @@ def test_a_vertex_root_in_a_missing_bucket_stops_submit_and_schedule_before_the_
   server = StorageServer(type("NoBuckets", (), {"list_buckets": lambda _: {"Buckets": []}})(),
                          "123456789012", {})
   monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.env["STORAGE_EMULATOR_HOST"])
-  monkeypatch.setattr(initializer.global_config, "_credentials", AnonymousCredentials())
+  for kept, value in (("_credentials", AnonymousCredentials()), ("_project", "my-project"),
+                      ("_location", "us-central1")):  # as connect() sets them
+    monkeypatch.setattr(initializer.global_config, kept, value)
   monkeypatch.setattr(google_cloud, "connect", lambda project, region: ("my-project",
                                                                         "us-central1"))
   sent = []
-  monkeypatch.setattr(vertex, "submit", lambda *a: sent.append("submit") or "run: sent")
-  monkeypatch.setattr(vertex, "schedule", lambda *a: sent.append("schedule") or "sent")
+  monkeypatch.setattr(aiplatform.PipelineJob, "submit", lambda *a, **k: sent.append("submit"))
+  monkeypatch.setattr(vertex, "schedules", lambda *a: sent.append("schedules list") or [])
   try:
     for command in (["submit"], ["schedule", "--name", "nightly", "--cron", "0 3 * * *"]):
       assert run(*command, "--spec", str(vertex_spec), "--pipeline-root",
