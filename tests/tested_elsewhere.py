@@ -44,7 +44,6 @@ TESTED_ELSEWHERE = {
     'dataset/convert/images.py': f'{CONVERT}test_image_folder_keeps_encoded_bytes_and_labels_by_sorted_class',
     'dataset/convert/rows.py': f'{CONVERT}test_empty_cells_make_an_optional_feature_or_with_strict_name_the_row, and every test that writes records',
     'kubeflow/errors.py': 'tests/unit/kubeflow/compile/test_platform.py::test_a_name_kubeflow_refuses_is_a_compile_error',
-    'kubeflow/api/vertex.py': f'{RUNS}test_what_vertex_refuses_is_one_line_naming_the_fix',
     'kubeflow/api/client.py': f'{RUNS}test_unreachable_endpoint_is_one_line, {RUNS}test_rejected_token_is_one_line',
     'kubeflow/api/schedules.py': f'{RUNS}test_schedule_twice_with_one_name_updates_instead_of_duplicating, {RUNS}test_cron_normalize',
     'kubeflow/compile/vertex_places.py': (

@@ -115,6 +115,8 @@ def _schedule(args) -> int:
   # A typo fails before any connection, in the form each backend takes.
   on_vertex = (args.backend or compiled_backend(args.spec)) == VERTEX
   expression = (schedules.for_vertex if on_vertex else schedules.normalize)(args.cron)
+  if args.catchup:
+    schedules.check_catchup(on_vertex, "schedule", args.name)
   with _spec_file(args) as (path, spec):
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"recurring run {args.name} ({args.cron}), "
@@ -137,6 +139,8 @@ def _schedule(args) -> int:
 
 def _schedules(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
+  if args.catchup:
+    schedules.check_catchup(args.backend == "vertex", f"schedules {args.action}", args.name)
   if _vertex(args):
     print("\n".join(vertex.schedules_command(args)))
     return 0
@@ -241,4 +245,6 @@ def add_parsers(sub) -> None:
   ls.add_argument("name", nargs="?")
   flags.connection(ls)
   ls.add_argument("--experiment", help="the schedules' experiment (Kubeflow)")
+  ls.add_argument("--catchup", action="store_true",
+                  help="resume on Vertex AI: also start the runs missed while paused")
   ls.set_defaults(func=_schedules)

@@ -3,10 +3,13 @@
 The scheduler (robfig/cron) reads six fields, seconds first; the usual five
 fields are accepted too and get a leading `0` seconds. Descriptors such as
 `@daily` and `@every 6h` pass through. Checking here means a typo fails
-before anything is uploaded.
+before anything is uploaded. `check_catchup`: where each backend takes
+`--catchup`.
 """
 
+import argparse
 import re
+from typing import Optional
 
 DESCRIPTORS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily",
                "@midnight", "@hourly")
@@ -104,3 +107,21 @@ def for_vertex(expression: str) -> str:
     raise CronError(f"expected 5 fields (minute hour day month weekday) or a descriptor "
                     f"such as @daily, as Vertex AI takes them; found {expression!r}")
   return (f"{zone.group(1)} " if zone else "") + six[2:]
+
+
+def check_catchup(on_vertex: bool, command: str, name: Optional[str]) -> None:
+  """Raises ArgumentTypeError, one line, for `--catchup` where the backend
+  cannot take it. Kubeflow takes it when the recurring run is made
+  (`no_catchup`), not on enable; Vertex AI only on resume
+  (ResumeScheduleRequest.catch_up): its Schedule.catch_up is output only
+  (google-cloud-aiplatform v1.165.1 aiplatform_v1/types/schedule.py line 134,
+  schedule_service.py lines 248-255)."""
+  if on_vertex and command == "schedule":
+    raise argparse.ArgumentTypeError(
+        "--catchup: Vertex AI takes no catch-up when a schedule is created; it starts the "
+        "runs a paused schedule missed only if asked when resuming it: `schedules resume "
+        f"{name} --catchup --backend vertex`")
+  if command != "schedule" and not (on_vertex and command == "schedules resume"):
+    where = "Vertex AI takes it on resume only" if on_vertex else \
+        "Kubeflow takes it when the schedule is made: `schedule --catchup`"
+    raise argparse.ArgumentTypeError(f"--catchup: not taken by `{command}` ({where})")

@@ -29,6 +29,7 @@ import os
 import re
 from typing import Dict, List, Optional
 
+from kubeflow.api import vertex_bucket
 from kubeflow.api.google_cloud import ENDPOINT_ENV
 from kubeflow.errors import KubeflowError
 from runtime import run_layout
@@ -36,25 +37,45 @@ from runtime import run_layout
 LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
 BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"
 NETWORK = re.compile(r"^projects/\d+/global/networks/[^/]+$")
+PLUGIN_ERROR = re.compile(r"(Getting metadata from plugin failed with error: )\('([^']*)'.*\)$")
+SERVICE = re.compile(r"api/([a-z0-9.-]+\.googleapis\.com)")
+API_NAMES = {"aiplatform.googleapis.com": "Vertex AI", "storage.googleapis.com": "Cloud Storage",
+             "cloudresourcemanager.googleapis.com": "Cloud Resource Manager"}
 ENDED = ("PIPELINE_STATE_SUCCEEDED", "PIPELINE_STATE_FAILED", "PIPELINE_STATE_CANCELLED")
 
 
 def describe(e: Exception, project: str) -> str:
   """An API error as one line that names the fix."""
   from google.api_core import exceptions
-  message = getattr(e, "message", None) or str(e)
+  from google.auth import exceptions as auth_exceptions
+  if isinstance(e, exceptions.RetryError) and e.cause is not None:  # retried till its deadline
+    e = e.cause
+  message = (e.args[0] if isinstance(e, auth_exceptions.GoogleAuthError) and e.args
+             and isinstance(e.args[0], str) else getattr(e, "message", None) or str(e))
+  # grpc's plugin quotes the RefreshError's arguments: its first is the words.
+  message = " ".join(PLUGIN_ERROR.sub(r"\1\2", str(message)).split())
   if "SERVICE_DISABLED" in message or "has not been used in project" in message:
-    return (f"the Vertex AI API is not enabled in project {project}: gcloud services "
-            f"enable aiplatform.googleapis.com --project {project}")
+    # Google's message links the API it means: the bucket check calls Cloud
+    # Storage's and Resource Manager's, not only Vertex AI's.
+    api = (SERVICE.search(message) or SERVICE.search("api/aiplatform.googleapis.com")).group(1)
+    return (f"the {API_NAMES.get(api, api)} API is not enabled in project {project}: "
+            f"gcloud services enable {api} --project {project}")
   if isinstance(e, (exceptions.PermissionDenied, exceptions.Forbidden)):
     return (f"permission denied ({message}): grant your account roles/aiplatform.user "
             f"on project {project}, and roles/iam.serviceAccountUser on the pipeline's "
             "service account")
-  if isinstance(e, exceptions.Unauthenticated):
-    return f"not signed in ({message}): gcloud auth application-default login"
-  if type(e).__name__ == "RefreshError":  # google.auth's: expired or revoked
-    return (f"the credentials could not be refreshed ({message}): sign in again "
-            "with `gcloud auth application-default login`")
+  # google-auth's refresh failing: raised as is on REST; on gRPC, grpc's auth
+  # plugin turns it into a status whose message says so (grpc core's "Getting
+  # metadata from plugin failed with error: ...").
+  if isinstance(e, (exceptions.Unauthenticated, exceptions.Unauthorized,
+                    auth_exceptions.RefreshError)) \
+      or "Getting metadata from plugin failed" in message:
+    return (f"your credentials were refused or could not be refreshed ({message}): sign "
+            "in again with `gcloud auth application-default login`, or point "
+            "GOOGLE_APPLICATION_CREDENTIALS at a valid service account key")
+  if isinstance(e, auth_exceptions.TransportError):  # the token endpoint unreachable
+    return (f"could not reach Google's sign-in to refresh your credentials ({message}): "
+            "check this machine's network or proxy")
   if isinstance(e, exceptions.NotFound):
     return f"not found ({message}): check --project, --region and the pipeline root's bucket"
   return f"{type(e).__name__}: {message}"
@@ -62,12 +83,14 @@ def describe(e: Exception, project: str) -> str:
 
 @contextlib.contextmanager
 def calls(what: str, project: str):
-  """Turns what Google's API refuses into a KubeflowError naming `what`."""
+  """Turns what Google's API refuses, or google-auth's failure to refresh the
+  credentials before a call, into a KubeflowError naming `what`."""
   from google.api_core import exceptions
   from google.auth import exceptions as auth_exceptions
   try:
     yield
-  except (exceptions.GoogleAPICallError, auth_exceptions.RefreshError) as e:
+  except (exceptions.GoogleAPICallError, exceptions.RetryError, auth_exceptions.RefreshError,
+          auth_exceptions.TransportError) as e:
     raise KubeflowError(f"Vertex AI: {what} failed: {describe(e, project)}") from None
 
 
@@ -104,9 +127,16 @@ def pipeline_job(args, path: str, display_name: str, root: str, params: Dict[str
       raise KubeflowError(f"Vertex AI: {args.spec}: {e}") from None
 
 
+def check_bucket(root: str, args) -> None:
+  """The root's bucket, before the SDK can create one (vertex_bucket.py)."""
+  with calls(f"reading the pipeline root's bucket {root}", args.project):
+    vertex_bucket.check(root, args.project, args.region)
+
+
 def submit(args, path: str, display_name: str, root: str, params: Dict[str, str]) -> str:
   """Starts the run; returns the line that names it."""
   job = pipeline_job(args, path, display_name, root, params)
+  check_bucket(root, args)
   with calls("submitting the run", args.project):
     job.submit(service_account=args.service_account, network=args.network)
   return f"run: {job.resource_name.rsplit('/', 1)[-1]} ({display_name}) in {args.project}, " \
@@ -118,6 +148,7 @@ def schedule(args, path: str, root: str, params: Dict[str, str], cron: str) -> s
   returns the line that says which."""
   from google.cloud import aiplatform
   job = pipeline_job(args, path, args.name, root, params)
+  check_bucket(root, args)
   with calls(f"creating the schedule {args.name!r}", args.project):
     old = schedules(args.name)
     new = aiplatform.PipelineJobSchedule(pipeline_job=job, display_name=args.name)
@@ -143,10 +174,13 @@ def schedules_command(args) -> List[str]:
       raise argparse.ArgumentTypeError(f"schedules {args.action}: expected a schedule NAME")
     if not found:
       raise KubeflowError(f"no schedule named {args.name!r} in {args.project}, {args.region}")
-    for s in found:  # aiplatform's resume sends no catch_up (schedules.py): none is asked
-      getattr(s, args.action)()
+    for s in found:
+      if args.action == "resume":  # aiplatform's resume drops catch_up (schedules.py 120-133)
+        s.api_client.resume_schedule(name=s.resource_name, catch_up=args.catchup)
+      else:
+        getattr(s, args.action)()
   done = {"pause": "paused", "resume": "resumed", "delete": "deleted"}[args.action]
-  return [f"{done}: {args.name}"]
+  return [f"{done}: {args.name}" + (", catching up the runs it missed" if args.catchup else "")]
 
 
 def runs_command(args, pipeline: str) -> List[str]:

@@ -21,14 +21,13 @@ project's and goes on).
 What each answers, and nothing more:
 - metadata: a VM's project id, its default service account (email, token)
   and universe domain; a request without `Metadata-Flavor: Google` 403s;
-- storage: GET, POST (create) and the IAM policy of buckets, which are the
-  S3 stand-in's buckets (tests/fakes/s3_server.py) under the same names,
-  owned by the project number; objects are read and written through S3;
+- storage: tests/fakes/google_storage.py;
 - Resource Manager: GetProject by id or number; any other project is
   PERMISSION_DENIED, as Google answers for a project one may not see.
 """
 
 import datetime
+import functools
 import http.server
 import json
 import os
@@ -112,34 +111,20 @@ class MetadataServer:
     self.server.server_close()
 
 
-def storage(handler: JsonHandler, method: str, url, s3, project_number: str) -> None:
-  """Buckets through the JSON API (`/storage/v1/b`), as aiplatform's
-  `gcs_utils.create_gcs_bucket_for_pipeline_artifacts_if_it_does_not_exist`
-  calls it: exists, reload, create, get and set the IAM policy."""
-  parts = url.path[len("/storage/v1/b"):].strip("/").split("/")
-  bucket = parts[0] if parts[0] else None
-  names = {b["Name"] for b in s3.list_buckets()["Buckets"]}
-  if method == "POST" and bucket is None:
-    wanted = json.loads(handler.body())["name"]
-    if wanted in names:
-      return handler.error(409, "CONFLICT", "Your previous request to create the named "
-                           "bucket succeeded and you already own it.")
-    s3.create_bucket(Bucket=wanted)
-    bucket = wanted
-  elif bucket not in names:
-    return handler.error(404, "NOT_FOUND", "The specified bucket does not exist.")
-  if parts[1:] == ["iam"]:  # a bucket's policy: what was set is not kept
-    policy = json.loads(handler.body()) if method == "PUT" else {"bindings": []}
-    return handler.send(200, {"kind": "storage#policy", "etag": "CAE=",
-                              "resourceId": f"projects/_/buckets/{bucket}", **policy})
-  handler.send(200, {"kind": "storage#bucket", "id": bucket, "name": bucket,
-                     "projectNumber": project_number, "location": "US",
-                     "storageClass": "STANDARD", "metageneration": "1"})
-
-
 def _certificates(folder: str) -> Tuple[bytes, bytes]:
-  """A CA (written to folder/ca.pem) and Resource Manager's key and
+  """The CA (written to folder/ca.pem) and Resource Manager's key and
   certificate, signed by it."""
+  ca, key, server = _made_once()
+  with open(os.path.join(folder, "ca.pem"), "wb") as f:
+    f.write(ca)
+  return key, server
+
+
+@functools.lru_cache(maxsize=None)
+def _made_once() -> Tuple[bytes, bytes, bytes]:
+  """One CA a process: gRPC reads GRPC_DEFAULT_SSL_ROOTS_FILE_PATH once a
+  process, so a second stand-in with a CA of its own failed its handshake
+  (BAD_SIGNATURE) in a process that had started one before."""
   now = datetime.datetime.now(datetime.timezone.utc)
 
   def cert(subject, issuer, public_key, signer, **extensions):
@@ -157,9 +142,8 @@ def _certificates(folder: str) -> Tuple[bytes, bytes]:
   server = cert(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, RESOURCE_MANAGER)]),
                 ca_name, key.public_key(), ca_key,
                 san=(x509.SubjectAlternativeName([x509.DNSName(RESOURCE_MANAGER)]), False))
-  with open(os.path.join(folder, "ca.pem"), "wb") as f:
-    f.write(ca.public_bytes(serialization.Encoding.PEM))
-  return (key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+  return (ca.public_bytes(serialization.Encoding.PEM),
+          key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                             serialization.NoEncryption()),
           server.public_bytes(serialization.Encoding.PEM))
 

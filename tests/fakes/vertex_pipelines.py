@@ -73,7 +73,7 @@ from typing import Dict, Optional
 
 from google.cloud import aiplatform_v1
 
-from tests.fakes import google_apis
+from tests.fakes import google_apis, google_storage
 from tests.fakes import vertex_resources as api
 from tests.fakes.kfp_backend import StepFailed
 from tests.fakes.vertex_api import TOKEN
@@ -88,7 +88,8 @@ ROUTES = {"jobs": PARENT + r"/pipelineJobs(?:/(?P<id>[^/:]+))?(?P<verb>:cancel)?
 class StandInVertexPipelines:
   """See the module's docstring. `jobs`: job id -> Job; `schedules`: name ->
   Schedule; `forbidden`: permissions not granted; `step_env`: added to each
-  step's environment; `backoff_scale`: what a retry's wait is multiplied by
+  step's environment; `other_buckets`: other projects' buckets (see
+  tests/fakes/google_storage.py); `backoff_scale`: what a retry's wait is multiplied by
   here (the lengths Vertex would wait are kept in the task's record)."""
 
   def __init__(self, folder: str, s3_client, s3_env: Dict[str, str],
@@ -102,6 +103,7 @@ class StandInVertexPipelines:
     self.schedules: Dict[str, Dict] = {}
     self.forbidden: set = set()
     self.step_env: Dict[str, str] = {}
+    self.other_buckets: Dict[str, Optional[str]] = {}
     self.lock = threading.Lock()
     self.queue: "queue.Queue[Optional[Job]]" = queue.Queue()
     self.ready = threading.Event()
@@ -253,7 +255,8 @@ class Handler(google_apis.JsonHandler):
     if self.headers.get("Authorization") != f"Bearer {TOKEN}":
       return self.error(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
     if url.path.startswith("/storage/v1/b"):
-      return google_apis.storage(self, method, url, self.vp.s3, self.vp.number)
+      return google_storage.storage(self, method, url, self.vp.s3, self.vp.number,
+                                    self.vp.other_buckets)
     try:
       for kind, route in ROUTES.items():
         if match := re.match(route, url.path):

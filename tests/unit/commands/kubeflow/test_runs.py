@@ -417,6 +417,69 @@ def test_a_vertex_run_given_a_place_its_steps_cannot_reach_is_refused_before_any
                                                f"{expected}"), err
 
 
+def test_a_vertex_root_in_a_missing_bucket_stops_submit_and_schedule_before_the_sdk(
+    spec, tmp_path, capsys, monkeypatch):
+  """aiplatform's submit would create the bucket (gcs_utils.py@v1.165.1 lines
+  357-379): submit and schedule check it first (kubeflow/api/vertex_bucket.py,
+  whose tests cover the other cases) and send nothing."""
+  from google.auth.credentials import AnonymousCredentials
+  from google.cloud import aiplatform
+  from google.cloud.aiplatform import initializer
+
+  from kubeflow.api import google_cloud, vertex
+  from tests.fakes.google_storage import StorageServer
+  vertex_spec = tmp_path / "pipeline.yaml"
+  with open(spec) as f:
+    vertex_spec.write_text("# backend: vertex\n" + f.read())
+  server = StorageServer(type("NoBuckets", (), {"list_buckets": lambda _: {"Buckets": []}})(),
+                         "123456789012", {})
+  monkeypatch.setenv("STORAGE_EMULATOR_HOST", server.env["STORAGE_EMULATOR_HOST"])
+  for kept, value in (("_credentials", AnonymousCredentials()), ("_project", "my-project"),
+                      ("_location", "us-central1")):  # as connect() sets them
+    monkeypatch.setattr(initializer.global_config, kept, value)
+  monkeypatch.setattr(google_cloud, "connect", lambda project, region: ("my-project",
+                                                                        "us-central1"))
+  sent = []
+  monkeypatch.setattr(aiplatform.PipelineJob, "submit", lambda *a, **k: sent.append("submit"))
+  monkeypatch.setattr(vertex, "schedules", lambda *a: sent.append("schedules list") or [])
+  try:
+    for command in (["submit"], ["schedule", "--name", "nightly", "--cron", "0 3 * * *"]):
+      assert run(*command, "--spec", str(vertex_spec), "--pipeline-root",
+                 "gs://my-rusn/p") == 1
+      err = capsys.readouterr().err.strip().splitlines()
+      assert err == ["error: --pipeline-root gs://my-rusn/p: expected a bucket of project "
+                     "my-project, found no bucket gs://my-rusn: create it with `gsutil mb -p "
+                     "my-project -l us-central1 gs://my-rusn`, or give --pipeline-root a "
+                     "bucket of project my-project"], err
+  finally:
+    server.close()
+  assert sent == []
+
+
+@pytest.mark.parametrize("command, expected", [
+    (["schedule", "--name", "nightly", "--cron", "0 3 * * *", "--catchup"],
+     "--catchup: Vertex AI takes no catch-up when a schedule is created; it starts the runs "
+     "a paused schedule missed only if asked when resuming it: `schedules resume nightly "
+     "--catchup --backend vertex`"),
+    (["schedules", "pause", "nightly", "--backend", "vertex", "--catchup"],
+     "--catchup: not taken by `schedules pause` (Vertex AI takes it on resume only)"),
+    (["schedules", "resume", "nightly", "--catchup"],
+     "--catchup: not taken by `schedules resume` (Kubeflow takes it when the schedule is "
+     "made: `schedule --catchup`)")])
+def test_catchup_where_the_backend_cannot_take_it_is_one_line_before_any_call(
+    spec, tmp_path, capsys, command, expected):
+  """Vertex's Schedule.catch_up is output only; its ResumeScheduleRequest
+  takes one (aiplatform_v1 schedule.py line 134, schedule_service.py
+  248-255). No project, region or credentials are needed to be refused."""
+  vertex_spec = tmp_path / "pipeline.yaml"
+  with open(spec) as f:
+    vertex_spec.write_text("# backend: vertex\n" + f.read())
+  if command[0] == "schedule":
+    command += ["--spec", str(vertex_spec)]
+  assert run(*command) == 2
+  assert capsys.readouterr().err.strip().splitlines() == [f"error: {expected}"]
+
+
 def test_a_vertex_label_or_network_of_the_wrong_form_is_refused_before_any_call():
   from kubeflow.api import vertex
   assert vertex.labels(["team=vision", "cost-center=42"]) == {"team": "vision",
