@@ -25,7 +25,7 @@ letter: kubeflow/compile/compiler.py check_name).
 
 import dataclasses
 import re
-from typing import Iterable, Optional, Tuple
+from typing import Iterable, List, Optional, Tuple
 
 KUBEFLOW, VERTEX = "kubeflow", "vertex"
 # The compiled spec names the pipeline in every step's environment
@@ -105,3 +105,10 @@ def of_run(backend: str, root: str, pipeline: str, run_id: str,
   root = root.rstrip("/")
   runs = f"{root}/{project_number}" if backend == VERTEX else f"{root}/{pipeline}"
   return RunFolder(backend, root, runs, run_id, pipeline)
+
+
+def project_folders(names: Iterable[str]) -> List[str]:
+  """Of the folder names in a Vertex pipeline root, the projects' run
+  folders: a project number's, all digits (a pipeline's own folder, its
+  home, starts with a letter)."""
+  return sorted(n for n in (name.rstrip("/") for name in names) if n.isdigit())

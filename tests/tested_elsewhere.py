@@ -79,7 +79,6 @@ TESTED_ELSEWHERE = {
     'commands/tfrecords/inspect_cmd.py': f'through `tfrecords inspect`: {FORMAT}test_inspect_counts_infers_spec_and_shows_images_as_size',
     'commands/tfrecords/verify_cmd.py': f'through `tfrecords verify`: {FORMAT}test_verify_names_file_and_offset_of_the_first_bad_record',
     'commands/tfrecords/schema_cmd.py': 'through `tfrecords schema`: tests/unit/dataset/test_schema.py::test_cli_writes_schema_and_never_overwrites_silently',
-    'commands/kubeflow/retention.py': f'through `kubeflow retention`: {FOLDERS}test_the_command_lists_then_deletes_and_refuses_a_spec_without_the_epoch',
     'components/serving_check/check.py': 'the process it starts: tests/processes/components/serving_check/test_serving_check.py::test_a_model_that_serves_as_promised_passes_with_its_latency',
     'components/tuner/worker.py': E2E + 'the search\'s worker processes, tests/e2e/test_tuning.py::test_two_workers_run_four_trials_none_twice',
     'dataset/metrics.py': 'the metrics each label kind is judged by: tests/unit/pipeline/test_pipeline.py::test_regression_blesses_below_an_upper_bound_and_not_much_worse, tests/unit/components/tuner/test_trial.py::test_auc_is_scored_on_the_positive_class',

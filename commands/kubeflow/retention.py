@@ -1,25 +1,36 @@
 """`python -m commands.kubeflow retention`: retention of a compiled pipeline's runs
 from any machine that reaches the bucket, with the compiled spec for the
 pipeline's root and name; it dry-runs unless told `--delete`
-(kubeflow/steps/retention.py plans and deletes, as the step does)."""
+(kubeflow/steps/retention.py plans and deletes, as the step does). The runs
+are found in the layout of the backend the spec was compiled for
+(kubeflow/api/run_folders.py `runs_folder`): on Vertex AI, the project's
+folder of the root."""
 
 import argparse
 
 from commands.run.flags import keep_count
-from runtime import run_layout, storage
+from runtime import storage
 
 
 def _command(args) -> int:
   from commands.kubeflow import runs
+  from kubeflow.api import run_folders
   from kubeflow.compile import retention_step
   from kubeflow.compile import spec as spec_edit
+  from kubeflow.compile.backend import compiled_backend
   from kubeflow.steps import retention
   spec = runs.load_spec(args.spec)[0]
   defaults = spec["root"].get("inputDefinitions", {}).get("parameters", {})
   serving_dir = args.serving_dir or defaults.get("serving_dir", {}).get("defaultValue", "")
-  layout = run_layout.of_run(run_layout.KUBEFLOW, spec["defaultPipelineRoot"],
-                             spec["pipelineInfo"]["name"], "")
-  storage.check([layout.runs, serving_dir])
+  root = args.pipeline_root or spec["defaultPipelineRoot"]
+  storage.check_scheme(root, "--pipeline-root")
+  storage.check([root, serving_dir])
+  layout = run_folders.runs_folder(args.backend or compiled_backend(args.spec), root,
+                                   spec["pipelineInfo"]["name"], args.project)
+  if layout is None:
+    print(f"no project's run folder under {root} (Vertex AI's layout): "
+          "nothing to keep or delete")
+    return 0
   steps = spec_edit.tasks(spec)
   unkeyed = retention_step.without_epoch(steps)
   if args.delete and unkeyed:
@@ -41,4 +52,10 @@ def add_parser(sub) -> None:
   r.add_argument("--delete", action="store_true",
                  help="delete (default: list what would be deleted, and the bytes)")
   r.add_argument("--serving-dir", help="default: the spec's serving_dir")
+  r.add_argument("--pipeline-root", help="where the runs wrote (default: the spec's)")
+  r.add_argument("--backend", choices=("kubeflow", "vertex"),
+                 help="whose layout the runs are in (default: the backend --spec was "
+                      "compiled for)")
+  r.add_argument("--project", help="--backend vertex: the project (id or number) whose "
+                 "runs to keep (default: the one project whose runs the root holds)")
   r.set_defaults(func=_command)

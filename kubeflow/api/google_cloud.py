@@ -70,3 +70,19 @@ def connect(project: Optional[str], region: Optional[str]) -> Tuple[str, str]:
   aiplatform.init(project=project, location=region,
                   **({"api_endpoint": endpoint, "api_transport": "rest"} if endpoint else {}))
   return project, region
+
+
+def project_number(project: str) -> str:
+  """The project's number, which Vertex names its run folders by: `project`
+  itself when it is one, else Resource Manager's answer to the user's
+  credentials (the call aiplatform's bucket check makes, vertex_bucket.py).
+
+  Raises:
+    KubeflowError: no credentials.
+    google.api_core.exceptions.GoogleAPICallError: the call was refused.
+  """
+  if project.isdigit():
+    return project
+  from google.cloud.aiplatform.utils import resource_manager_utils
+  credentials, _ = _credentials()
+  return str(resource_manager_utils.get_project_number(project, credentials=credentials))

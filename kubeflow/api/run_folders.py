@@ -1,7 +1,11 @@
 """Where a run writes, and what its steps' records there say: the root
 `submit` and `schedule` send, the root the backend gives a run that sent
 none (kubeflow/steps/backend.py says how the backend resolves it), and a
-finished run's outcome for `runs`."""
+finished run's outcome for `runs`, and the folder that holds a pipeline's
+runs for `retention`."""
+
+import argparse
+from typing import Optional
 
 from kubeflow.errors import KubeflowError
 from kubeflow.steps import backend
@@ -43,6 +47,39 @@ def namespace_root(namespace: str) -> str:
   except ClusterError as e:
     raise KubeflowError(str(e)) from None
   return ((found and found.data) or {}).get("defaultPipelineRoot") or backend.DEFAULT_ROOT
+
+
+def runs_folder(backend_name: str, root: str, pipeline: str,
+                project: Optional[str] = None) -> Optional[run_layout.RunFolder]:
+  """The folder whose sub-folders are the pipeline's runs under `root`, in
+  the backend's layout (runtime/run_layout.py), as the compiled Retention
+  step finds its own. On Vertex AI that is the project's folder: `project`'s
+  (an id or a number), else the one project folder the root holds; None
+  when it holds none.
+
+  Raises:
+    argparse.ArgumentTypeError: the root holds several projects' folders
+      and no `project` says which.
+    KubeflowError: the project's number cannot be read, in one line.
+  """
+  if backend_name != run_layout.VERTEX:
+    return run_layout.of_run(backend_name, root, pipeline, "")
+  root = root.rstrip("/")
+  if project:
+    from kubeflow.api import google_cloud, vertex
+    with vertex.calls(f"reading the number of project {project}", project):
+      number = google_cloud.project_number(project)
+  else:
+    fs = storage.gfile()
+    found = run_layout.project_folders(fs.listdir(root) if fs.isdir(root) else [])
+    if len(found) > 1:
+      raise argparse.ArgumentTypeError(
+          f"--project: expected the project whose runs to keep, found the run folders "
+          f"of projects {', '.join(found)} under {root}")
+    if not found:
+      return None
+    number = found[0]
+  return run_layout.of_run(run_layout.VERTEX, root, pipeline, "", number)
 
 
 FINISHED = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
