@@ -69,7 +69,8 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
                  train, evaluation, config: TrainingConfig,
                  log_dir: Optional[str] = None, regression: bool = False,
                  checkpoint: Optional[LoopCheckpoint] = None,
-                 progress: Optional[Steps] = None) -> Dict[str, List[float]]:
+                 progress: Optional[Steps] = None,
+                 heartbeat=None) -> Dict[str, List[float]]:
   """Trains `model` for config.train_steps steps, from the checkpoint's step
   when it holds one.
 
@@ -88,6 +89,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       end) and restored first; None trains without.
     progress: told each step and its loss (runtime/progress/training.py), or None;
       the caller ends it.
+    heartbeat: its `beat` is called at each step (distribute.Heartbeat), or None.
 
   Returns:
     Per epoch trained here: `loss`, the metric and `val_<metric>`
@@ -111,6 +113,8 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     start, total = done, 0.0
     for step in range(start + 1, end + 1):
       total += (loss := float(train_step(train_it)))
+      if heartbeat:
+        heartbeat.beat()
       if progress:
         progress.step(step, loss)
       if checkpoint and config.checkpoint_every and step % config.checkpoint_every == 0:
@@ -120,6 +124,8 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       checkpoint.save(done)
     for _ in range(config.eval_steps):
       eval_step(eval_it)
+      if heartbeat:
+        heartbeat.beat()
     history["loss"].append(total / max(end - start, 1))
     history[metric].append(float(train_metric.result()))
     history[f"val_{metric}"].append(float(eval_metric.result()))
