@@ -127,7 +127,7 @@ def _train_custom(keras_model, strategy, decl: Declaration, config: TrainingConf
   steps = _progress(strategy, config, config.train_steps)
   loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
                     regression=decl.label.kind == "regression", checkpoint=saver,
-                    progress=steps, heartbeat=heartbeat)
+                    progress=steps, heartbeat=heartbeat or distribute.NO_HEARTBEAT)
   if steps:
     steps.done()
   return [saver.restored] if saver and saver.restored else []
