@@ -70,7 +70,6 @@ TESTED_ELSEWHERE = {
     'components/served_score/chart.py': 'tests/unit/components/served_score/test_served_score.py::test_the_chart_marks_a_push_and_a_rollback_and_draws_the_threshold',
     'pipeline/served.py': 'ServedScore before the gates: tests/unit/pipeline/test_data_components.py::test_with_spans_drift_is_judged_before_the_schemas_check, tests/processes/components/kserve_deploy/test_kserve_deploy.py::test_the_step_is_there_only_with_kserve_and_never_cached_on_kubeflow',
     'runtime/kube.py': f'the training launcher calls the cluster through it: {TRAINJOB}test_a_placed_trainjob_passes_the_trainer_webhook',
-    'trainer/jobs/tfjob.py': f'{TRAINJOB}test_a_tfjob_runs_the_workers_in_a_container_named_tensorflow, {WORKERS}test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash',
     'trainer/jobs/job.py': f'{WORKERS}test_a_job_that_fails_for_good_fails_the_step_naming_the_worker, {WORKERS}test_a_job_past_its_timeout_is_deleted_and_fails_the_step',
     'trainer/jobs/local.py': 'tests/processes/trainer/test_checkpoints.py::test_a_killed_training_resumes_from_its_checkpoint, tests/processes/trainer/test_distribute.py::test_two_workers_train_the_same_weights_on_different_shards',
     'local_runner.py': E2E + f'every local run, {E2E_RUN}test_every_component_ran_and_the_model_was_blessed_and_pushed; its flags with tests/unit/pipeline/test_pipeline.py::test_bad_train_flags_name_the_setting',

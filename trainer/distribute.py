@@ -8,6 +8,13 @@
   one GPU / the CPU        the default strategy; on a GPU, batches are
                            prefetched to the device.
 
+A worker whose process freezes (SIGSTOP, a hung node with its kubelet
+alive) no longer touches its heartbeat file (`Heartbeat`); the TFJob's
+liveness probe (trainer/jobs/tfjob.py) then has its container restarted.
+Its peers need no probe: TF 2.16's coordination service, which
+MultiWorkerMirroredStrategy always starts, aborts their collectives about
+10 s after a peer stops answering its heartbeats (docs/kubeflow.md).
+
 The per-replica batch is `TrainingConfig.batch_size`, so the global batch
 grows with the number of replicas. All of these paths run on the CPU too:
 that is how the tests run them, these machines having no GPU.
@@ -15,6 +22,7 @@ that is how the tests run them, these machines having no GPU.
 
 import ctypes
 import json
+import os
 import shutil
 import tempfile
 from typing import Callable, Optional, Sequence
@@ -163,3 +171,30 @@ def distribute(strategy: tf.distribute.Strategy,
     return strategy.distribute_datasets_from_function(dataset_fn)
   gpus = tf.config.list_logical_devices("GPU")
   return feed_device(dataset_fn(None), gpus[0].name if gpus else None)
+
+
+class Heartbeat(keras.callbacks.Callback):
+  """Touches a file at every training and evaluation step, and removes it
+  when training ends: a liveness probe fails a worker whose file is older
+  than its bound (trainer/jobs/tfjob.py `liveness_probe`). No file, no
+  verdict: before the first step (the workers wait for each other there)
+  and during the export, a probe passes. Without a path it does nothing.
+  A Keras callback for `fit`; the custom loop calls `beat` itself."""
+
+  def __init__(self, path: Optional[str] = None):
+    super().__init__()
+    self.path = path or None
+
+  def beat(self, *_) -> None:
+    if self.path:
+      with open(self.path, "a"):
+        os.utime(self.path)
+
+  on_train_batch_end = on_test_batch_end = beat
+
+  def stop(self) -> None:
+    if self.path and os.path.exists(self.path):
+      os.remove(self.path)
+
+
+NO_HEARTBEAT = Heartbeat()  # outside a job's worker: beats nothing

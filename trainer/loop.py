@@ -16,6 +16,7 @@ from runtime.progress.training import Steps
 from trainer import curves
 from trainer import model as model_lib
 from trainer.checkpoints import LoopCheckpoint
+from trainer.distribute import NO_HEARTBEAT, Heartbeat
 
 keras = tf.keras
 
@@ -65,13 +66,19 @@ def _steps(model: keras.Model, strategy: tf.distribute.Strategy, loss_fn,
   return train_step, eval_step
 
 
+def _evaluate(eval_step, iterator, steps: int, heartbeat: Heartbeat) -> None:
+  for _ in range(steps):
+    eval_step(iterator)
+    heartbeat.beat()
+
+
 def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
                  train, evaluation, config: TrainingConfig,
                  log_dir: Optional[str] = None, regression: bool = False,
                  checkpoint: Optional[LoopCheckpoint] = None,
-                 progress: Optional[Steps] = None) -> Dict[str, List[float]]:
-  """Trains `model` for config.train_steps steps, from the checkpoint's step
-  when it holds one.
+                 progress: Optional[Steps] = None,
+                 heartbeat: Heartbeat = NO_HEARTBEAT) -> Dict[str, List[float]]:
+  """Trains `model` for config.train_steps steps, from the checkpoint's if any.
 
   Args:
     model: compiled under `strategy.scope()` (its optimizer is used; under
@@ -88,6 +95,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
       end) and restored first; None trains without.
     progress: told each step and its loss (runtime/progress/training.py), or None;
       the caller ends it.
+    heartbeat: told of each step, a worker's liveness (trainer/distribute.py).
 
   Returns:
     Per epoch trained here: `loss`, the metric and `val_<metric>`
@@ -101,9 +109,8 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
   history = {"loss": [], metric: [], f"val_{metric}": []}
   train_it, eval_it = iter(train), iter(evaluation)
   restored = done = checkpoint.restore() if checkpoint else 0
-  per_epoch = config.steps_per_epoch
   for epoch in range(config.epochs):
-    end = min((epoch + 1) * per_epoch, config.train_steps)
+    end = min((epoch + 1) * config.steps_per_epoch, config.train_steps)
     if end <= restored:
       continue  # trained before the interruption
     train_metric.reset_state()
@@ -111,6 +118,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     start, total = done, 0.0
     for step in range(start + 1, end + 1):
       total += (loss := float(train_step(train_it)))
+      heartbeat.beat()
       if progress:
         progress.step(step, loss)
       if checkpoint and config.checkpoint_every and step % config.checkpoint_every == 0:
@@ -118,8 +126,7 @@ def train_custom(model: keras.Model, strategy: tf.distribute.Strategy,
     done = end
     if checkpoint and not config.checkpoint_every:
       checkpoint.save(done)
-    for _ in range(config.eval_steps):
-      eval_step(eval_it)
+    _evaluate(eval_step, eval_it, config.eval_steps, heartbeat)
     history["loss"].append(total / max(end - start, 1))
     history[metric].append(float(train_metric.result()))
     history[f"val_{metric}"].append(float(eval_metric.result()))

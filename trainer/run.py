@@ -66,7 +66,7 @@ def train(train_files: List[str], eval_files: List[str],
           config: TrainingConfig, strategy: tf.distribute.Strategy,
           materialized: bool = True, log_dir: Optional[str] = None,
           base_model: Optional[str] = None, notes: Sequence[str] = (),
-          checkpoint_dir: Optional[str] = None) -> tf.keras.Model:
+          checkpoint_dir: Optional[str] = None, heartbeat=None) -> tf.keras.Model:
   """Builds the input pipelines and the model, and trains it.
 
   Args:
@@ -81,8 +81,8 @@ def train(train_files: List[str], eval_files: List[str],
     log_dir: where the curves and the Trainer's notes go.
     base_model: the served model's SavedModel folder, to warm-start from.
     notes: what the caller decided, for the run's last lines.
-    checkpoint_dir: where to checkpoint, and to resume from
-      (trainer/checkpoints.py); None trains without checkpoints.
+    checkpoint_dir: where to checkpoint and resume from, or None (checkpoints.py).
+    heartbeat: told of every step (a worker's liveness, distribute.py).
 
   Returns:
     The trained model.
@@ -99,15 +99,14 @@ def train(train_files: List[str], eval_files: List[str],
   for f, b in _backbones(decl):
     notes.append(f"backbone {b.name} ({f.name}): weights from {b.weights}")
     logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
-  if not distribute.is_chief(strategy):
-    log_dir = None
+  log_dir = log_dir if distribute.is_chief(strategy) else None
   resumed: List[int] = []
   if config.loop == "custom":
     resumed = _train_custom(keras_model, strategy, decl, config, train_data, eval_data,
-                            log_dir, checkpoint_dir)
+                            log_dir, checkpoint_dir, heartbeat)
   else:
     fit_in_phases(keras_model, strategy, decl, config, train_data, eval_data, log_dir,
-                  checkpoint_dir, resumed)
+                  checkpoint_dir, resumed, heartbeat)
   if resumed:
     notes.append(checkpoints.note(resumed[0], config.train_steps))
     logging.getLogger("absl").info("%s", notes[-1])  # the step's log on Kubeflow
@@ -120,7 +119,7 @@ def train(train_files: List[str], eval_files: List[str],
 
 def _train_custom(keras_model, strategy, decl: Declaration, config: TrainingConfig,
                   train_data, eval_data, log_dir: Optional[str],
-                  checkpoint_dir: Optional[str]) -> List[int]:
+                  checkpoint_dir: Optional[str], heartbeat=None) -> List[int]:
   """The custom loop, with its checkpoints and progress line; [the step it
   resumed from], or []."""
   saver = (checkpoints.LoopCheckpoint(keras_model, strategy, checkpoint_dir)
@@ -128,7 +127,7 @@ def _train_custom(keras_model, strategy, decl: Declaration, config: TrainingConf
   steps = _progress(strategy, config, config.train_steps)
   loop.train_custom(keras_model, strategy, train_data, eval_data, config, log_dir,
                     regression=decl.label.kind == "regression", checkpoint=saver,
-                    progress=steps)
+                    progress=steps, heartbeat=heartbeat or distribute.NO_HEARTBEAT)
   if steps:
     steps.done()
   return [saver.restored] if saver and saver.restored else []
@@ -151,7 +150,7 @@ def _progress(strategy: tf.distribute.Strategy, config: TrainingConfig,
 def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                   decl: Declaration, config: TrainingConfig, train_data, eval_data,
                   log_dir: Optional[str] = None, checkpoint_dir: Optional[str] = None,
-                  resumed: Optional[List[int]] = None) -> None:
+                  resumed: Optional[List[int]] = None, heartbeat=None) -> None:
   """`fit`; with a backbone, first frozen for its `frozen_epochs`, then
   fine-tuned at its `fine_tune_learning_rate` for the remaining epochs.
   Each phase checkpoints into a folder of its own under `checkpoint_dir`; a
@@ -184,7 +183,8 @@ def fit_in_phases(keras_model: tf.keras.Model, strategy: tf.distribute.Strategy,
                         folders[index], config.checkpoint_every, config.steps_per_epoch,
                         start, resumed if resumed is not None else [])
                     + curves.callbacks(log_dir)
-                    + ([progress.FitProgress(steps, config.steps_per_epoch)] if steps else []),
+                    + ([progress.FitProgress(steps, config.steps_per_epoch)] if steps else [])
+                    + ([heartbeat] if heartbeat else []),
                     verbose=0)
 
 
@@ -235,6 +235,7 @@ def train_here(fn_args) -> None:
   tft_output = tft.TFTransformOutput(fn_args.transform_output)
   # The engines running a job's workers describe the cluster here (trainer/jobs/).
   strategy = distribute.make_strategy(os.environ.get("TF_CONFIG"))
+  heartbeat = distribute.Heartbeat(os.environ.get(jobs.HEARTBEAT_ENV))  # set by the engine
   key = warm_start.key_for(fn_args.base_model)
   saved = checkpoints.folder(fn_args.custom_config.get(checkpoints.CONFIG_KEY, ""), key,
                              fn_args.model_run_dir)
@@ -242,7 +243,8 @@ def train_here(fn_args) -> None:
                       config, strategy,
                       fn_args.custom_config.get("materialized", True),
                       log_dir=fn_args.model_run_dir, base_model=fn_args.base_model,
-                      notes=notes, checkpoint_dir=saved)
+                      notes=notes, checkpoint_dir=saved, heartbeat=heartbeat)
+  heartbeat.stop()  # the export's collectives take longer than a step
   export_model(keras_model, strategy, tft_output, decl, fn_args.serving_model_dir,
                [spans.split_of(p) for p in fn_args.train_files], key)
   checkpoints.discard(saved, strategy)

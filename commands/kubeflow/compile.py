@@ -159,6 +159,11 @@ def _train_job_flags(parser: argparse.ArgumentParser) -> None:
                       metavar="SECONDS",
                       help="with --train-workers: delete the Trainer's job and fail the "
                            "step if it has not finished after this long (default: none)")
+  parser.add_argument("--train-heartbeat-timeout",
+                      type=flags.whole_number(30, unit="a number of seconds"), metavar="SECONDS",
+                      help="--train-engine tfjob: restart a worker that has not finished a "
+                           "training step for this long, as frozen (default 300; "
+                           "docs/kubeflow.md)")
   parser.add_argument("--train-machine-type", metavar="TYPE",
                       help="--train-engine vertex: each worker's machine (default: "
                            "one of the family its GPU attaches to, e.g. g2-standard-8 "

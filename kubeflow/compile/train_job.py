@@ -96,6 +96,8 @@ def worker_pod(config: PipelineConfig, image: str, env: Dict[str, str],
         secretEnv=[list(entry) for entry in args.secret_env])
     if getattr(args, "train_timeout", None):
       pod["timeoutSeconds"] = args.train_timeout
+    if getattr(args, "train_heartbeat_timeout", None):
+      pod["heartbeatTimeoutSeconds"] = args.train_heartbeat_timeout
     if getattr(args, "train_machine_type", None):
       pod["machineType"] = args.train_machine_type
     pod.update(vertex_flags(config, args))

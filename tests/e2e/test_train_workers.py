@@ -351,7 +351,10 @@ def test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash(
   """Issue 53: the Training Operator sums the Running pods' restarts against
   the budget (tests/e2e/test_tfjob_budget.py counts it); here four real
   workers lose a node twice and crash once, at different times, and resume
-  from their checkpoint each time, within the budget."""
+  from their checkpoint each time, within the budget. Issue 70: the first
+  node is lost without a reset, its worker frozen (SIGSTOP), not killed:
+  its peers' collectives abort (TF's coordination heartbeat) and its
+  liveness probe has it restarted within the bound docs/kubeflow.md gives."""
   # Each incident follows a checkpoint (steps 10, 20, 30): 20 steps are left
   # after the last, and each step of four workers on two cores is slow.
   inputs = step_inputs(two_workers, cluster, "tfjob", steps=50, workers=4,
@@ -359,7 +362,10 @@ def test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash(
   # Restarts are what is tested, not the kubelet's 10 s back-off: 1 s, still
   # doubling, still after the peers have failed on the broken collective.
   cluster.controllers.backoff_period = 1.0
-  step = cluster.start_step(inputs)
+  heartbeat = 60  # --train-heartbeat-timeout: short, so the freeze costs no suite time
+  step = cluster.start_step(inputs, {"image": "registry.example/tfrecord-pipeline:test",
+                                     "env": {"STAND_IN": "1"},
+                                     "heartbeatTimeoutSeconds": heartbeat})
   checkpoints = tmp(cluster) / "tfjob" / "checkpoints"
 
   def newer_checkpoint(after: float):
@@ -372,18 +378,28 @@ def test_a_tfjob_of_four_workers_resumes_through_two_preemptions_and_a_crash(
       return chief.started_at > moment and chief.ended() is None
     return ready
   since = time.time()
-  for index, kind in ((2, "preemption"), (1, "preemption"), (3, "crash")):
+  for index, kind in ((2, "freeze"), (1, "preemption"), (3, "crash")):
     wait_for(f"a checkpoint before the {kind} of worker {index}", newer_checkpoint(since), 900)
     job = next(iter(cluster.controllers.jobs.values()))
     moment = time.time()
     if kind == "preemption":
       cluster.controllers.preempt(job["pods"][index])
+    elif kind == "freeze":  # no exit, no reset: the process group stopped
+      os.killpg(job["pods"][index].proc.pid, signal.SIGSTOP)
     else:
       os.killpg(job["pods"][index].proc.pid, signal.SIGKILL)
     # Its peers fail on the broken collective, the chief among them, and
     # restart in their pods after the kubelet's back-off.
     wait_for(f"the chief to restart after the {kind} of worker {index}",
              chief_restarted_after(moment), 900)
+    if kind == "freeze":
+      frozen = job["pods"][index]
+      wait_for(f"the frozen worker {index}'s restart by its liveness probe",
+               lambda f=frozen, m=moment: f.started_at > m and f.ended() is None, 900)
+      # From its last step: the bound, and the kubelet's first back-off.
+      assert frozen.started_at - moment <= tfjob.restart_bound(heartbeat) + 15, \
+          frozen.started_at - moment
+      assert frozen.prober.kills == 1 and frozen.restarts == 1, frozen.restarts
     since = time.time()
   out, _ = step.communicate(timeout=1800)
   assert step.returncode == 0, out[-3000:]

@@ -29,6 +29,9 @@ says:
   `runPolicy.backoffLimit` (release-1.9 `pkg/core/job.go` PastBackoffLimit,
   `>=`): "Job <name> has failed because it has reached the specified
   backoff limit". Worker 0 succeeding succeeds the TFJob (no Chief replica).
+  A worker container's exec liveness probe is run as the kubelet runs it
+  (kubelet_probes.py): failing, the container is killed and restarted in
+  its pod like a failed one, one more restart.
 
 With `identities`, a pod's storage credentials come from its service
 account alone (`spec.serviceAccountName`, `default` when none), as a
@@ -38,9 +41,12 @@ keys are put in the pod's environment, a simplification of the token a
 pod would exchange for them; the test process's AWS_* keys never reach a
 pod then.
 
-The one thing that differs from a cluster: names do not resolve here, so
-each worker's host name is mapped to a port on 127.0.0.1 in the
-TRAIN_HOST_ALIASES variable (trainer/jobs/roles.py applies it). Not modelled:
+Two things differ from a cluster: names do not resolve here, so each
+worker's host name is mapped to a port on 127.0.0.1 in the
+TRAIN_HOST_ALIASES variable (trainer/jobs/roles.py applies it); and pods
+share this machine's /tmp, so a TFJob container's variable naming a file
+under /tmp names one of its pod's own instead, removed when its container
+restarts (a new container's filesystem). Not modelled:
 scheduling (a pod's placement is in its spec, acted on by no one), gang
 scheduling, DNS, images (the command runs in this venv), resources, RBAC
 beyond the API's forbidden list; for a TrainJob, a pod deleted with its
@@ -59,7 +65,7 @@ import time
 import uuid
 from typing import Dict, List, Optional
 
-from tests.fakes import trainjob_placement
+from tests.fakes import kubelet_probes, trainjob_placement
 from tests.fakes.kubernetes_api import Key, Store, now
 
 TRAINER = ("trainer.kubeflow.org/v1alpha1", "trainjobs")
@@ -94,8 +100,12 @@ class Pod:
 
   def __init__(self, store: Store, ns: str, name: str, labels: Dict, annotations: Dict,
                command: List[str], env: Dict[str, str], log_dir: str, owner: dict,
-               container: str = "node", placement: Optional[Dict] = None):
+               container: str = "node", placement: Optional[Dict] = None,
+               liveness: Optional[Dict] = None, own_files=()):
     self.store, self.key = store, ("v1", ns, "pods", name)
+    # Files in the container's own filesystem: a restarted container starts
+    # without them (a new writable layer).
+    self.own_files = own_files
     self.command, self.env, self.restarts, self.container = command, env, 0, container
     self.log_path = os.path.join(log_dir, f"{name}.log")
     self.proc: Optional[subprocess.Popen] = None
@@ -106,6 +116,11 @@ class Pod:
         "status": {"phase": "Pending"}})
     store.logs[(ns, name)] = self.log
     self.start()
+    self.prober = None
+    if liveness:  # the kubelet's prober (kubelet_probes.py)
+      self.prober = kubelet_probes.Prober(
+          liveness, env, lambda: (self.proc, self.started_at) if self.proc else None)
+      self.prober.start()
 
   def log(self):
     """The current container's log, as the API's pods/log gives it (a
@@ -116,6 +131,9 @@ class Pod:
     return text, self.proc is not None and self.proc.poll() is not None
 
   def start(self) -> None:
+    for path in self.own_files:
+      if os.path.exists(path):
+        os.remove(path)
     out = open(self.log_path, "a")
     self.log_from, self.started_at = out.tell(), time.time()
     # The image's python is this venv's (images are not modelled).
@@ -167,6 +185,8 @@ class Pod:
     self.start()
 
   def kill(self) -> None:
+    if getattr(self, "prober", None):
+      self.prober.stopped.set()
     if self.proc and self.proc.poll() is None:
       os.killpg(self.proc.pid, signal.SIGKILL)
       self.proc.wait()
@@ -435,6 +455,10 @@ class Controllers(threading.Thread):
     spec = obj["spec"]["tfReplicaSpecs"]["Worker"]
     (container,) = spec["template"]["spec"]["containers"][:1]
     extra = {"HOSTNAME": f"{key[3]}-worker-{index}", "TRAIN_HOST_ALIASES": json.dumps(aliases)}
+    # A path in the container's own /tmp is a file of its own here.
+    own = {v["name"]: os.path.join(self.log_dir, f"{key[3]}-worker-{index}.{v['name']}")
+           for v in container.get("env", []) if v.get("value", "").startswith("/tmp/")}
+    extra.update(own)
     if container["name"] == "tensorflow" and len(hosts) > 1:
       extra["TF_CONFIG"] = json.dumps({"cluster": {"worker": hosts},
                                        "task": {"type": "worker", "index": index},
@@ -449,4 +473,5 @@ class Controllers(threading.Thread):
     return Pod(self.store, key[1], name, labels, dict(annotations), container["command"],
                self._env(container, extra, account), self.log_dir,
                {"apiVersion": "kubeflow.org/v1", "kind": "TFJob", "name": key[3],
-                "uid": obj["metadata"]["uid"]}, container["name"])
+                "uid": obj["metadata"]["uid"]}, container["name"],
+               liveness=container.get("livenessProbe"), own_files=list(own.values()))

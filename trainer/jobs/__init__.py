@@ -20,3 +20,6 @@ ENGINES = ("local", "trainjob", "tfjob", "vertex")
 CLUSTER_ENGINES = ENGINES[1:]  # what `python -m commands.kubeflow compile` offers
 
 CONFIG_KEY = "workers"  # in the Trainer's custom_config: {"count", "engine"}
+# A worker's heartbeat file, which the cluster engines' liveness probes read
+# (tfjob.py); each step touches it (trainer/distribute.py `Heartbeat`).
+HEARTBEAT_ENV = "TRAIN_HEARTBEAT"

@@ -29,6 +29,7 @@ class Job:
     pod: what each worker's pod gets, as the compiler wrote it for the
       Trainer step: image, resources (per worker), nodeSelector,
       tolerations, env, secretEnv, imagePullSecrets, timeoutSeconds,
+      heartbeatTimeoutSeconds (TFJob workers' liveness bound, tfjob.py),
       serviceAccountName (the workers' Kubernetes account; no flag sets it
       yet); on Vertex AI machineType, project, region, serviceAccount,
       network (kubeflow/compile/train_job.py).

@@ -4,8 +4,9 @@ What `--train-workers N` does with the local runner, so that a user can
 debug a multi-worker Trainer on a laptop: the same worker command each
 cluster engine runs, with TF_CONFIG naming N ports on 127.0.0.1. Every
 worker's lines are relayed, prefixed with its index. When one fails the
-others are stopped: a MultiWorkerMirroredStrategy worker whose peer died
-waits for it forever (tensorflow#58434).
+others are stopped at once: left alone they would fail too, within about
+10 s (TF 2.16's coordination service heartbeat, trainer/distribute.py),
+but stopping them keeps the first failure the one the run reports.
 """
 
 import collections

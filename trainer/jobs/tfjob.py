@@ -19,23 +19,58 @@ profile namespace an Istio sidecar would outlive the worker and keep its
 pod from completing (kubeflow/trainer v2.3.0 docs/legacy-v1/user-guides/
 tensorflow.md line 19). KFP's `pipeline-runner` role already covers
 `kubeflow.org`.
+
+A worker that freezes (its process stopped, hung, or its node gone silent
+without a reset) is not left to hang the job: its peers' collectives abort
+about 10 s later (TF 2.16's coordination service heartbeat, which
+MultiWorkerMirroredStrategy starts), and each worker's container has a
+liveness probe that fails once its heartbeat file, touched at every step
+(trainer/distribute.py `Heartbeat`), is older than `heartbeatTimeoutSeconds`
+(`--train-heartbeat-timeout`, default HEARTBEAT_TIMEOUT): the kubelet kills
+the frozen container and restarts it, one restart of the budget.
 """
 
 import sys
 from typing import Dict, Optional
 
-from trainer.jobs import kube, roles, watch
+from trainer.jobs import HEARTBEAT_ENV, kube, roles, watch
 from trainer.jobs.job import Job
 
 group, version, plural, kind = "kubeflow.org", "v1", "tfjobs", "TFJob"
 INCIDENTS = 3  # crashes or preemptions a TFJob survives, whatever its workers
 NO_SIDECAR = {"sidecar.istio.io/inject": "false"}
+HEARTBEAT_FILE = "/tmp/trainer-heartbeat"  # in the container's own filesystem
+HEARTBEAT_TIMEOUT = 300  # s without a step; a step, an eval batch, a checkpoint take less
+# The kubelet probes every PERIOD s and kills after FAILURES failures in a
+# row, within GRACE s: a frozen process ignores SIGTERM until SIGKILL.
+PERIOD, FAILURES, GRACE = 10, 3, 10
+# Exits 1 when the heartbeat file is older than the bound; passes without one
+# (before the first step and during the export, trainer/distribute.py).
+PROBE = ("import os, sys, time\n"
+         "try:\n  age = time.time() - os.path.getmtime(os.environ['{env}'])\n"
+         "except OSError:\n  age = 0\n"
+         "sys.exit(age > {seconds})")
 
 
 def backoff_limit(workers: int) -> int:
   """The restart budget: each incident costs up to `workers` restarts, and
   the operator fails the job when the sum reaches the limit."""
   return INCIDENTS * workers + 1
+
+
+def restart_bound(timeout: int = HEARTBEAT_TIMEOUT) -> int:
+  """The most seconds from a worker's last step, when it froze, to the
+  kubelet's kill of its container (the restart follows after back-off)."""
+  return timeout + PERIOD * FAILURES + GRACE
+
+
+def liveness_probe(timeout: int = HEARTBEAT_TIMEOUT) -> Dict:
+  """The worker container's liveness probe: an exec of the image's python
+  (no shell tools assumed), run with the container's environment."""
+  body = PROBE.format(env=HEARTBEAT_ENV, seconds=int(timeout))
+  return {"exec": {"command": ["python", "-c", body]}, "periodSeconds": PERIOD,
+          "failureThreshold": FAILURES, "timeoutSeconds": PERIOD,
+          "terminationGracePeriodSeconds": GRACE}
 
 
 def check(cluster: kube.Cluster) -> None:
@@ -45,7 +80,9 @@ def check(cluster: kube.Cluster) -> None:
 def body(job: Job, namespace: str, owner: Optional[Dict]) -> Dict:
   pod = job.pod
   container = {"name": "tensorflow", "image": pod.get("image", ""), "command": job.command,
-               "env": kube.env_vars(pod),
+               "env": kube.env_vars(pod, [{"name": HEARTBEAT_ENV, "value": HEARTBEAT_FILE}]),
+               "livenessProbe": liveness_probe(
+                   pod.get("heartbeatTimeoutSeconds") or HEARTBEAT_TIMEOUT),
                "ports": [{"name": "tfjob-port", "containerPort": roles.DEFAULT_PORT}]}
   if kube.resources(pod):
     container["resources"] = kube.resources(pod)

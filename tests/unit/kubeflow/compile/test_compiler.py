@@ -207,6 +207,8 @@ def test_training_settings_and_the_transform_choice_reach_the_compiled_trainer(
                                "engine for 2 workers"),
     (["--train-workers", "2", "--train-engine", "local"], "--train-engine: invalid choice"),
     (["--train-timeout", "0"], "--train-timeout: expected a number of seconds >= 1"),
+    (["--train-heartbeat-timeout", "5"], "--train-heartbeat-timeout: expected a number of "
+                                         "seconds >= 30"),
 ])
 def test_bad_compile_flags_give_one_clear_line(tmp_path, capsys, flags, message):
   code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",

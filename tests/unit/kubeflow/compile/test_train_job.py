@@ -143,3 +143,16 @@ def test_a_service_account_of_the_other_kind_is_one_line(engine, account, expect
   with pytest.raises(CompileError) as e:
     train_job.worker_pod(config, IMAGE, {}, _compile_args("--train-service-account", account))
   assert str(e.value) == expected
+
+
+def test_train_heartbeat_timeout_is_the_tfjob_workers_liveness_bound():
+  """Issue 70: a frozen TFJob worker is restarted once it has not stepped
+  for this long (docs/kubeflow.md)."""
+  config = types.SimpleNamespace(train_workers=2, train_engine="tfjob", resources={})
+  pod = train_job.worker_pod(config, IMAGE, {}, _compile_args(
+      "--train-heartbeat-timeout", "120"))
+  assert pod["heartbeatTimeoutSeconds"] == 120
+  made = tfjob.body(Job("train-abc", ["python"], 2, pod), "team-a", None)
+  probe = made["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
+      "livenessProbe"]
+  assert "> 120)" in probe["exec"]["command"][2], probe
