@@ -182,8 +182,7 @@ class KServe:
   def deploy(self, serving_dir: str, version: str) -> str:
     """Points the InferenceService at `version`: created, as a canary beside
     the version it serves, or outright; then waits until its revision is
-    Ready and says what takes the traffic (kserve_ready.py); nothing is
-    patched when the spec already names it.
+    Ready and says what takes the traffic (kserve_ready.py).
 
     Raises:
       serving.ServingError: the revision failed or is not Ready in time.
@@ -220,10 +219,11 @@ class KServe:
     before = kserve_ready.predictor_status(found).get("latestCreatedRevision", "")
     self.patch({"metadata": {"annotations": written},
                  "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
-                     "storageUri": storage_uri, "image": self.target.image}}}},
+                     "storageUri": storage_uri, "image": self.target.image},
+                     "serviceAccountName": self.target.service_account or None}}},
                 f"serve {version}")
-    ready = self.wait(None if mode == "standard" else before, version)
-    return kserve_ready.serving_line(ready, name, version, rolled_out or "", mode)
+    return kserve_ready.serving_line(self.wait(None if mode == "standard" else before, version),
+                                     name, version, rolled_out or "", mode)
 
   def wait(self, before, version: str) -> dict:
     return kserve_ready.wait(self.found, before, self.target.name, version,

@@ -212,8 +212,11 @@ class Controller:
     ingress = {"type": "IngressReady", "status": "True" if latest_ready else "False"}
     conditions = [predictor_ready, ingress, {**predictor_ready, "type": "Ready"}]
     # observedGeneration is the Knative Service's (inference_service_status.go:635).
-    new_status = {**status, "components": {"predictor": component}, "conditions": conditions,
-                  "deploymentMode": mode, "url": url if latest_ready else None, "modelStatus": model,
+    # No URL until a revision is ready; the CRD refuses a null one.
+    new_status = {**{k: v for k, v in status.items() if k != "url"},
+                  **({"url": url} if latest_ready else {}),
+                  "components": {"predictor": component}, "conditions": conditions,
+                  "deploymentMode": mode, "modelStatus": model,
                   "clusterServingRuntimeName": "kserve-tensorflow-serving",
                   "observedGeneration": len(revisions)}
 

@@ -71,13 +71,16 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   assert [c["status"] for c in obj["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
   assert obj["status"]["deploymentMode"] == recorded
   assert traffic(store) == [(100, first)]
-  assert deploy.deploy(base, first).endswith(f"already serves version {first}")  # a retry
+  assert deploy.deploy(base, first) == (  # a retry
+      f"kserve: InferenceService digits already serves version {first} (100%)")
 
   second = push(base, tmp_path / "m2")
   assert deploy.deploy(base, second) == (
       f"kserve: version {second} is a canary at 10% of traffic; version {first} keeps 90% "
       "until `promote` or `rollback`")
   assert traffic(store) == [(10, second), (90, first)]
+  # At 10%, it does not "already serve": the status says its share.
+  assert deploy.deploy(base, second).startswith(f"kserve: version {second} is a canary at 10%")
   assert deploy.promote() == f"kserve: version {second} promoted to all traffic"
   assert traffic(store) == [(100, second)]
   component = fake.reconciled(store, NAMESPACE, "digits")["status"]["components"]["predictor"]
@@ -96,6 +99,9 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   copy = os.path.basename(serving.latest(base))
   assert copy not in (first, second, third)
   assert traffic(store) == [(0, copy), (100, second)]
+  assert deploy.deploy(base, copy) == (  # at 0%: not "already serves"
+      f"kserve: InferenceService digits names version {copy} at 0% of traffic; version "
+      f"{second} keeps 100%")
   assert kserve.served_version(fake.reconciled(store, NAMESPACE, "digits")) == copy
   # The next canary splits with the version that kept the traffic.
   fourth = push(base, tmp_path / "m4")
@@ -208,3 +214,41 @@ def test_the_staged_uri_downloads_one_version(tmp_path, cluster, s3):
   assert kserve_storage.downloaded(uri.rstrip("/")) == ["0/170/saved_model.pb", "17/saved_model.pb"]
   # The serving dir's version folder itself holds no numbered version.
   assert not kserve_storage.serves(f"{base}/17/")
+
+
+@pytest.mark.parametrize("cluster", RELEASES, indirect=True)
+def test_a_predictor_without_the_s3_secret_fails_the_deploy_naming_the_download(tmp_path,
+                                                                               cluster):
+  """As upstream's credential builder: the `default` account has no Secret,
+  so the storage initializer goes to AWS; an account whose Secret lacks
+  `s3-usehttps: "0"` speaks HTTPS to the HTTP store. The revision never
+  gets Ready, the traffic stays, and the deploy says why."""
+  store, base = cluster, serving_dir(tmp_path)
+  first = push(base, tmp_path / "m1")
+  with pytest.raises(serving.ServingError) as failed:
+    kserve.KServe(kserve.Target("digits", ready_seconds=30)).deploy(base, first)
+  line = str(failed.value)
+  assert "\n" not in line and line.startswith(
+      f"kserve: version {first} of InferenceService digits did not get Ready (revision "
+      "digits-predictor-00001)"), line
+  assert "ModelLoadFailed: botocore.exceptions.EndpointConnectionError: Could not connect to " \
+      'the endpoint URL: "https://models.s3.amazonaws.com/' in line, line
+  assert traffic(store) == []
+  # An account with the keys and endpoint but HTTPS (no s3-usehttps "0").
+  key = ("v1", NAMESPACE, "secrets", "s3-reader-s3")
+  store.update(key, lambda o: o["metadata"]["annotations"].pop(kserve_storage.USE_HTTPS))
+  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10, service_account=ACCOUNT))
+  second = push(base, tmp_path / "m2")
+  with pytest.raises(serving.ServingError, match=r"did not get Ready .*SSL"):
+    deploy.deploy(base, second)
+  store.update(key, lambda o: o["metadata"]["annotations"].update({kserve_storage.USE_HTTPS: "0"}))
+  third = push(base, tmp_path / "m3")
+  assert deploy.deploy(base, third) == (
+      f"kserve: InferenceService digits serves version {third} (100%)")
+  assert traffic(store) == [(100, third)]
+  # Its canary with the HTTPS Secret: refused, the traffic stays on the third.
+  store.update(key, lambda o: o["metadata"]["annotations"].pop(kserve_storage.USE_HTTPS))
+  fourth = push(base, tmp_path / "m4")
+  with pytest.raises(serving.ServingError, match=r"did not get Ready"):
+    deploy.deploy(base, fourth)
+  assert {version for percent, version in traffic(store) if percent} == {third}
