@@ -116,8 +116,8 @@ def downloaded(storage_uri: str, env: Optional[Dict[str, str]] = None) -> List[s
   Raises:
     InitializerFailed: the download's error, as boto3 words it.
   """
-  env = process_env() if env is None else env
   if storage_uri.startswith("s3://"):
+    env = process_env() if env is None else env
     import boto3
     import botocore.config
     import botocore.exceptions

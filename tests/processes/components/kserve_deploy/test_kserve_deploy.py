@@ -18,8 +18,9 @@ from dataset import declaration
 from serving import kserve
 from tests.conftest import DIGITS_YAML, model_dir
 from tests.fakes import kserve as fake
+from tests.fakes import kserve_storage
 
-TARGET = kserve.Target("digits", canary_percent=25)
+TARGET = kserve.Target("digits", canary_percent=25, service_account="s3-reader")
 
 
 def _run(serving_dir: str) -> str:
@@ -41,6 +42,7 @@ def test_the_newest_version_is_deployed_a_canary_after_the_first(tmp_path, monke
   base = f"s3://models/{tmp_path.name}/serving"
   with fake.standin(str(tmp_path), "kubeflow") as (store, config):
     monkeypatch.setenv("KUBECONFIG", config)
+    kserve_storage.add_s3_account(store, "kubeflow", s3[0])
     assert _run(base) == f"kserve: nothing served yet in {base}; no InferenceService"
     assert store.list("serving.kserve.io/v1beta1", "kubeflow", "inferenceservices") == []
     first = os.path.basename(serving.push(model_dir(str(tmp_path / "m1")), base))
