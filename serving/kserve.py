@@ -217,10 +217,10 @@ class KServe:
     # v0.15.2, which recorded `Serverless`, takes updates again.
     written = {PREVIOUS_ANNOTATION: rolled_out, **kserve_modes.kept(found)}
     before = kserve_ready.predictor_status(found).get("latestCreatedRevision", "")
+    account = {"serviceAccountName": a} if (a := self.target.service_account) else {}
     self.patch({"metadata": {"annotations": written},
                  "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
-                     "storageUri": storage_uri, "image": self.target.image},
-                     "serviceAccountName": self.target.service_account or None}}},
+                     "storageUri": storage_uri, "image": self.target.image}, **account}}},
                 f"serve {version}")
     return kserve_ready.serving_line(self.wait(None if mode == "standard" else before, version),
                                      name, version, rolled_out or "", mode)
