@@ -13,7 +13,10 @@ v1beta1/inference_service_status.go@v0.20.0; @v0.15.2 the same fields):
   failed, `modelStatus.transitionStatus` `BlockedByFailedLoad` with
   `lastFailureInfo` {reason `ModelLoadFailed`, message} (:721-787), e.g.
   the predictor's account had no S3 Secret, or HTTPS to an HTTP MinIO;
-- Standard mode has no revisions: the Ready condition alone (:360-420).
+- Standard mode has no revisions: the Ready condition alone (:360-420),
+  and nothing in the status names the spec it was reconciled from, so a
+  read before KServe reconciled the patch may still show the version
+  before as Ready: Standard mode's wait is the weaker one.
 The traffic of a failed revision stays where it was, so the new version
 is not said to serve.
 """
