@@ -33,9 +33,8 @@ Supported: KServe v0.15 (Kubeflow's platform installs v0.15.2) to v0.20.0
   and neither lets an update change the mode the status recorded. A create
   writes `Serverless` or `RawDeployment`, an update the status's own value;
   a deploy in another mode is refused here, in one line (kserve_modes.py).
-- S3 credentials come from the Secrets (annotated `serving.kserve.io/s3-
-  endpoint`, pkg/credentials/s3/s3_secret.go:61-71) listed on the service
-  account `serviceAccountName` names (service_account_credentials.go:260-266).
+- S3 credentials come from the Secrets listed on the predictor's account
+  (service_account_credentials.go:214-216, 260-266; docs/kubeflow.md).
 
 The serving dir stays the record of what is served: a rollback pushes a
 copy of the version that takes the traffic, then points the
@@ -51,7 +50,7 @@ from typing import Optional
 
 import serving
 from runtime import kube, storage
-from serving import kserve_modes
+from serving import kserve_modes, kserve_ready
 from serving.kserve_modes import MODES
 
 GROUP, API_VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
@@ -81,12 +80,15 @@ class Target:
       keeps the rest; 0 rolls it out at once.
     service_account: the predictor's, carrying the S3 Secret; "" for none.
     image: the TF Serving image the predictor runs.
+    ready_seconds: how long a deploy waits for the new version's revision
+      to be Ready (serving/kserve_ready.py).
   """
   name: str
   mode: str = "knative"
   canary_percent: int = 0
   service_account: str = ""
   image: str = IMAGE
+  ready_seconds: int = kserve_ready.DEFAULT_SECONDS
 
   def __post_init__(self):
     # The validating webhook's name rule (inference_service_validation.go:469-474).
@@ -100,6 +102,8 @@ class Target:
     if not 0 <= self.canary_percent < 100:
       raise ValueError("--kserve-canary-percent: expected 0 (no canary) to 99, found "
                        f"{self.canary_percent}")
+    if self.ready_seconds < 1:
+      raise ValueError(f"--kserve-ready-seconds: expected at least 1, found {self.ready_seconds}")
     if self.canary_percent and self.mode != "knative":
       raise ValueError("--kserve-canary-percent: a canary needs --kserve-mode knative: KServe "
                        "v0.20.0's Standard mode ignores canaryTrafficPercent, and its "
@@ -177,19 +181,33 @@ class KServe:
 
   def deploy(self, serving_dir: str, version: str) -> str:
     """Points the InferenceService at `version`: created, as a canary beside
-    the version it serves, or outright; nothing when it already names it."""
-    storage_uri = stage(serving_dir, version)
-    found = self.get()
+    the version it serves, or outright; then waits until its revision is
+    Ready and says what takes the traffic (kserve_ready.py).
+
+    Raises:
+      serving.ServingError: the revision failed or is not Ready in time.
+    """
+    storage_uri, found = stage(serving_dir, version), self.get()
+    name, mode = self.target.name, self.target.mode
     if found is None:
       kube.create(self.cluster, GROUP, API_VERSION, PLURAL,
                   body(self.target, self.cluster.namespace, storage_uri))
-      return (f"kserve: created InferenceService {self.target.name} serving version "
-              f"{version} ({MODES[self.target.mode]} mode)")
+      self.wait(None if mode == "standard" else "", version)
+      return (f"kserve: created InferenceService {name}: serves version {version} (100%, "
+              f"{MODES[mode]} mode)")
     self._refuse_mode_change(found)
     annotations = found["metadata"].get("annotations", {})
     served = served_version(found)
     if served == version:
-      return f"kserve: InferenceService {self.target.name} already serves version {version}"
+      # Said from the status: the spec may name it at 0% (a rollback) or
+      # as a canary, or name a revision that never got Ready.
+      why = kserve_ready.failure(found)
+      if why:
+        raise serving.ServingError(f"kserve: InferenceService {name} names version {version}, "
+                                   f"which did not get Ready: {why}")
+      line = kserve_ready.serving_line(found, name, version,
+                                       annotations.get(PREVIOUS_ANNOTATION, ""), mode)
+      return line.replace("serves version", "already serves version")
     canary = self.target.canary_percent
     # A canary replacing a canary: the rest of the traffic stays with the
     # version rolled out before both.
@@ -198,17 +216,18 @@ class KServe:
     # The recorded mode written back: an object created with `Knative` on
     # v0.15.2, which recorded `Serverless`, takes updates again.
     written = {PREVIOUS_ANNOTATION: rolled_out, **kserve_modes.kept(found)}
+    before = kserve_ready.predictor_status(found).get("latestCreatedRevision", "")
+    account = {"serviceAccountName": a} if (a := self.target.service_account) else {}
     self.patch({"metadata": {"annotations": written},
                  "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
-                     "storageUri": storage_uri, "image": self.target.image}}}},
+                     "storageUri": storage_uri, "image": self.target.image}, **account}}},
                 f"serve {version}")
-    predictor_status = found.get("status", {}).get("components", {}).get("predictor", {})
-    if canary and predictor_status.get("latestRolledoutRevision"):
-      # Only then does KServe split (ksvc_reconciler.go:134).
-      return (f"kserve: version {version} is a canary at {canary}% of traffic; version "
-              f"{rolled_out or '(unknown)'} keeps {100 - canary}% until `promote` or "
-              "`rollback`")
-    return f"kserve: InferenceService {self.target.name} now serves version {version}"
+    return kserve_ready.serving_line(self.wait(None if mode == "standard" else before, version),
+                                     name, version, rolled_out or "", mode)
+
+  def wait(self, before, version: str) -> dict:
+    return kserve_ready.wait(self.found, before, self.target.name, version,
+                             self.target.ready_seconds)
 
   def promote(self) -> str:
     """The canary takes all traffic: the field changes, and the mode

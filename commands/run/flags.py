@@ -129,6 +129,9 @@ def kserve_flags(parser: argparse.ArgumentParser) -> None:
                       help="KServe's deployment mode (default: %(default)s)")
   parser.add_argument("--kserve-service-account", default="", metavar="NAME",
                       help="the predictor's service account, carrying the S3 Secret")
+  parser.add_argument("--kserve-ready-seconds", type=whole_number(1, 86400),
+                      default=kserve.Target.ready_seconds, metavar="S", help="how long "
+                      "KServeDeploy waits for the new version to be Ready (default: %(default)s)")
 
 
 class _TrainSteps(argparse.Action):
@@ -192,7 +195,8 @@ def kserve_target(args: argparse.Namespace) -> Optional[kserve.Target]:
     return None
   try:
     return kserve.Target(args.kserve, args.kserve_mode, args.kserve_canary_percent,
-                         args.kserve_service_account)
+                         args.kserve_service_account,
+                         ready_seconds=args.kserve_ready_seconds)
   except ValueError as e:
     raise ConfigError(str(e)) from None
 

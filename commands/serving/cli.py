@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the predictor's, carrying the S3 Secret (default: none)")
   deploy.add_argument("--image", default=kserve.IMAGE, help="the TF Serving image "
                       "(default: %(default)s)")
+  deploy.add_argument("--ready-seconds", type=int, default=kserve.Target.ready_seconds,
+                      help="how long to wait for the version to be Ready (default: "
+                           "%(default)s)")
   scores = commands.add_parser("scores", parents=[common], help="the served model's metric "
                                "span by span, as ServedScore recorded it, with its chart")
   scores.add_argument("--html", metavar="FILE", help="also write the chart there")
@@ -115,7 +118,7 @@ def kserve_lines(args, serving_dir: str) -> List[str]:
     return kserve_rollback.roll_back(args.kserve, serving_dir, args.to)
   if args.action == "deploy":
     target = kserve.Target(args.name, args.mode, args.canary_percent, args.service_account,
-                           args.image)
+                           args.image, args.ready_seconds)
     newest = serving.latest(serving_dir)
     version = args.version or (os.path.basename(newest) if newest else "")
     if not version:

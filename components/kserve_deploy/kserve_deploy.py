@@ -5,7 +5,11 @@ InferenceService NAME, in the step's namespace, at the newest version of
 the serving dir (serving/kserve.py): created the first time, then each new
 version as a canary at `--kserve-canary-percent` of traffic while the one
 served keeps the rest, until `python -m commands.serving kserve promote` or
-`rollback --kserve NAME`. The newest version, not this run's push: the
+`rollback --kserve NAME`. It waits (`--kserve-ready-seconds`) until the
+new version's revision is Ready and says, from the InferenceService's
+status, which version takes the traffic and its share; a revision that
+does not get Ready (e.g. the storage initializer's download refused) fails
+the step in one line with KServe's reason. The newest version, not this run's push: the
 serving dir is the record of what is served, so a rollback's copy (or a
 push of another run) is what the InferenceService names too, and a run
 that pushed nothing changes nothing. A refusal of the cluster fails the

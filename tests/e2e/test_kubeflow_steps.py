@@ -69,7 +69,7 @@ from kubeflow.compile.spec import tasks as spec_tasks
 from store.retention import cache_epoch
 from tests.conftest import REPO
 from tests.e2e.conftest import digits_in_bucket, kfp_launcher, write_drifted_span
-from tests.fakes import kfp_server
+from tests.fakes import kfp_server, kserve_storage
 from tests.fakes import kserve as kserve_fake
 from tests.fakes.kfp_backend import Backend, StepFailed
 from tests.fakes.s3_server import (
@@ -82,6 +82,7 @@ from tests.fakes.s3_server import (
   s3_server,
   upload_folder,
 )
+from tests.fakes.standin_cluster import NAMESPACE as STANDIN_NAMESPACE
 from tests.fakes.standin_cluster import StandInCluster
 
 pytestmark = pytest.mark.e2e
@@ -180,7 +181,9 @@ def ran(request, tmp_path_factory):
   url, state, stop = kfp_server.serve()
   with s3_server(buckets=("pipelines", "data", "serving")) as (endpoint, client), \
        webhook() as (hook, messages), StandInCluster(str(root)) as cluster:
-    cluster.kserve.s3_endpoint = endpoint
+    # The predictor's account, as docs/kubeflow.md has users write it
+    # (compiled with --kserve-service-account s3-reader).
+    kserve_storage.add_s3_account(cluster.store, STANDIN_NAMESPACE, endpoint)
     raw = digits_in_bucket(root, client, window=2)
     # The third run must push: a warm-started candidate may land a few eval
     # digits below the served model (CI: "not blessed"), which the default

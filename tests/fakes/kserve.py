@@ -31,14 +31,17 @@ From kserve/kserve at v0.20.0 (file:line at that tag):
 - the storage initializer: `storageUri` downloaded as kserve-storage does it
   (python/storage/kserve_storage/kserve_storage.py:533, 543-553: an S3
   prefix matched unanchored, each key's remainder under /mnt/models; a
-  folder of the caller's machine, nothing), and TF Serving then needs `<number>/saved_model.pb`
-  there (`--model_base_path=/mnt/models`, config/runtimes/kserve-tensorflow-
-  serving.yaml:27-32). A revision whose download holds no such version
-  never becomes ready: PredictorReady False, as TF Serving's "No versions
-  of servable ... found under base path" keeps its pod from starting.
-Not modelled: Standard mode's Deployments, credentials (the service
-account's Secrets, read here from this process's environment), pods,
-finalizers holding a deletion, TF Serving answering requests.
+  folder of the caller's machine, nothing), with only what the predictor's
+  service account gives it (kserve_storage.py here: its Secrets' keys and
+  annotations, HTTPS unless told otherwise), and TF Serving then needs
+  `<number>/saved_model.pb` there (`--model_base_path=/mnt/models`,
+  config/runtimes/kserve-tensorflow-serving.yaml:27-32). A revision whose
+  download fails or holds no such version never becomes ready, and the
+  traffic stays where it was; its status as KServe reports it
+  (kserve_storage.reported, cited there).
+Not modelled: Standard mode's Deployments, pods, finalizers holding a
+deletion, TF Serving answering requests, Knative's own retries of a
+failing pod (here one download per revision).
 """
 
 import contextlib
@@ -48,6 +51,7 @@ import re
 import time
 from typing import List, Optional
 
+from tests.fakes import kserve_storage
 from tests.fakes.kserve_versions import RELEASES
 
 GROUP_VERSION, PLURAL = "serving.kserve.io/v1beta1", "inferenceservices"
@@ -111,34 +115,6 @@ def problems(body: dict, old: Optional[dict], version: str = "0.20") -> List[str
   return []
 
 
-def downloaded(storage_uri: str, s3_endpoint: str = "") -> List[str]:
-  """The files the storage initializer puts under /mnt/models: for s3://,
-  kserve-storage's own listing, `bucket.objects.filter(Prefix=...)`, an
-  unanchored prefix, each key's remainder its path (kserve_storage.py:515-
-  553), through boto3 at S3_ENDPOINT."""
-  if storage_uri.startswith("s3://"):
-    import boto3
-    bucket, _, bucket_path = storage_uri[len("s3://"):].partition("/")
-    s3 = boto3.resource("s3", endpoint_url=s3_endpoint or os.environ["S3_ENDPOINT"],
-                        region_name="us-east-1",
-                        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "stand-in"),
-                        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "x"))
-    keys = [o.key for o in s3.Bucket(bucket).objects.filter(Prefix=bucket_path)
-            if not o.key.endswith("/") and o.size]
-    return sorted(k[len(bucket_path):].lstrip("/") for k in keys)
-  if "://" in storage_uri:
-    raise NotImplementedError(f"the stand-in downloads s3:// only, found {storage_uri}")
-  # A path without a scheme passes the controller (utils.go:425-429), but the
-  # storage initializer's container cannot see this machine's folders.
-  return []
-
-
-def serves(storage_uri: str, s3_endpoint: str = "") -> bool:
-  """TF Serving finds a numbered version holding saved_model.pb."""
-  return any(re.match(r"^\d+/saved_model\.pb$", f)
-             for f in downloaded(storage_uri, s3_endpoint))
-
-
 # Annotations KServe does not copy into the revision's template
 # (pkg/constants/constants.go:534-540; the scale ones are Knative's).
 NOT_IN_REVISION = {"autoscaling.knative.dev/min-scale", "autoscaling.knative.dev/max-scale",
@@ -162,10 +138,9 @@ class Controller:
 
   def __init__(self, store):  # a kubernetes_api.Store, which imports this module
     self.store = store
-    # (namespace, name) -> [(revision, storageUri, ready, template)]
+    # (namespace, name) -> [(revision, storageUri, ready, template, failure)]
     self.revisions = {}
     self.seen = {}  # (namespace, name) -> the metadata.generation reconciled
-    self.s3_endpoint = ""  # where an s3:// storageUri is downloaded from
     store.after_write.append(self.on_write)
 
   def on_write(self, key: tuple) -> None:
@@ -173,26 +148,38 @@ class Controller:
     if obj is not None and key[0] == GROUP_VERSION and key[2] == PLURAL:
       self.reconcile(key, obj)
 
+  def download(self, namespace: str, predictor: dict) -> tuple:
+    """(ready, the storage initializer's failure) of a new revision."""
+    try:
+      env = kserve_storage.initializer_env(self.store, namespace,
+                                           predictor.get("serviceAccountName", ""),
+                                           self.store.kserve_version)
+      return kserve_storage.serves(predictor["model"]["storageUri"], env), ""
+    except kserve_storage.InitializerFailed as e:
+      return False, str(e)
+
   def reconcile(self, key: tuple, obj: dict) -> None:
     meta, predictor = obj["metadata"], obj["spec"]["predictor"]
     release = RELEASES[self.store.kserve_version]
     mode = release.running(obj.get("status", {}).get("deploymentMode", ""),
                            meta.get("annotations", {}))
-    if mode == release.standard:  # its Deployments are not modelled
-      # The mode is recorded in every mode (controller.go@v0.20.0:413,
-      # 421-425; @v0.15.2:308, 316-320), so the webhook's rule applies.
-      if obj.get("status", {}).get("deploymentMode") != mode:
-        self.store.update(key, lambda o: o.setdefault("status", {}).update(deploymentMode=mode))
-      self.seen[key[1:4:2]] = meta.get("generation", 1)
-      return
     revisions = self.revisions.setdefault(key[1:4:2], [])
     template = revision_template(obj)
     if not revisions or revisions[-1][3] != template:
       # Knative numbers a revision by its Configuration's generation, which
       # grows with each new template.
       name = f"{meta['name']}-predictor-{len(revisions) + 1:05d}"
-      storage_uri = predictor["model"]["storageUri"]
-      revisions.append((name, storage_uri, serves(storage_uri, self.s3_endpoint), template))
+      ready, failure = self.download(key[1], predictor)
+      revisions.append((name, predictor["model"]["storageUri"], ready, template, failure))
+    if mode == release.standard:  # its Deployments are not modelled
+      # The mode is recorded in every mode (controller.go@v0.20.0:413,
+      # 421-425; @v0.15.2:308, 316-320), so the webhook's rule applies.
+      condition, model = kserve_storage.reported(revisions[-1][4], revisions[-1][0], revisions[-1][2], "")
+      conditions = [condition, {**condition, "type": "Ready"}]
+      self.store.update(key, lambda o: o.setdefault("status", {}).update(
+          deploymentMode=mode, conditions=conditions, modelStatus=model))
+      self.seen[key[1:4:2]] = meta.get("generation", 1)
+      return
     status = obj.get("status", {})
     component = dict(status.get("components", {}).get("predictor", {}))
     ready = [r for r in revisions if r[2]]
@@ -219,14 +206,17 @@ class Controller:
         component["latestRolledoutRevision"] = component["previousRolledoutRevision"]
     component.update(latestCreatedRevision=revisions[-1][0], latestReadyRevision=latest_ready,
                      traffic=traffic)
-    created_ready = revisions[-1][2]
+    name, _, created_ready, _, failure = revisions[-1]
     url = f"http://{meta['name']}.{key[1]}.example.com"
-    conditions = [{"type": t, "status": "True" if ok else "False"} for t, ok in (
-        ("PredictorReady", created_ready), ("IngressReady", bool(latest_ready)),
-        ("Ready", created_ready and bool(latest_ready)))]
+    predictor_ready, model = kserve_storage.reported(failure, name, created_ready, latest_ready)
+    ingress = {"type": "IngressReady", "status": "True" if latest_ready else "False"}
+    conditions = [predictor_ready, ingress, {**predictor_ready, "type": "Ready"}]
     # observedGeneration is the Knative Service's (inference_service_status.go:635).
-    new_status = {**status, "components": {"predictor": component}, "conditions": conditions,
-                  "deploymentMode": mode, "url": url if latest_ready else None,
+    # No URL until a revision is ready; the CRD refuses a null one.
+    new_status = {**{k: v for k, v in status.items() if k != "url"},
+                  **({"url": url} if latest_ready else {}),
+                  "components": {"predictor": component}, "conditions": conditions,
+                  "deploymentMode": mode, "modelStatus": model,
                   "clusterServingRuntimeName": "kserve-tensorflow-serving",
                   "observedGeneration": len(revisions)}
 
@@ -275,7 +265,7 @@ def traffic(store, namespace: str, name: str) -> list:
   """(percent, the serving-dir version its revision serves) of each route."""
   obj = reconciled(store, namespace, name)
   (controller,) = [h.__self__ for h in store.after_write if isinstance(h.__self__, Controller)]
-  versions = {revision: os.path.basename(uri.rstrip("/"))
-              for revision, uri, _, _ in controller.revisions[(namespace, name)]}
+  versions = {revision[0]: os.path.basename(revision[1].rstrip("/"))
+              for revision in controller.revisions[(namespace, name)]}
   return sorted((t["percent"], versions[t["revisionName"]])
                 for t in obj["status"]["components"]["predictor"]["traffic"])

@@ -23,11 +23,12 @@ from runtime import kube
 from serving import kserve, kserve_rollback
 from tests.conftest import REPO, model_dir
 from tests.fakes import kserve as fake
-from tests.fakes import kubernetes_api, rbac
+from tests.fakes import kserve_storage, kubernetes_api, rbac
 from tests.fakes.s3_server import upload_folder
 
 NAMESPACE = "team-a"
 PLURAL = "inferenceservices"
+ACCOUNT = "s3-reader"  # kserve_storage.add_s3_account
 
 
 RELEASES = ["0.15", "0.20"]  # tests/fakes/kserve_versions.py
@@ -39,6 +40,7 @@ def cluster(tmp_path, monkeypatch, s3, request):
   version = getattr(request, "param", "0.20")
   with fake.standin(str(tmp_path), NAMESPACE, version) as (store, config):
     monkeypatch.setenv("KUBECONFIG", config)
+    kserve_storage.add_s3_account(store, NAMESPACE, s3[0])
     yield store
 
 
@@ -59,23 +61,26 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   store, base = cluster, serving_dir(tmp_path)
   recorded = RECORDED[store.kserve_version]
   first = push(base, tmp_path / "m1")
-  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
+  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10, service_account=ACCOUNT))
   assert deploy.deploy(base, first) == (
-      f"kserve: created InferenceService digits serving version {first} (Knative mode)")
+      f"kserve: created InferenceService digits: serves version {first} (100%, Knative mode)")
   obj = fake.reconciled(store, NAMESPACE, "digits")
   uri = obj["spec"]["predictor"]["model"]["storageUri"]
-  assert uri == f"{base}/kserve/{first}/" and fake.downloaded(uri) == [f"{first}/saved_model.pb"]
+  assert uri == f"{base}/kserve/{first}/" and kserve_storage.downloaded(uri) == [f"{first}/saved_model.pb"]
   assert obj["metadata"]["annotations"]["modelFormat"] == "tensorflow"  # the defaulter's
   assert [c["status"] for c in obj["status"]["conditions"] if c["type"] == "Ready"] == ["True"]
   assert obj["status"]["deploymentMode"] == recorded
   assert traffic(store) == [(100, first)]
-  assert deploy.deploy(base, first).endswith(f"already serves version {first}")  # a retry
+  assert deploy.deploy(base, first) == (  # a retry
+      f"kserve: InferenceService digits already serves version {first} (100%)")
 
   second = push(base, tmp_path / "m2")
   assert deploy.deploy(base, second) == (
       f"kserve: version {second} is a canary at 10% of traffic; version {first} keeps 90% "
       "until `promote` or `rollback`")
   assert traffic(store) == [(10, second), (90, first)]
+  # At 10%, it does not "already serve": the status says its share.
+  assert deploy.deploy(base, second).startswith(f"kserve: version {second} is a canary at 10%")
   assert deploy.promote() == f"kserve: version {second} promoted to all traffic"
   assert traffic(store) == [(100, second)]
   component = fake.reconciled(store, NAMESPACE, "digits")["status"]["components"]["predictor"]
@@ -94,6 +99,9 @@ def test_a_version_then_a_canary_promoted_then_a_rollback(tmp_path, cluster):
   copy = os.path.basename(serving.latest(base))
   assert copy not in (first, second, third)
   assert traffic(store) == [(0, copy), (100, second)]
+  assert deploy.deploy(base, copy) == (  # at 0%: not "already serves"
+      f"kserve: InferenceService digits names version {copy} at 0% of traffic; version "
+      f"{second} keeps 100%")
   assert kserve.served_version(fake.reconciled(store, NAMESPACE, "digits")) == copy
   # The next canary splits with the version that kept the traffic.
   fourth = push(base, tmp_path / "m4")
@@ -110,11 +118,11 @@ def test_an_older_deploys_knative_annotation_on_v0_15_takes_the_next_version(tmp
   recorded its default, `Serverless`, and refused every later update."""
   store, base = cluster, serving_dir(tmp_path)
   first = push(base, tmp_path / "m1")
-  body = kserve.body(kserve.Target("digits"), NAMESPACE, kserve.stage(base, first))
+  body = kserve.body(kserve.Target("digits", service_account=ACCOUNT), NAMESPACE, kserve.stage(base, first))
   body["metadata"]["annotations"][fake.MODE] = "Knative"
   kube.create(kube.Cluster(kserve.GRANTS), "serving.kserve.io", "v1beta1", PLURAL, body)
   assert fake.reconciled(store, NAMESPACE, "digits")["status"]["deploymentMode"] == "Serverless"
-  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
+  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10, service_account=ACCOUNT))
   second = push(base, tmp_path / "m2")
   assert f"version {first} keeps 90%" in deploy.deploy(base, second)
   assert traffic(store) == [(10, second), (90, first)]
@@ -131,7 +139,7 @@ def test_an_older_deploys_knative_annotation_on_v0_15_rolls_back_without_a_deplo
   v0.15.2's webhook refused it (annotation `Knative`, status `Serverless`)."""
   store, base = cluster, serving_dir(tmp_path)
   first = push(base, tmp_path / "m1")
-  body = kserve.body(kserve.Target("digits"), NAMESPACE, kserve.stage(base, first))
+  body = kserve.body(kserve.Target("digits", service_account=ACCOUNT), NAMESPACE, kserve.stage(base, first))
   body["metadata"]["annotations"][fake.MODE] = "Knative"
   kube.create(kube.Cluster(kserve.GRANTS), "serving.kserve.io", "v1beta1", PLURAL, body)
   push(base, tmp_path / "m2")  # pushed, never deployed: the newest
@@ -148,20 +156,20 @@ def test_refusals_are_one_line(tmp_path, cluster):
   first = push(base, tmp_path / "m1")
   store.forbid("create", "inferenceservices")
   with pytest.raises(kube.ClusterError) as refused:
-    kserve.KServe(kserve.Target("digits")).deploy(base, first)
+    kserve.KServe(kserve.Target("digits", service_account=ACCOUNT)).deploy(base, first)
   line = str(refused.value)
   assert line.startswith("create inferenceservices.serving.kserve.io digits: forbidden in "
                          "namespace team-a (") and "\n" not in line, line
   assert "kubectl apply -n team-a -f kubeflow/manifests/kserve-rbac.yaml" in line, line
   store.forbidden.clear()
-  kserve.KServe(kserve.Target("digits")).deploy(base, first)
+  kserve.KServe(kserve.Target("digits", service_account=ACCOUNT)).deploy(base, first)
   fake.reconciled(store, NAMESPACE, "digits")
   second = push(base, tmp_path / "m2")
   with pytest.raises(kube.ClusterError, match=r"InferenceService digits runs in Knative "
                      r"mode, asked for Standard: KServe refuses to change it"):
-    kserve.KServe(kserve.Target("digits", mode="standard")).deploy(base, second)
+    kserve.KServe(kserve.Target("digits", mode="standard", service_account=ACCOUNT)).deploy(base, second)
   with pytest.raises(serving.ServingError, match="no version 123 in"):
-    kserve.KServe(kserve.Target("digits")).deploy(base, "123")
+    kserve.KServe(kserve.Target("digits", service_account=ACCOUNT)).deploy(base, "123")
 
 
 @pytest.mark.parametrize("install", ["kserve-rbac.yaml", "kserve-rbac-kubeflow-edit.yaml"])
@@ -179,7 +187,7 @@ def test_a_profiles_default_editor_deploys_with_the_shipped_manifests(tmp_path, 
     (tmp_path / "editor").write_text(
         kubernetes_api.kubeconfig(server, NAMESPACE, account="default-editor"))
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "editor"))
-    deploy = kserve.KServe(kserve.Target("digits", canary_percent=10))
+    deploy = kserve.KServe(kserve.Target("digits", canary_percent=10, service_account=ACCOUNT))
     deploy.deploy(base, push(base, tmp_path / "m1"))
     fake.reconciled(store, NAMESPACE, "digits")
     deploy.deploy(base, push(base, tmp_path / "m2"))
@@ -196,13 +204,51 @@ def test_the_staged_uri_downloads_one_version(tmp_path, cluster, s3):
   base = f"s3://models/{tmp_path.name}/serving"
   for version in ("17", "170"):  # 17 is a prefix of 170
     upload_folder(client, model_dir(str(tmp_path / version)), f"{base}/{version}")
-  kserve.KServe(kserve.Target("digits")).deploy(base, "17")
+  kserve.KServe(kserve.Target("digits", service_account=ACCOUNT)).deploy(base, "17")
   obj = fake.reconciled(store, NAMESPACE, "digits")
   uri = obj["spec"]["predictor"]["model"]["storageUri"]
-  assert uri == f"{base}/kserve/17/" and fake.downloaded(uri) == ["17/saved_model.pb"]
+  assert uri == f"{base}/kserve/17/" and kserve_storage.downloaded(uri) == ["17/saved_model.pb"]
   kserve.stage(base, "170")
   # Without its final "/", the prefix would also bring version 170's copy,
   # into a folder TF Serving takes for version 0.
-  assert fake.downloaded(uri.rstrip("/")) == ["0/170/saved_model.pb", "17/saved_model.pb"]
+  assert kserve_storage.downloaded(uri.rstrip("/")) == ["0/170/saved_model.pb", "17/saved_model.pb"]
   # The serving dir's version folder itself holds no numbered version.
-  assert not fake.serves(f"{base}/17/")
+  assert not kserve_storage.serves(f"{base}/17/")
+
+
+@pytest.mark.parametrize("cluster", RELEASES, indirect=True)
+def test_a_predictor_without_the_s3_secret_fails_the_deploy_naming_the_download(tmp_path,
+                                                                               cluster):
+  """As upstream's credential builder: the `default` account has no Secret,
+  so the storage initializer goes to AWS; an account whose Secret lacks
+  `s3-usehttps: "0"` speaks HTTPS to the HTTP store. The revision never
+  gets Ready, the traffic stays, and the deploy says why."""
+  store, base = cluster, serving_dir(tmp_path)
+  first = push(base, tmp_path / "m1")
+  with pytest.raises(serving.ServingError) as failed:
+    kserve.KServe(kserve.Target("digits", ready_seconds=30)).deploy(base, first)
+  line = str(failed.value)
+  assert "\n" not in line and line.startswith(
+      f"kserve: version {first} of InferenceService digits did not get Ready (revision "
+      "digits-predictor-00001)"), line
+  assert "ModelLoadFailed: botocore.exceptions.EndpointConnectionError: Could not connect to " \
+      'the endpoint URL: "https://models.s3.amazonaws.com/' in line, line
+  assert traffic(store) == []
+  # An account with the keys and endpoint but HTTPS (no s3-usehttps "0").
+  key = ("v1", NAMESPACE, "secrets", "s3-reader-s3")
+  store.update(key, lambda o: o["metadata"]["annotations"].pop(kserve_storage.USE_HTTPS))
+  deploy = kserve.KServe(kserve.Target("digits", canary_percent=10, service_account=ACCOUNT))
+  second = push(base, tmp_path / "m2")
+  with pytest.raises(serving.ServingError, match=r"did not get Ready .*SSL"):
+    deploy.deploy(base, second)
+  store.update(key, lambda o: o["metadata"]["annotations"].update({kserve_storage.USE_HTTPS: "0"}))
+  third = push(base, tmp_path / "m3")
+  assert deploy.deploy(base, third) == (
+      f"kserve: InferenceService digits serves version {third} (100%)")
+  assert traffic(store) == [(100, third)]
+  # Its canary with the HTTPS Secret: refused, the traffic stays on the third.
+  store.update(key, lambda o: o["metadata"]["annotations"].pop(kserve_storage.USE_HTTPS))
+  fourth = push(base, tmp_path / "m4")
+  with pytest.raises(serving.ServingError, match=r"did not get Ready"):
+    deploy.deploy(base, fourth)
+  assert {version for percent, version in traffic(store) if percent} == {third}

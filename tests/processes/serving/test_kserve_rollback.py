@@ -21,6 +21,7 @@ from commands.serving import cli
 from serving import history, kserve, kserve_modes
 from tests.conftest import model_dir
 from tests.fakes import kserve as fake
+from tests.fakes import kserve_storage
 
 NAMESPACE = "team-a"
 
@@ -29,6 +30,7 @@ NAMESPACE = "team-a"
 def cluster(tmp_path, monkeypatch, s3):
   with fake.standin(str(tmp_path), NAMESPACE) as (store, config):
     monkeypatch.setenv("KUBECONFIG", config)
+    kserve_storage.add_s3_account(store, NAMESPACE, s3[0])  # the predictor's "s3-reader"
     yield store
 
 
@@ -37,6 +39,7 @@ def push(base: str, folder) -> str:
 
 
 def deploy(store, base: str, version: str, **target) -> None:
+  target = {"service_account": "s3-reader", **target}
   kserve.KServe(kserve.Target("digits", **target)).deploy(base, version)
   fake.reconciled(store, NAMESPACE, "digits")
 

@@ -13,6 +13,7 @@ from runtime import kube
 from serving import kserve
 from tests.conftest import model_dir
 from tests.fakes import kserve as fake
+from tests.fakes import kserve_storage
 
 NAMESPACE = "team-a"
 
@@ -38,7 +39,7 @@ def test_a_serving_dir_on_this_machine_is_refused(tmp_path):
                      r"gs://, not from a folder of this machine"):
     kserve.stage(base, version)
   # What the storage initializer would have found there: nothing.
-  assert not fake.serves(base + "/kserve/" + version + "/")
+  assert not kserve_storage.serves(base + "/kserve/" + version + "/")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -15,6 +15,7 @@ from dataset.convert.rows import write_rows
 from serving import history, latest, push, rest
 from tests.conftest import DIGITS_YAML, REPO, digit_rows, model_dir
 from tests.fakes import kserve as kserve_fake
+from tests.fakes import kserve_storage
 from tests.fakes.s3_server import env as s3_env
 
 
@@ -96,10 +97,12 @@ def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_p
     first = os.path.basename(push(model_dir(str(tmp_path / "m1")), base))
     env = {"KUBECONFIG": config, **s3_env(s3[0])}
     flags = ("--serving-dir", base, "--name", "digits")
-    proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20", env=env)
+    kserve_storage.add_s3_account(store, "team-a", s3[0])
+    proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20",
+                    "--service-account", "s3-reader", env=env)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.strip() == (f"kserve: created InferenceService digits serving version "
-                                   f"{first} (Knative mode)")
+    assert proc.stdout.strip() == (f"kserve: created InferenceService digits: serves version "
+                                   f"{first} (100%, Knative mode)")
     second = os.path.basename(push(model_dir(str(tmp_path / "m2")), base))
     proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20", env=env)
     assert proc.stdout.startswith(f"kserve: version {second} is a canary at 20% of traffic; "
