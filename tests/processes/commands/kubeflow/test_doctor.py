@@ -28,7 +28,7 @@ def test_doctor_passes_a_compiled_spec_on_a_clean_install_and_names_what_is_brok
   with Install(tmp_path, monkeypatch, spec_path=path) as install:
     status, found, err = _doctor("--spec", path)
     assert status == 0, (found, err[-2000:])
-    assert len(found) == 7 and all(x.startswith("ok  ") for x in found), found
+    assert len(found) == 9 and all(x.startswith("ok  ") for x in found), found
     assert "ok  the TrainingRuntime tfrecord-pipeline-tensorflow in namespace team-a" in found
     install.store.delete(("v1", "team-a", "configmaps", "kfp-launcher"))
     status, found, _ = _doctor("--spec", path)
