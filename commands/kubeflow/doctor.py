@@ -62,7 +62,11 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
       return found + [lines.unchecked(what, str(e))]
     return found + [lines.fail(what, str(e), "point KUBECONFIG at the install's cluster "
                                              "(kubectl config use-context ...)")]
-  return found + checks.on_cluster(wanted, reader)
+  found += checks.on_cluster(wanted, reader)
+  if before_run:  # the store is the cluster's own, rarely reachable from here
+    return found
+  from kubeflow.doctor import data
+  return found + data.check(wanted, reader, getattr(args, "store_endpoint", None) or "")
 
 
 def before_submit(args) -> None:
@@ -97,4 +101,8 @@ def add_parser(sub) -> None:
   d = sub.add_parser("doctor", help="check the install a spec will run on, before a run")
   flags.connection(d)
   d.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
+  d.add_argument("--store-endpoint", metavar="URL",
+                 help="where this machine reaches the store the steps' S3_ENDPOINT names, "
+                      "to list the data root (e.g. http://localhost:9000 through kubectl "
+                      "port-forward)")
   d.set_defaults(func=_doctor)

@@ -56,6 +56,17 @@ class Reader:
                        name, self.namespace)
     return None if found is None else set(found.data or {}) | set(found.string_data or {})
 
+  def secret_values(self, name: str) -> Optional[Dict[str, str]]:
+    """The Secret's values, decoded, or None when there is none: for a
+    check that uses them in this process (data.py), never to print."""
+    import base64
+    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
+                       name, self.namespace)
+    if found is None:
+      return None
+    return {**{k: base64.b64decode(v).decode() for k, v in (found.data or {}).items()},
+            **(found.string_data or {})}
+
   def custom(self, group: str, version: str, plural: str, name: str) -> Optional[Dict]:
     """A custom object of the namespace, or None."""
     return self._read(f"get {plural}.{group} {name}",

@@ -14,7 +14,12 @@ def test_a_clean_install_is_all_ok(tmp_path, monkeypatch, capsys):
   with Install(tmp_path, monkeypatch, spec_path=path):
     status, found = doctor(capsys, path)
   assert status == 0, found
-  assert all(line.startswith("ok  ") for line in found), found
+  # The data root is listed only where this machine reaches the store
+  # (tests/processes/kubeflow/doctor/test_data.py); the cluster's own name is not.
+  listed = only(found, "not checked the data root s3://mlpipeline/private/team-a/d")
+  assert "S3_ENDPOINT http://seaweedfs.kubeflow:8333 is the cluster's own name; reach the " \
+         "store through a port-forward" in listed, listed
+  assert all(line.startswith("ok  ") for line in found if line != listed), found
   assert only(found, "ok  the launcher's store for s3://mlpipeline/private/team-a/p")
 
 
@@ -78,6 +83,7 @@ def test_a_gs_root_needs_no_providers_but_the_steps_secret_all_the_same(
   path = spec(tmp_path / "c", namespace=None, root="gs://bucket/p")
   with Install(tmp_path, monkeypatch, namespace="kubeflow", spec_path=path) as install:
     status, found = doctor(capsys, path)
+    found = [x for x in found if "the data root" not in x]  # an s3:// one: test_data.py
     assert (status, found) == (0, [
         "ok  the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), for the "
         "steps' --secret-env"])
