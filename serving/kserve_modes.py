@@ -77,12 +77,24 @@ def recorded_key(found: dict) -> str:
   return keys.get(running, "")
 
 
+def changed_from(found: dict, mode: str) -> Optional[str]:
+  """The mode `found` runs in when an update in `mode` (a key of MODES)
+  would change it, which KServe's webhook refuses; else None."""
+  running = recorded_mode(found)
+  return running if running and running != MODES[mode] else None
+
+
+def flag_for(running: str) -> str:
+  """The `--kserve-mode` that keeps `running`, "" for none (ModelMesh)."""
+  return next((k for k, v in MODES.items() if v == running), "")
+
+
 def refuse_change(found: dict, name: str, mode: str) -> None:
   """Raises kube.ClusterError, in one line, when `found` runs in another
   mode than `mode`: KServe's webhook would refuse the update."""
-  running = recorded_mode(found)
-  if running and running != MODES[mode]:
-    flag = next((k for k, v in MODES.items() if v == running), "")
+  running = changed_from(found, mode)
+  if running:
+    flag = flag_for(running)
     raise kube.ClusterError(
         f"InferenceService {name} runs in {running} mode, asked for {MODES[mode]}: KServe "
         "refuses to change it (update rejected: deploymentMode cannot be changed); deploy "

@@ -7,13 +7,14 @@ which each test then breaks in one place."""
 
 import json
 import os
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import yaml
 
 from kubeflow import profile_paths
 from kubeflow.compile import launcher_config
 from tests.fakes import kubernetes_api, rbac
+from trainer.jobs.job import POD_ENV
 
 ENDPOINT = "http://seaweedfs.kubeflow:8333"
 SECRET = profile_paths.SECRET
@@ -23,13 +24,24 @@ KEYS = {"accesskey": launcher_config.ACCESS, "secretkey": launcher_config.SECRET
 ADMIN = [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}]
 READER = [{"apiGroups": ["", "trainer.kubeflow.org"], "verbs": ["get", "list"],
            "resources": ["configmaps", "trainingruntimes"]}]
+# A GPU node pool as a managed cluster labels and taints it (GKE's
+# cloud.google.com/gke-accelerator label and nvidia.com/gpu taint), each
+# node advertising its GPUs through NVIDIA's device plugin.
+POOL = {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
-         engine: str = "", kserve: bool = False, endpoint: str = ENDPOINT) -> str:
+         engine: str = "", kserve: bool = False, endpoint: str = ENDPOINT,
+         worker_pod: Optional[Dict] = None, gpus: Optional[Dict[str, Dict]] = None,
+         kserve_mode: str = "knative") -> str:
   """Writes a compiled spec into `folder` (the digits' first step, the
-  Trainer, KServeDeploy when `kserve`); its path."""
+  Trainer, KServeDeploy when `kserve`, InferenceService `digits` in
+  `kserve_mode`); its path. `worker_pod`: the Trainer's TRAIN_JOB_POD, as
+  kubeflow/compile/train_job.py writes it; `gpus`: step -> {"count",
+  "nodeSelector", "tolerations"}, as `--resource STEP:gpus=N` and the
+  platform flags write them."""
   profile = namespace if namespace and namespace != "kubeflow" else None
   root = root or (f"s3://mlpipeline/private/{namespace}/p" if profile else "s3://mlpipeline/p")
   place = f"s3://mlpipeline/private/{namespace}" if profile else "s3://mlpipeline"
@@ -39,8 +51,19 @@ def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
       "inputs": {"parameters": {"custom_config": {"runtimeValue": {"constant": json.dumps(
           {"workers": {"count": 2 if engine else 1, "engine": engine}})}}}}}}
   if kserve:
-    tasks["KServeDeploy"] = {"dependentTasks": ["Trainer"]}
+    tasks["KServeDeploy"] = {"dependentTasks": ["Trainer"], "inputs": {"parameters": {
+        "target": {"runtimeValue": {"constant": json.dumps(
+            {"name": "digits", "mode": kserve_mode})}}}}}
   container = {"image": "r/i:1", "env": [{"name": k, "value": v} for k, v in env.items()]}
+  containers = {t: json.loads(json.dumps(container)) for t in tasks}
+  if worker_pod is not None:
+    containers["Trainer"]["env"].append({"name": POD_ENV, "value": json.dumps(worker_pod)})
+  placed = {}
+  for t, wanted in (gpus or {}).items():
+    containers[t]["resources"] = {"accelerator": {"type": "nvidia.com/gpu",
+                                                  "count": str(wanted["count"])}}
+    placed[t] = {k: v for k, v in (("nodeSelector", {"labels": wanted.get("nodeSelector")}),
+                                   ("tolerations", wanted.get("tolerations"))) if v}
   document = {
       "pipelineInfo": {"name": "digits"}, "defaultPipelineRoot": root,
       "root": {"dag": {"tasks": {t: {"componentRef": {"name": t}, **v}
@@ -50,11 +73,12 @@ def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
                    "serving_dir": {"defaultValue": f"{place}/serving",
                                    "parameterType": "STRING"}}}},
       "components": {t: {"executorLabel": f"{t}_executor"} for t in tasks},
-      "deploymentSpec": {"executors": {f"{t}_executor": {"container": container}
+      "deploymentSpec": {"executors": {f"{t}_executor": {"container": containers[t]}
                                        for t in tasks}}}
   platform = {"platforms": {"kubernetes": {"deploymentSpec": {"executors": {
       f"{t}_executor": {"secretAsEnv": [{"secretName": SECRET, "keyToEnv": [
-          {"secretKey": k, "envVar": v} for k, v in KEYS.items()]}]} for t in tasks}}}}}
+          {"secretKey": k, "envVar": v} for k, v in KEYS.items()]}], **placed.get(t, {})}
+      for t in tasks}}}}}
   os.makedirs(folder, exist_ok=True)
   path = os.path.join(folder, "pipeline.yaml")
   with open(path, "w", encoding="utf-8") as f:
@@ -70,10 +94,16 @@ class Install:
   (monkeypatch); `install.store` is the stand-in's, to break."""
 
   def __init__(self, folder, monkeypatch, namespace: str = "team-a",
-               user: str = "admin", spec_path: str = "", user_rules=ADMIN):
+               user: str = "admin", spec_path: str = "", user_rules=ADMIN,
+               trainer_version: str = "2.3", kserve_version: str = "0.20"):
     self.folder, self.monkeypatch, self.namespace, self.user = folder, monkeypatch, namespace, user
     self.store = kubernetes_api.Store({"configmaps", "secrets", "trainjobs", "trainingruntimes",
-                                       "tfjobs", "inferenceservices"})
+                                       "tfjobs", "inferenceservices"},
+                                      trainer_version=trainer_version,
+                                      kserve_version=kserve_version)
+    self.node("cpu-0", 0, {}, [])
+    for i in range(2):  # the GPU pool: two nodes of 2 GPUs
+      self.node(f"gpu-{i}", 2, POOL, [GPU_TAINT])
     launcher = os.path.join(os.path.dirname(spec_path or os.path.join(folder, "x")),
                             launcher_config.FILE)
     if os.path.exists(launcher):
@@ -103,6 +133,15 @@ class Install:
 
   def __exit__(self, *exc) -> None:
     self.server.shutdown()
+
+  def node(self, name: str, gpus: int, labels: Dict[str, str], taints: List[Dict]) -> None:
+    """A node as the API serves it (tests/fakes/kubernetes_api.py)."""
+    allocatable = {"cpu": "8", "memory": "32Gi", **({"nvidia.com/gpu": str(gpus)} if gpus
+                                                     else {})}
+    self.store.create(("v1", "", "nodes", name), {
+        "apiVersion": "v1", "kind": "Node", "metadata": {"labels": dict(labels)},
+        "spec": {"taints": list(taints)} if taints else {},
+        "status": {"allocatable": allocatable}})
 
   def uninstall(self, plural: str) -> None:
     """The CRD of `plural` gone: its API no longer served."""

@@ -15,20 +15,24 @@ from commands.kubeflow import flags, runs
 from kubeflow.doctor import lines
 
 
-def _pipelines(args) -> List[lines.Line]:
-  """The Pipelines API's line, when an endpoint is given: reachable, and a
-  multi-user install asked with a namespace (kubeflow/api/client.py connect)."""
+def _pipelines(args, wanted) -> List[lines.Line]:
+  """The Pipelines API's lines, when an endpoint is given: reachable, and a
+  multi-user install asked with a namespace (kubeflow/api/client.py
+  connect); then the store its version keeps against the steps' endpoint."""
   host = args.host or os.environ.get("KF_PIPELINES_ENDPOINT")
   if not host:
     return []
+  from kubeflow.api import client
+  from kubeflow.doctor import store
   from kubeflow.errors import KubeflowError
   what = f"Kubeflow Pipelines at {host}"
   try:
     runs._connect(args)
+    tag = str(client.healthz(host, args.token or runs._token_from_file()).get("tag_name", ""))
   except KubeflowError as e:
     return [lines.fail(what, str(e), "check --host (e.g. kubectl -n kubeflow port-forward "
                                      "svc/ml-pipeline-ui 8080:80), --token and --namespace")]
-  return [lines.ok(what)]
+  return [lines.ok(what)] + store.check_install_store(wanted, tag or "unknown")
 
 
 def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
@@ -49,7 +53,7 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
         f"compiled for it, found one for Vertex AI, whose checks are not built yet")
   wanted = needs.read(runs.load_spec(spec_path), spec_path, args.namespace,
                       getattr(args, "pipeline_root", None))
-  found = (_pipelines(args) if not before_run else []) + checks.offline(wanted)
+  found = (_pipelines(args, wanted) if not before_run else []) + checks.offline(wanted)
   try:
     reader = Reader(wanted.namespace)
   except ClusterError as e:
@@ -58,7 +62,11 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
       return found + [lines.unchecked(what, str(e))]
     return found + [lines.fail(what, str(e), "point KUBECONFIG at the install's cluster "
                                              "(kubectl config use-context ...)")]
-  return found + checks.on_cluster(wanted, reader)
+  found += checks.on_cluster(wanted, reader)
+  if before_run:  # the store is the cluster's own, rarely reachable from here
+    return found
+  from kubeflow.doctor import data
+  return found + data.check(wanted, reader, getattr(args, "store_endpoint", None) or "")
 
 
 def before_submit(args) -> None:
@@ -93,4 +101,8 @@ def add_parser(sub) -> None:
   d = sub.add_parser("doctor", help="check the install a spec will run on, before a run")
   flags.connection(d)
   d.add_argument("--spec", required=True, help="pipeline.yaml from 'compile'")
+  d.add_argument("--store-endpoint", metavar="URL",
+                 help="where this machine reaches the store the steps' S3_ENDPOINT names, "
+                      "to list the data root (e.g. http://localhost:9000 through kubectl "
+                      "port-forward)")
   d.set_defaults(func=_doctor)

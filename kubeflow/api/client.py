@@ -28,18 +28,10 @@ def describe(e: Exception) -> str:
   return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
-def connect(host: str, namespace: Optional[str] = None,
-            token: Optional[str] = None) -> kfp.Client:
-  """A client for `host`, after one quick check that it answers and accepts us.
-
-  Args:
-    host: the API endpoint, e.g. http://localhost:8080 through a port-forward.
-    namespace: the Kubeflow profile namespace (multi-user installations).
-    token: a bearer token, or None for an endpoint without authentication.
-
-  Raises:
-    KubeflowError: the endpoint is unreachable or rejects the credentials.
-  """
+def healthz(host: str, token: Optional[str] = None) -> Dict:
+  """The API server's healthz ({} for no JSON): `multi_user`, `tag_name`
+  (kubeflow/pipelines@2.17.0 backend/src/apiserver/main.go lines 465-491,
+  510-512; @2.15.0 line 364). Raises KubeflowError as `connect` does."""
   headers = {"Authorization": f"Bearer {token}"} if token else {}
   try:
     response = requests.get(host.rstrip("/") + HEALTHZ, headers=headers, timeout=15)
@@ -53,8 +45,22 @@ def connect(host: str, namespace: Optional[str] = None,
   if response.status_code != 200:
     raise KubeflowError(f"Kubeflow Pipelines at {host} answered HTTP "
                         f"{response.status_code} to {HEALTHZ}; is this its API endpoint?")
-  multi_user.require_namespace(host, response.json() if "json" in response.headers.get(
-      "Content-Type", "") else {}, namespace)
+  return response.json() if "json" in response.headers.get("Content-Type", "") else {}
+
+
+def connect(host: str, namespace: Optional[str] = None,
+            token: Optional[str] = None) -> kfp.Client:
+  """A client for `host`, after one quick check that it answers and accepts us.
+
+  Args:
+    host: the API endpoint, e.g. http://localhost:8080 through a port-forward.
+    namespace: the Kubeflow profile namespace (multi-user installations).
+    token: a bearer token, or None for an endpoint without authentication.
+
+  Raises:
+    KubeflowError: the endpoint is unreachable or rejects the credentials.
+  """
+  multi_user.require_namespace(host, healthz(host, token), namespace)
   return kfp.Client(host=host, namespace=namespace, existing_token=token)
 
 

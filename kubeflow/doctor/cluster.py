@@ -3,7 +3,7 @@
 check turns into "not checked", never into a failure.
 """
 
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from runtime import kube
 
@@ -28,17 +28,19 @@ class Reader:
     self.cluster.namespace = namespace
     self.namespace = namespace
 
-  def _read(self, what: str, fn, *args):
-    """fn(*args), None for a missing object; Unreadable when refused."""
+  def _read(self, what: str, fn, *args, where: str = "", **kwargs):
+    """fn(*args), None for a missing object; Unreadable when refused.
+    `where`: "" for the namespace, else what is read (cluster-scoped)."""
     from kubernetes.client.exceptions import ApiException
     try:
-      return fn(*args)
+      return fn(*args, **kwargs)
     except ApiException as e:
       if e.status == 404:
         return None
       if e.status in (401, 403):
-        raise Unreadable(f"your kubeconfig's user may not {what} in namespace "
-                         f"{self.namespace} (HTTP {e.status})") from None
+        raise Unreadable(f"your kubeconfig's user may not {what} "
+                         f"{where or 'in namespace ' + self.namespace} (HTTP {e.status})"
+                         ) from None
       raise kube.ClusterError(kube.explain(what, self.namespace, e.status, e.reason, e.body,
                                            GRANTS)) from None
 
@@ -54,11 +56,40 @@ class Reader:
                        name, self.namespace)
     return None if found is None else set(found.data or {}) | set(found.string_data or {})
 
+  def secret_values(self, name: str) -> Optional[Dict[str, str]]:
+    """The Secret's values, decoded, or None when there is none: for a
+    check that uses them in this process (data.py), never to print."""
+    import base64
+    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
+                       name, self.namespace)
+    if found is None:
+      return None
+    return {**{k: base64.b64decode(v).decode() for k, v in (found.data or {}).items()},
+            **(found.string_data or {})}
+
   def custom(self, group: str, version: str, plural: str, name: str) -> Optional[Dict]:
     """A custom object of the namespace, or None."""
     return self._read(f"get {plural}.{group} {name}",
                       self.cluster.custom.get_namespaced_custom_object,
                       group, version, self.namespace, plural, name)
+
+  def _raw(self, what: str, fn, *args) -> Optional[Dict]:
+    """fn(*args) as the API server's JSON (no client models: a CRD's schema
+    keeps its own field names)."""
+    import json
+    found = self._read(what, fn, *args, where="(cluster-scoped)", _preload_content=False)
+    return None if found is None else json.loads(found.data)
+
+  def crd(self, name: str) -> Optional[Dict]:
+    """The CustomResourceDefinition `name` (cluster-scoped), or None."""
+    from kubernetes import client
+    api = client.ApiextensionsV1Api(self.cluster.custom.api_client)
+    return self._raw(f"get customresourcedefinitions.apiextensions.k8s.io {name}",
+                     api.read_custom_resource_definition, name)
+
+  def nodes(self) -> List[Dict]:
+    """Every node (cluster-scoped), as the API serves them."""
+    return self._raw("list nodes", self.cluster.core.list_node)["items"]
 
   def serves(self, group: str, version: str, plural: str) -> bool:
     """Whether the API server serves `plural` in group/version: its

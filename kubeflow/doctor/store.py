@@ -12,6 +12,7 @@ keys from the Secret its `secretRef` names; a step whose `--secret-env`
 Secret or key is missing never starts (CreateContainerConfigError).
 """
 
+import urllib.parse
 from typing import Dict, List, Optional, Tuple
 
 import yaml
@@ -22,6 +23,45 @@ from kubeflow.doctor.cluster import Reader, Unreadable
 from kubeflow.doctor.needs import Needs
 from kubeflow.errors import CompileError
 from kubeflow.steps import backend
+from runtime import storage
+
+# The install's own store's Service by Pipelines version (docs/kubeflow.md,
+# "The install's own store"): MinIO's `minio-service` to 2.15 (SeaweedFS
+# behind it at 2.15, whose own `seaweedfs` Service serves S3 on 8333), then
+# `seaweedfs` once 2.16 removed `minio-service` (#12613).
+SEAWEEDFS_FROM = (2, 16)
+
+
+def _service(endpoint: str) -> str:
+  return (urllib.parse.urlparse(endpoint if "//" in endpoint else f"//{endpoint}").hostname
+          or "").split(".")[0]
+
+
+def check_install_store(needs: Needs, tag: str) -> List[lines.Line]:
+  """The steps' S3_ENDPOINT against the store of the install's Pipelines
+  `tag` (the API server's healthz `tag_name`); no line for a store that
+  is not the install's own."""
+  endpoint = needs.env.get("S3_ENDPOINT", "")
+  named = _service(endpoint)
+  by_version = {_service(storage.MINIO): storage.MINIO, _service(storage.SEAWEEDFS):
+                storage.SEAWEEDFS}
+  if named not in by_version:
+    return []
+  what = f"the install's own store for S3_ENDPOINT {endpoint}"
+  try:
+    version = tuple(int(p) for p in tag.lstrip("v").split(".")[:2])
+  except ValueError:
+    return [lines.unchecked(what, f"the API server's healthz names its version {tag!r}; an "
+                                  f"admin can read it: kubectl -n kubeflow get deploy "
+                                  f"ml-pipeline -o jsonpath='{{.spec.template.spec."
+                                  f"containers[0].image}}'")]
+  wanted = storage.SEAWEEDFS if version >= SEAWEEDFS_FROM else storage.MINIO
+  if by_version[named] == wanted:
+    return [lines.ok(f"{what} (Kubeflow Pipelines {tag})")]
+  return [lines.fail(what, f"expected {wanted} on Kubeflow Pipelines {tag} (MinIO's "
+                           f"minio-service before 2.16, SeaweedFS from it), found {named}",
+                     f"compile with --env S3_ENDPOINT={wanted}, then kubectl apply -n "
+                     f"{needs.namespace} -f the {launcher_config.FILE} it writes")]
 
 
 def _apply(needs: Needs) -> str:

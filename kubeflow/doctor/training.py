@@ -13,7 +13,7 @@ multi-user/api-service/params.env line 2).
 """
 
 import os
-from typing import List, Tuple
+from typing import Dict, List, Tuple
 
 import yaml
 
@@ -23,6 +23,7 @@ from kubeflow.doctor.cluster import Reader, Unreadable
 from kubeflow.doctor.needs import Needs
 from trainer.jobs import kube as jobs_kube
 from trainer.jobs import tfjob, trainjob
+from trainer.jobs.job import ClusterError
 
 ENGINES = {"trainjob": trainjob, "tfjob": tfjob}
 MANIFESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -68,6 +69,47 @@ def _runtime(reader: Reader) -> lines.Line:
   return lines.ok(what)
 
 
+def schema_fields(crd: Dict, version: str) -> List[str]:
+  """The `spec` fields the CRD's served `version` declares."""
+  for served in crd.get("spec", {}).get("versions", []):
+    if served.get("name") == version and served.get("served", True):
+      schema = served.get("schema", {}).get("openAPIV3Schema", {})
+      return list(schema.get("properties", {}).get("spec", {}).get("properties", {}))
+  return []
+
+
+def _placement(needs: Needs, reader: Reader) -> lines.Line:
+  """Which form the launcher's TrainJob will place its workers in
+  (trainjob.FORMS): the newest the installed CRD declares, as the API
+  server's strict decoding leaves the launcher; a failure only where no
+  form it knows takes the placement. The workers run as the step's account
+  unless compiled with one (trainer/jobs/kube.py `with_identity`), so there
+  is always something to place."""
+  pod = {"serviceAccountName": step_account(reader.namespace), **needs.worker_pod}
+  placed = trainjob.placement(pod)
+  name = f"{trainjob.plural}.{trainjob.group}"
+  what = f"the TrainJob's placement of its workers ({', '.join(placed)})"
+  try:
+    crd = reader.crd(name)
+  except Unreadable as e:
+    return lines.unchecked(what, f"{e}; the launcher tries each form, newest first; an admin "
+                                 f"can say which the Trainer takes: kubectl get crd {name} -o "
+                                 f"jsonpath='{{.spec.versions[*].schema.openAPIV3Schema"
+                                 f".properties.spec.properties}}'")
+  fields = schema_fields(crd or {}, trainjob.version)
+  form = next((f for f in trainjob.FORMS if f in fields), None)
+  upgrade = "ask the cluster admin to install Kubeflow Trainer v2.1.0 or later"
+  if form is None:
+    return lines.fail(what, f"expected the TrainJob CRD ({trainjob.version}) to declare one "
+                            f"of spec.{', spec.'.join(trainjob.FORMS)}, found none", upgrade)
+  try:
+    trainjob.placed_in(form, placed)
+  except ClusterError as e:  # 2.0 with image pull secrets: nowhere to put them
+    return lines.fail(what, str(e).split("; ")[0], f"{upgrade}, or to add the secrets to "
+                      f"the runtime {trainjob.RUNTIME}; or compile without --image-pull-secret")
+  return lines.ok(f"{what}: spec.{form} (Kubeflow Trainer {trainjob.FORMS[form]})")
+
+
 def _rights(engine, reader: Reader) -> lines.Line:
   account = step_account(reader.namespace)
   what = f"the step's service account {account} may run {engine.kind}s"
@@ -97,5 +139,5 @@ def check(needs: Needs, reader: Reader) -> List[lines.Line]:
     return [api]  # the rest would only repeat that the API is missing
   out = [api]
   if engine is trainjob:
-    out.append(_runtime(reader))
+    out += [_runtime(reader), _placement(needs, reader)]
   return out + [_rights(engine, reader)]

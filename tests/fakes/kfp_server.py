@@ -261,7 +261,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
     parts = path[len(API):].strip("/").split("/") if path.startswith(API) else []
     head = parts[0] if parts else ""
     if method == "GET" and head == "healthz":
-      return {"multi_user": s.multi_user}
+      # Its version as the image's TAG_NAME (backend/src/apiserver/main.go
+      # @2.17.0 lines 465-491, 510-512; @2.15.0 line 364; @2.16.0 line 383).
+      return {"commit_sha": "unknown", "multi_user": s.multi_user,
+              "tag_name": ".".join(map(str, s.version)) + ".0"}
     if head == "pipelines":
       return self._pipelines(method, parts, query, raw)
     if head == "experiments":

@@ -30,7 +30,19 @@ As the real API server does:
 - a SubjectAccessReview is answered by the RBAC stand-in for the service
   account it names, and not stored (rbac.py `review`);
 - with "secrets" installed, a Secret of `Store.secrets` (the pods' own) is
-  read as the API serves it: its values base64 in `data`.
+  read as the API serves it: its values base64 in `data`;
+- a CustomResourceDefinition (cluster-scoped, `GET /apis/apiextensions.k8s.io/
+  v1/customresourcedefinitions/NAME`) is the file of the release the store
+  runs (crd_schemas.py), for each engine or KServe installed; an uninstalled
+  one is 404 (kubernetes@v1.31.0 staging/src/k8s.io/apiextensions-apiserver/
+  pkg/apis/apiextensions/v1/types.go, type CustomResourceDefinition);
+- nodes (cluster-scoped, `GET /api/v1/nodes`) are the store's objects under
+  ("v1", "", "nodes", name), as the API serves them: `metadata.labels`,
+  `spec.taints` (key, value, effect) and `status.allocatable`, a map of
+  resource name to quantity such as `"nvidia.com/gpu": "4"` (kubernetes@
+  v1.31.0 staging/src/k8s.io/api/core/v1/types.go Node, NodeSpec.Taints,
+  NodeStatus.Allocatable; a device plugin advertises `nvidia.com/gpu`).
+  `Store` serves both, as every cluster does.
 
 - a TrainJob the Trainer's validating webhook refuses answers 403 with
   its message (admission.py: the rules modelled, and not); an
@@ -84,7 +96,8 @@ class Store:
   def __init__(self, installed: Set[str], trainer_version: str = "2.2",
                kserve_version: str = "0.20"):
     # plurals this cluster serves; SubjectAccessReviews every cluster does.
-    self.installed = set(installed) | {"pods", "subjectaccessreviews"}
+    self.installed = set(installed) | {"pods", "subjectaccessreviews", "nodes",
+                                       "customresourcedefinitions"}
     self.trainer_version = trainer_version
     self.kserve_version = kserve_version  # a key of kserve_versions.RELEASES
     self.objects: Dict[Key, dict] = {}
@@ -175,6 +188,15 @@ KINDS = {"trainjobs": "TrainJob.trainer.kubeflow.org", "tfjobs": "TFJob.kubeflow
          "inferenceservices": "InferenceService.serving.kserve.io"}
 
 
+def installed_crd(store: Store, name: str) -> Optional[dict]:
+  """The CRD `name` (`<plural>.<group>`) of the release the store runs, if installed."""
+  for plural, release in RELEASE.items():
+    found = crd_schemas.crd(plural, release(store)) if plural in store.installed else None
+    if found and found["metadata"]["name"] == name:
+      return json.loads(json.dumps(found))
+  return None
+
+
 def strict_problems(store: Store, plural: str, body: dict) -> List[str]:
   """Strict decoding's unknown fields, from the release's CRD (crd_schemas.py)."""
   if plural not in RELEASE:
@@ -257,6 +279,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
   def _get(self, key: Key, query) -> None:
     obj = self.store.get(key)
+    if obj is None and key[2] == "customresourcedefinitions":
+      obj = installed_crd(self.store, key[3])
     if obj is None and key[2] == "secrets" and key[3] in self.store.secrets:
       obj = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
              "metadata": {"name": key[3], "namespace": key[1]},

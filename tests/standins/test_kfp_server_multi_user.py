@@ -35,9 +35,11 @@ def upload(url, namespace="", token="a"):
               files={"uploadfile": ("p.yaml", SPEC)})
 
 
-def test_healthz_says_multi_user_and_a_request_without_identity_is_401(server):
-  url, _, _ = server
-  assert requests.get(f"{url}{API}/healthz", timeout=10).json() == {"multi_user": True}
+def test_healthz_says_multi_user_and_its_version_and_a_request_without_identity_is_401(
+    server):
+  url, state, _ = server
+  found = requests.get(f"{url}{API}/healthz", timeout=10).json()
+  assert (found["multi_user"], found["tag_name"]) == (True, "%d.%d.0" % state.version)
   found = call(url, "GET", "experiments", token=None, params={"namespace": "team-a"})
   assert found.status_code == 401, f"expected 401, found {found.status_code}"
 

@@ -24,5 +24,7 @@ def test_a_clean_install_passes_every_check_in_the_order_a_run_meets_them(
       "ok  the Secret mlpipeline-minio-artifact",
       "ok  the TrainJob API",
       f"ok  the TrainingRuntime tfrecord-pipeline-tensorflow in namespace {namespace}",
+      "ok  the TrainJob's placement of its workers",
       f"ok  the step's service account {account} may run TrainJobs",
-      "ok  KServe's InferenceService API"]
+      "ok  KServe's InferenceService API",
+      "ok  KServe's mode for InferenceService digits: Knative"]

@@ -4,6 +4,7 @@ clean stand-in install (tests/doctor_install.py) and named by doctor."""
 import pytest
 
 from tests.doctor_install import READER, Install, doctor, only, spec
+from tests.fakes import kfp_server
 
 CONFIG_MAP = ("v1", "team-a", "configmaps", "kfp-launcher")
 
@@ -13,7 +14,12 @@ def test_a_clean_install_is_all_ok(tmp_path, monkeypatch, capsys):
   with Install(tmp_path, monkeypatch, spec_path=path):
     status, found = doctor(capsys, path)
   assert status == 0, found
-  assert all(line.startswith("ok  ") for line in found), found
+  # The data root is listed only where this machine reaches the store
+  # (tests/processes/kubeflow/doctor/test_data.py); the cluster's own name is not.
+  listed = only(found, "not checked the data root s3://mlpipeline/private/team-a/d")
+  assert "S3_ENDPOINT http://seaweedfs.kubeflow:8333 is the cluster's own name; reach the " \
+         "store through a port-forward" in listed, listed
+  assert all(line.startswith("ok  ") for line in found if line != listed), found
   assert only(found, "ok  the launcher's store for s3://mlpipeline/private/team-a/p")
 
 
@@ -77,6 +83,7 @@ def test_a_gs_root_needs_no_providers_but_the_steps_secret_all_the_same(
   path = spec(tmp_path / "c", namespace=None, root="gs://bucket/p")
   with Install(tmp_path, monkeypatch, namespace="kubeflow", spec_path=path) as install:
     status, found = doctor(capsys, path)
+    found = [x for x in found if "the data root" not in x]  # an s3:// one: test_data.py
     assert (status, found) == (0, [
         "ok  the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), for the "
         "steps' --secret-env"])
@@ -85,3 +92,30 @@ def test_a_gs_root_needs_no_providers_but_the_steps_secret_all_the_same(
   assert status == 1
   assert only(found, "FAIL the Secret mlpipeline-minio-artifact (keys accesskey, secretkey), "
                      "for the steps' --secret-env: expected it in namespace kubeflow")
+
+
+@pytest.mark.parametrize("version, endpoint, verdict", [
+    ((2, 17), "http://minio-service.kubeflow:9000", "FAIL"),
+    ((2, 16), "http://minio-service.kubeflow:9000", "FAIL"),
+    ((2, 15), "http://minio-service.kubeflow:9000", "ok"),
+    ((2, 17), "http://seaweedfs.kubeflow:9000", "ok"),
+    ((2, 15), "http://seaweedfs.kubeflow:9000", "FAIL")])
+def test_the_installs_version_names_its_store_and_the_steps_must_name_it(
+    tmp_path, monkeypatch, capsys, version, endpoint, verdict):
+  path = spec(tmp_path / "c", namespace=None, endpoint=endpoint)
+  host, _, stop = kfp_server.serve(version=version)
+  try:
+    with Install(tmp_path, monkeypatch, namespace="kubeflow", spec_path=path):
+      status, found = doctor(capsys, path, "--host", host)
+  finally:
+    stop()
+  assert status == (verdict == "FAIL"), found
+  tag = ".".join(map(str, version)) + ".0"
+  line = only(found, f"{'FAIL' if verdict == 'FAIL' else 'ok '} the install's own store for S3_ENDPOINT {endpoint}")
+  if verdict == "FAIL":
+    wanted = "seaweedfs" if version >= (2, 16) else "minio-service"
+    assert f": expected http://{wanted}.kubeflow:9000 on Kubeflow Pipelines {tag}" in line
+    assert line.endswith(f"fix: compile with --env S3_ENDPOINT=http://{wanted}.kubeflow:9000, "
+                         f"then kubectl apply -n kubeflow -f the kfp-launcher.yaml it writes")
+  else:
+    assert line.endswith(f"(Kubeflow Pipelines {tag})"), line

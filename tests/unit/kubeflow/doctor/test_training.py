@@ -4,7 +4,7 @@ step's service account's rights, each planted in a clean stand-in install."""
 import pytest
 
 from kubeflow.doctor import training
-from tests.doctor_install import ADMIN, Install, doctor, only, spec
+from tests.doctor_install import ADMIN, GPU_TAINT, POOL, Install, doctor, only, spec
 from trainer.jobs import tfjob, trainjob
 
 RUNTIME = ("trainer.kubeflow.org/v1alpha1", "team-a", "trainingruntimes",
@@ -78,3 +78,44 @@ def test_the_rights_asked_are_the_manifests_for_the_engine_and_pods():
   assert ("get", "", "pods/log") in training.needed_rights(tfjob)
   assert not [r for r in training.needed_rights(tfjob) if r[1] == trainjob.group]
   assert training.step_account("kubeflow") == "pipeline-runner"
+
+
+@pytest.mark.parametrize("version, form", [("2.3", "runtimePatches (Kubeflow Trainer 2.2 and "
+                                                   "later)"),
+                                           ("2.1", "podTemplateOverrides (Kubeflow Trainer 2.1)"),
+                                           ("2.0", "podSpecOverrides (Kubeflow Trainer 2.0)")])
+def test_the_installed_trainer_says_which_form_the_workers_placement_takes(
+    tmp_path, monkeypatch, capsys, version, form):
+  pod = {"nodeSelector": POOL, "tolerations": [GPU_TAINT]}
+  path = spec(tmp_path / "c", engine="trainjob", worker_pod=pod)
+  with Install(tmp_path, monkeypatch, spec_path=path, trainer_version=version):
+    status, found = doctor(capsys, path)
+  assert status == 0, found
+  assert only(found, "ok  the TrainJob's placement of its workers (nodeSelector, "
+                     "tolerations, serviceAccountName): spec.").endswith(form)
+
+
+def test_trainer_2_0_with_image_pull_secrets_fails_as_the_launcher_would(
+    tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c", engine="trainjob", worker_pod={"imagePullSecrets": ["regcred"]})
+  with Install(tmp_path, monkeypatch, spec_path=path, trainer_version="2.1"):
+    assert doctor(capsys, path)[0] == 0
+  with Install(tmp_path, monkeypatch, spec_path=path, trainer_version="2.0"):
+    status, found = doctor(capsys, path)
+  assert status == 1
+  line = only(found, "FAIL the TrainJob's placement of its workers")
+  assert "found 2.0, whose podSpecOverrides has none: regcred cannot reach the workers" in line
+  assert "fix: ask the cluster admin to install Kubeflow Trainer v2.1.0 or later" in line, line
+
+
+def test_a_user_who_may_not_read_the_crd_gets_not_checked_with_the_command(
+    tmp_path, monkeypatch, capsys):
+  path = spec(tmp_path / "c", engine="trainjob")
+  rules = [{**ADMIN[0], "apiGroups": ["", "trainer.kubeflow.org", "authorization.k8s.io"]}]
+  with Install(tmp_path, monkeypatch, spec_path=path, user_rules=rules):
+    status, found = doctor(capsys, path)
+  assert status == 0, found
+  line = only(found, "not checked the TrainJob's placement of its workers")
+  assert "may not get customresourcedefinitions.apiextensions.k8s.io " \
+         "trainjobs.trainer.kubeflow.org (cluster-scoped) (HTTP 403)" in line, line
+  assert "kubectl get crd trainjobs.trainer.kubeflow.org" in line, line

@@ -1,0 +1,96 @@
+"""The data root, listed as the steps will list it: at the steps'
+`S3_ENDPOINT`, with the keys their `--secret-env` takes from the Secret.
+
+The first step reads the data root minutes into a run; a root the steps'
+keys may not list (another profile's prefix, keys the store does not know),
+a bucket that does not exist, or an empty root fails it there. Here one
+`ListObjectsV2` of at most one key answers the same question first.
+
+The keys are read from the Secret (the user's own right to read it) and used
+in this process only, never printed. The steps' endpoint is usually the
+cluster's own (`seaweedfs.kubeflow:9000`), which the user's machine cannot
+resolve: `--store-endpoint` names where this machine reaches the same store
+(a port-forward); unreachable, the line is "not checked".
+"""
+
+import urllib.parse
+from typing import List, Optional
+
+from kubeflow.doctor import lines
+from kubeflow.doctor.cluster import Reader, Unreadable
+from kubeflow.doctor.needs import Needs
+
+KEY_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")  # what boto and TensorFlow read
+FORWARD = ("reach the store through a port-forward (kubectl -n kubeflow port-forward "
+           "svc/SERVICE 9000) and pass --store-endpoint http://localhost:9000")
+REFUSED = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403")
+
+
+def in_cluster(url: str) -> bool:
+  """Whether `url` names a Service by the cluster's DNS (`NAME.NAMESPACE`,
+  `...svc`, `...cluster.local`), which only a pod resolves: no lookup is
+  tried from here for it."""
+  host = urllib.parse.urlsplit(url).hostname or ""
+  labels = host.split(".")
+  if host == "localhost" or all(p.isdigit() for p in labels):
+    return False
+  return len(labels) <= 2 or host.endswith((".svc", ".cluster.local"))
+
+
+def _keys(needs: Needs, reader: Reader) -> Optional[List[str]]:
+  """The steps' access key and secret key, or None when no Secret gives both."""
+  found = {}
+  for secret, key, var in needs.secret_env:
+    if var in KEY_VARS:
+      values = reader.secret_values(secret) or {}
+      if key in values:
+        found[var] = values[key]
+  return [found[v] for v in KEY_VARS] if len(found) == len(KEY_VARS) else None
+
+
+def check(needs: Needs, reader: Reader, store_endpoint: str = "") -> List[lines.Line]:
+  """The data root's line, for an s3:// data root the steps reach with keys."""
+  root = needs.places.get("the data root", "")
+  endpoint = needs.env.get("S3_ENDPOINT", "")
+  if not root.startswith("s3://") or not endpoint:
+    return []
+  what = f"the data root {root}, listed with the steps' keys"
+  try:
+    keys = _keys(needs, reader)
+  except Unreadable as e:
+    return [lines.unchecked(what, str(e))]
+  if keys is None:
+    return []  # the Secret's own line says what is missing
+  url = store_endpoint or endpoint
+  url = url if "://" in url else f"http://{url}"
+  if not store_endpoint and in_cluster(url):
+    return [lines.unchecked(what, f"the steps' S3_ENDPOINT {endpoint} is the cluster's own "
+                                  f"name; {FORWARD}")]
+  import boto3
+  import botocore.exceptions
+  bucket, _, prefix = root[len("s3://"):].partition("/")
+  client = boto3.client("s3", endpoint_url=url, aws_access_key_id=keys[0],
+                        aws_secret_access_key=keys[1],
+                        region_name=needs.env.get("AWS_REGION") or "us-east-1",
+                        config=botocore.config.Config(connect_timeout=5, retries={
+                            "max_attempts": 1}))
+  try:
+    listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix.rstrip("/") + "/", MaxKeys=1)
+  except botocore.exceptions.EndpointConnectionError:
+    return [lines.unchecked(what, f"this machine cannot reach {url}; {FORWARD}")]
+  except botocore.exceptions.ClientError as e:
+    code = e.response.get("Error", {}).get("Code", "")
+    if code == "NoSuchBucket":
+      return [lines.fail(what, f"expected the bucket {bucket} at {endpoint}, found none",
+                         "compile with --data-root in a bucket the store has")]
+    if code in REFUSED:
+      return [lines.fail(what, f"expected the steps' keys to list it, found them refused "
+                               f"({code})", "put keys that may read it in the Secret the "
+                                            "steps name, or compile with a --data-root "
+                                            "under the namespace's own prefix")]
+    raise
+  if not listed.get("KeyCount"):
+    return [lines.fail(what, "expected at least one span's files under it, found none",
+                       "upload the data (tfrecords convert writes it) or compile with the "
+                       "--data-root that holds it")]
+  return [lines.ok(what)]
