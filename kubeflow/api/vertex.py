@@ -27,6 +27,7 @@ import contextlib
 import itertools
 import os
 import re
+import sys
 from typing import Dict, List, Optional
 
 from kubeflow.api import vertex_bucket
@@ -128,9 +129,12 @@ def pipeline_job(args, path: str, display_name: str, root: str, params: Dict[str
 
 
 def check_bucket(root: str, args) -> None:
-  """The root's bucket, before the SDK can create one (vertex_bucket.py)."""
+  """The root's bucket, before the SDK can create one (vertex_bucket.py);
+  what could not be checked is one warning line on stderr."""
   with calls(f"reading the pipeline root's bucket {root}", args.project):
-    vertex_bucket.check(root, args.project, args.region)
+    unchecked = vertex_bucket.check(root, args.project, args.region)
+  if unchecked:
+    print(f"warning: {unchecked}", file=sys.stderr)
 
 
 def submit(args, path: str, display_name: str, root: str, params: Dict[str, str]) -> str:

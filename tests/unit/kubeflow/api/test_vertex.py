@@ -61,6 +61,14 @@ def command(action: str, name: str, catchup: bool = False):
       action=action, name=name, project=PROJECT, region=REGION, catchup=catchup))
 
 
+def test_what_the_bucket_check_could_not_check_is_one_warning_line_and_the_run_goes_on(
+    monkeypatch, capsys):
+  from kubeflow.api import vertex_bucket
+  monkeypatch.setattr(vertex_bucket, "check", lambda root, project, region: "not checked")
+  vertex.check_bucket("gs://b/r", argparse.Namespace(project=PROJECT, region=REGION))
+  assert capsys.readouterr().err == "warning: not checked\n"
+
+
 @pytest.mark.parametrize("catchup", [True, False])
 def test_resume_asks_vertex_for_catch_up_only_with_catchup(vp, catchup):
   """aiplatform's `resume(catch_up=True)` sends none (schedules.py@v1.165.1
