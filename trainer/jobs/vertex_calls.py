@@ -8,7 +8,8 @@ create_custom_job, get_custom_job and list_custom_jobs), so one 503 or one
 connection reset among hundreds of reads would fail the step while its job
 trains on, and a retry of the step would reattach to it at best. So each
 call here is given a timeout, and an answer that says "try again" (429,
-500, 502, 503, 504, a reset or a timeout) is tried again with a growing
+500, 502, 503, 504, a reset, a timeout, or the metadata server briefly
+unreachable while the credentials refresh) is tried again with a growing
 wait, each in one log line, until RETRY_SECONDS pass without an answer;
 then the step fails in one line naming the last one. Anything else (a 400,
 403, 404) is no blip and is raised at once.
@@ -46,10 +47,21 @@ def transient(error: BaseException) -> Optional[str]:
     return None
   if isinstance(error, requests.exceptions.Timeout):
     return f"no answer within {CALL_TIMEOUT:.0f} s"
-  if isinstance(error, (requests.exceptions.ConnectionError, ConnectionError)):
+  # ChunkedEncodingError: reset after the status line, mid-body; requests
+  # does not count it a ConnectionError.
+  if isinstance(error, (requests.exceptions.ConnectionError, ConnectionError,
+                        requests.exceptions.ChunkedEncodingError)):
     return "the connection was reset"
   if isinstance(error, google.auth.exceptions.TransportError):
     return "no answer from the token service"  # the metadata server, briefly gone
+  # google-auth's Compute Engine credentials wrap the metadata server's
+  # TransportError in a RefreshError (compute_engine/credentials.py@2.x
+  # lines 153-155, 550-551); a RefreshError of its own (invalid_grant, a
+  # revoked account) is a refusal, and is raised.
+  if isinstance(error, google.auth.exceptions.RefreshError) and any(
+      isinstance(e, google.auth.exceptions.TransportError)
+      for e in (error.__cause__, *error.args)):
+    return "no answer from the token service"
   return None
 
 
