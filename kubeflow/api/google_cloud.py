@@ -15,7 +15,9 @@ REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")
 
 def _region(region: Optional[str]) -> str:
   """The region, checked as aiplatform checks it (`utils.validate_region`,
-  v1.165.1 utils/__init__.py lines 316-322), as one line."""
+  v1.165.1 utils/__init__.py lines 316-322: a region, `global`, or a
+  multi-regional jurisdiction such as `us`, in any case), as one line; in
+  lower case, as the SDK sends it (initializer.py line 482)."""
   import difflib
 
   from google.cloud.aiplatform import utils as aiplatform_utils
@@ -33,7 +35,7 @@ def _region(region: Optional[str]) -> str:
     raise argparse.ArgumentTypeError(
         f"--region {region}: {'did you mean ' + close[0] + '? ' if close else ''}expected "
         f"a Vertex AI region, one of {', '.join(known)}") from None
-  return region
+  return region.lower()
 
 
 def _credentials():

@@ -17,7 +17,8 @@ with `--backend vertex`).
   resource name carries the project's number.
 
 The API's refusals become one line naming the fix (`describe`). The client
-speaks gRPC to `<region>-aiplatform.googleapis.com`, or REST to
+speaks gRPC to the region's host as aiplatform names it
+(trainer/jobs/vertex_calls.py `api_endpoint`), or REST to
 VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
 tests/fakes/vertex_pipelines.py's stand-in), as trainer/jobs/vertex.py does.
 """
@@ -228,9 +229,11 @@ def recent_runs(project: str, region: str, pipeline: str, limit: int) -> List:
 def client(region: str):
   """The generated PipelineService client, where aiplatform's is pointed."""
   from google.cloud import aiplatform_v1
+
+  from trainer.jobs.vertex_calls import api_endpoint
   endpoint = os.environ.get(ENDPOINT_ENV)
   return aiplatform_v1.PipelineServiceClient(
-      client_options={"api_endpoint": endpoint or f"{region}-aiplatform.googleapis.com"},
+      client_options={"api_endpoint": endpoint or api_endpoint(region)},
       **({"transport": "rest"} if endpoint else {}))
 
 

@@ -34,6 +34,23 @@ TRANSIENT_ERRORS = ("TooManyRequests", "ResourceExhausted", "InternalServerError
                     "BadGateway", "ServiceUnavailable", "GatewayTimeout", "DeadlineExceeded")
 
 
+def api_endpoint(region: str) -> str:
+  """Vertex AI's API host for `region`, as aiplatform forms it
+  (initializer.py@1.165.1 lines 469-504), in any case: `global` is the
+  location-free host, a multi-regional jurisdiction (`us`) its own
+  (`aiplatform.us.rep.googleapis.com`, utils `mrep_endpoint`), any other
+  region `<region>-aiplatform.googleapis.com`. The one home of the host
+  for kubeflow/api and the Trainer step alike."""
+  from google.cloud.aiplatform import utils
+  from google.cloud.aiplatform.constants import base
+  region = region.lower()
+  if region == "global":
+    return base.API_BASE_PATH
+  if utils.is_mrep_location(region):
+    return utils.mrep_endpoint(base.API_BASE_PATH, region)
+  return f"{region}-{base.API_BASE_PATH}"
+
+
 def transient(error: BaseException) -> Optional[str]:
   """What the blip was, in a few words, or None when `error` is no blip."""
   import google.auth.exceptions

@@ -59,3 +59,9 @@ def test_a_project_resource_manager_refuses_names_project_not_a_vertex_role(monk
       "project my-projcet (The caller does not have permission): check --project my-projcet, "
       "which it answers so when no such project exists, or grant your account "
       "resourcemanager.projects.get on it")
+
+
+@pytest.mark.parametrize("typed, region", [("US", "us"), ("global", "global"),
+                                           ("Europe-West4", "europe-west4")])
+def test_a_region_aiplatform_takes_is_taken_in_lower_case(typed, region):
+  assert google_cloud._region(typed) == region

@@ -216,3 +216,13 @@ def test_an_api_not_enabled_is_named_as_google_names_it(service, name):
       " then retry."), "my-project")
   assert said == (f"the {name} API is not enabled in project my-project: gcloud services "
                   f"enable {service} --project my-project")
+
+
+@pytest.mark.parametrize("region, host", [("us", "aiplatform.us.rep.googleapis.com"),
+                                          ("global", "aiplatform.googleapis.com"),
+                                          ("europe-west4", "europe-west4-aiplatform.googleapis.com")])
+def test_the_runs_list_asks_the_host_aiplatform_names(monkeypatch, region, host):
+  from google.cloud import aiplatform_v1
+  monkeypatch.delenv("VERTEX_API_ENDPOINT", raising=False)
+  monkeypatch.setattr(aiplatform_v1, "PipelineServiceClient", lambda **kwargs: kwargs)
+  assert vertex.client(region)["client_options"] == {"api_endpoint": host}

@@ -113,3 +113,13 @@ def test_a_refusal_is_raised_at_once():
   with pytest.raises(exceptions.NotFound):
     vertex_calls.patiently("read CustomJob 1", call, clock.sleep, lambda: clock.now)
   assert clock.slept == []
+
+
+@pytest.mark.parametrize("region, host", [
+    ("europe-west4", "europe-west4-aiplatform.googleapis.com"),
+    ("Europe-West4", "europe-west4-aiplatform.googleapis.com"),
+    ("us", "aiplatform.us.rep.googleapis.com"),  # a jurisdiction: aiplatform's mREP host
+    ("US", "aiplatform.us.rep.googleapis.com"),
+    ("global", "aiplatform.googleapis.com")])
+def test_a_regions_host_is_the_one_aiplatform_sends_to(region, host):
+  assert vertex_calls.api_endpoint(region) == host
