@@ -33,6 +33,7 @@ from kubeflow.compile import train_job, vertex_places
 from kubeflow.compile.vertex_places import VERTEX_NAME
 from kubeflow.errors import CompileError
 from pipeline.config import Resources
+from trainer.jobs import vertex_machines
 
 KUBEFLOW, VERTEX = "kubeflow", "vertex"
 BACKENDS = (KUBEFLOW, VERTEX)
@@ -166,6 +167,8 @@ def check_gpus(backend: str, resources: Sequence[Tuple[str, Dict]],
           f"gpu_type= one of its GPU accelerator "
           f"types ({', '.join(SOME_VERTEX_GPUS)}, ...: google-cloud-aiplatform's "
           f"AcceleratorType), found {gpu_type}{default}")
+    if where == VERTEX and vertex_machines.refused(gpu_type):
+      raise CompileError(f"{shown}: {vertex_machines.refused(gpu_type)}")
     # The open-source driver makes the type the pod's resource name as it is
     # (kubeflow/pipelines backend/src/v2/driver/driver.go@2.5.0 line 587,
     # @2.17.0 line 445: `res.Limits[k8score.ResourceName(acceleratorType)]`),
