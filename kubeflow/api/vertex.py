@@ -35,6 +35,7 @@ from kubeflow.api import vertex_bucket
 from kubeflow.api.google_cloud import ENDPOINT_ENV
 from kubeflow.errors import KubeflowError
 from runtime import run_layout
+from trainer.jobs.vertex_calls import api_endpoint
 
 LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
 BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"
@@ -62,6 +63,11 @@ def describe(e: Exception, project: str) -> str:
     api = (SERVICE.search(message) or SERVICE.search("api/aiplatform.googleapis.com")).group(1)
     return (f"the {API_NAMES.get(api, api)} API is not enabled in project {project}: "
             f"gcloud services enable {api} --project {project}")
+  # 400 INVALID_ARGUMENT, not 403 (googleapis/python-aiplatform#1073).
+  if "permission to act as service_account" in message:
+    return (f"you may not act as the run's service account ({message}): grant your "
+            "account roles/iam.serviceAccountUser on it, or name another with "
+            "--service-account")
   if isinstance(e, (exceptions.PermissionDenied, exceptions.Forbidden)):
     return (f"permission denied ({message}): grant your account roles/aiplatform.user "
             f"on project {project}, and roles/iam.serviceAccountUser on the pipeline's "
@@ -229,8 +235,6 @@ def recent_runs(project: str, region: str, pipeline: str, limit: int) -> List:
 def client(region: str):
   """The generated PipelineService client, where aiplatform's is pointed."""
   from google.cloud import aiplatform_v1
-
-  from trainer.jobs.vertex_calls import api_endpoint
   endpoint = os.environ.get(ENDPOINT_ENV)
   return aiplatform_v1.PipelineServiceClient(
       client_options={"api_endpoint": endpoint or api_endpoint(region)},

@@ -226,3 +226,26 @@ def test_the_runs_list_asks_the_host_aiplatform_names(monkeypatch, region, host)
   monkeypatch.delenv("VERTEX_API_ENDPOINT", raising=False)
   monkeypatch.setattr(aiplatform_v1, "PipelineServiceClient", lambda **kwargs: kwargs)
   assert vertex.client(region)["client_options"] == {"api_endpoint": host}
+
+
+def test_an_account_the_user_may_not_act_as_is_a_400_that_names_service_account_user(vp):
+  """Vertex answers it 400 INVALID_ARGUMENT (googleapis/python-aiplatform#1073),
+  as the stand-in does: the fix is still roles/iam.serviceAccountUser."""
+  from google.api_core import exceptions
+  from google.cloud import aiplatform_v1
+  account = f"runner@{PROJECT}.iam.gserviceaccount.com"
+  client = aiplatform_v1.PipelineServiceClient(
+      credentials=Credentials(TOKEN), transport="rest",
+      client_options={"api_endpoint": vp.endpoint})
+  vp.forbidden.add("iam.serviceAccounts.actAs")
+  try:
+    with pytest.raises(exceptions.BadRequest) as refused:
+      client.create_pipeline_job(parent=f"projects/{PROJECT}/locations/{REGION}",
+                                 pipeline_job={"service_account": account})
+  finally:
+    vp.forbidden.discard("iam.serviceAccounts.actAs")
+  said = vertex.describe(refused.value, PROJECT)
+  assert said.startswith("you may not act as the run's service account (") and said.endswith(
+      "): grant your account roles/iam.serviceAccountUser on it, or name another with "
+      "--service-account"), said
+  assert f"act as service_account: {account}" in said and "aiplatform.user" not in said
