@@ -23,8 +23,9 @@ before every submit). Here, what the service answers and who may ask:
   `/v1/projects/<project id or number>/locations/<region>`, as aiplatform's
   REST transport sends them; a body with a field the v1 type lacks 400.
 - Auth: a bearer token from the metadata server (google-auth), else 401;
-  another project or region 403, as Google answers for a resource one may
-  not see; a permission in `forbidden` 403 PERMISSION_DENIED naming it:
+  another project or region 403 (the stand-in's own choice: Google answers
+  a resource one may not see with 403, as Resource Manager does a project,
+  but what Vertex answers for another region is not documented); a permission in `forbidden` 403 PERMISSION_DENIED naming it:
   `aiplatform.pipelineJobs.{create,get,list,cancel}`,
   `aiplatform.schedules.{create,get,list,delete}`, `aiplatform.schedules.update`
   to pause or resume (assumed: no narrower permission is documented),
