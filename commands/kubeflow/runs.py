@@ -26,9 +26,9 @@ def _params(args, spec: dict, scheduled_by: str) -> dict:
   """The runtime parameters the flags set. With spans, nothing is listed
   here: the pipeline's first step finds its window (kubeflow/steps/span_window.py)."""
   from kubeflow.api import client  # kfp: when the command runs
-  from kubeflow.compile.backend import VERTEX, compiled_backend
+  from kubeflow.compile.backend import VERTEX, sent_to
   from kubeflow.compile.vertex_places import check_location
-  on_vertex = (args.backend or compiled_backend(args.spec)) == VERTEX
+  on_vertex = sent_to(args.backend, args.spec) == VERTEX
   for flag, uri in (("--data-root", args.data_root), ("--serving-dir", args.serving_dir),
                     ("--pipeline-root", args.pipeline_root)):
     if uri:
@@ -111,9 +111,9 @@ def _submit(args) -> int:
 
 def _schedule(args) -> int:
   from kubeflow.api import client  # kfp: when the command runs
-  from kubeflow.compile.backend import VERTEX, compiled_backend
+  from kubeflow.compile.backend import VERTEX, sent_to
   # A typo fails before any connection, in the form each backend takes.
-  on_vertex = (args.backend or compiled_backend(args.spec)) == VERTEX
+  on_vertex = sent_to(args.backend, args.spec) == VERTEX
   expression = (schedules.for_vertex if on_vertex else schedules.normalize)(args.cron)
   if args.catchup:
     schedules.check_catchup(on_vertex, "schedule", args.name)

@@ -15,7 +15,9 @@ REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")
 
 def _region(region: Optional[str]) -> str:
   """The region, checked as aiplatform checks it (`utils.validate_region`,
-  v1.165.1 utils/__init__.py lines 316-322), as one line."""
+  v1.165.1 utils/__init__.py lines 316-322: a region, `global`, or a
+  multi-regional jurisdiction such as `us`, in any case), as one line; in
+  lower case, as the SDK sends it (initializer.py line 482)."""
   import difflib
 
   from google.cloud.aiplatform import utils as aiplatform_utils
@@ -33,7 +35,7 @@ def _region(region: Optional[str]) -> str:
     raise argparse.ArgumentTypeError(
         f"--region {region}: {'did you mean ' + close[0] + '? ' if close else ''}expected "
         f"a Vertex AI region, one of {', '.join(known)}") from None
-  return region
+  return region.lower()
 
 
 def _credentials():
@@ -72,17 +74,35 @@ def connect(project: Optional[str], region: Optional[str]) -> Tuple[str, str]:
   return project, region
 
 
+def number_refused(e: Exception, project: str) -> str:
+  """Why Resource Manager's 403 refused `project`'s number, and the fix, in
+  words. Resource Manager answers a project that does not exist as one the
+  caller may not see (403, not 404), so a mistyped --project reads so."""
+  message = getattr(e, "message", None) or str(e)
+  if "SERVICE_DISABLED" in str(e) or "has not been used in project" in str(e):
+    return (f"the Cloud Resource Manager API is not enabled in project {project} "
+            f"(gcloud services enable cloudresourcemanager.googleapis.com --project {project})")
+  return (f"Resource Manager refused to read project {project} ({message}): check "
+          f"--project {project}, which it answers so when no such project exists, or "
+          "grant your account resourcemanager.projects.get on it")
+
+
 def project_number(project: str) -> str:
   """The project's number, which Vertex names its run folders by: `project`
   itself when it is one, else Resource Manager's answer to the user's
   credentials (the call aiplatform's bucket check makes, vertex_bucket.py).
 
   Raises:
-    KubeflowError: no credentials.
-    google.api_core.exceptions.GoogleAPICallError: the call was refused.
+    KubeflowError: no credentials, or Resource Manager refused (403).
+    google.api_core.exceptions.GoogleAPICallError: any other failed call.
   """
   if project.isdigit():
     return project
+  from google.api_core import exceptions
   from google.cloud.aiplatform.utils import resource_manager_utils
   credentials, _ = _credentials()
-  return str(resource_manager_utils.get_project_number(project, credentials=credentials))
+  try:
+    return str(resource_manager_utils.get_project_number(project, credentials=credentials))
+  except exceptions.Forbidden as e:
+    raise KubeflowError(f"reading the number of project {project} failed: "
+                        f"{number_refused(e, project)}") from None

@@ -17,7 +17,8 @@ with `--backend vertex`).
   resource name carries the project's number.
 
 The API's refusals become one line naming the fix (`describe`). The client
-speaks gRPC to `<region>-aiplatform.googleapis.com`, or REST to
+speaks gRPC to the region's host as aiplatform names it
+(trainer/jobs/vertex_calls.py `api_endpoint`), or REST to
 VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
 tests/fakes/vertex_pipelines.py's stand-in), as trainer/jobs/vertex.py does.
 """
@@ -27,12 +28,14 @@ import contextlib
 import itertools
 import os
 import re
+import sys
 from typing import Dict, List, Optional
 
 from kubeflow.api import vertex_bucket
 from kubeflow.api.google_cloud import ENDPOINT_ENV
 from kubeflow.errors import KubeflowError
 from runtime import run_layout
+from trainer.jobs.vertex_calls import api_endpoint
 
 LABEL_KEY, LABEL_VALUE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$"), re.compile(r"^[a-z0-9_-]{0,63}$")
 BILLING_LABEL = "vertex-ai-pipelines-run-billing-id"
@@ -60,6 +63,11 @@ def describe(e: Exception, project: str) -> str:
     api = (SERVICE.search(message) or SERVICE.search("api/aiplatform.googleapis.com")).group(1)
     return (f"the {API_NAMES.get(api, api)} API is not enabled in project {project}: "
             f"gcloud services enable {api} --project {project}")
+  # 400 INVALID_ARGUMENT, not 403 (googleapis/python-aiplatform#1073).
+  if "permission to act as service_account" in message:
+    return (f"you may not act as the run's service account ({message}): grant your "
+            "account roles/iam.serviceAccountUser on it, or name another with "
+            "--service-account")
   if isinstance(e, (exceptions.PermissionDenied, exceptions.Forbidden)):
     return (f"permission denied ({message}): grant your account roles/aiplatform.user "
             f"on project {project}, and roles/iam.serviceAccountUser on the pipeline's "
@@ -128,9 +136,12 @@ def pipeline_job(args, path: str, display_name: str, root: str, params: Dict[str
 
 
 def check_bucket(root: str, args) -> None:
-  """The root's bucket, before the SDK can create one (vertex_bucket.py)."""
+  """The root's bucket, before the SDK can create one (vertex_bucket.py);
+  what could not be checked is one warning line on stderr."""
   with calls(f"reading the pipeline root's bucket {root}", args.project):
-    vertex_bucket.check(root, args.project, args.region)
+    unchecked = vertex_bucket.check(root, args.project, args.region)
+  if unchecked:
+    print(f"warning: {unchecked}", file=sys.stderr)
 
 
 def submit(args, path: str, display_name: str, root: str, params: Dict[str, str]) -> str:
@@ -226,7 +237,7 @@ def client(region: str):
   from google.cloud import aiplatform_v1
   endpoint = os.environ.get(ENDPOINT_ENV)
   return aiplatform_v1.PipelineServiceClient(
-      client_options={"api_endpoint": endpoint or f"{region}-aiplatform.googleapis.com"},
+      client_options={"api_endpoint": endpoint or api_endpoint(region)},
       **({"transport": "rest"} if endpoint else {}))
 
 

@@ -27,12 +27,13 @@ before `--backend` existed is. Importing this module loads nothing heavy:
 import argparse
 import json
 import re
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from kubeflow.compile import train_job, vertex_places
 from kubeflow.compile.vertex_places import VERTEX_NAME
 from kubeflow.errors import CompileError
 from pipeline.config import Resources
+from trainer.jobs import vertex_machines
 
 KUBEFLOW, VERTEX = "kubeflow", "vertex"
 BACKENDS = (KUBEFLOW, VERTEX)
@@ -166,6 +167,8 @@ def check_gpus(backend: str, resources: Sequence[Tuple[str, Dict]],
           f"gpu_type= one of its GPU accelerator "
           f"types ({', '.join(SOME_VERTEX_GPUS)}, ...: google-cloud-aiplatform's "
           f"AcceleratorType), found {gpu_type}{default}")
+    if where == VERTEX and vertex_machines.refused(gpu_type):
+      raise CompileError(f"{shown}: {vertex_machines.refused(gpu_type)}")
     # The open-source driver makes the type the pod's resource name as it is
     # (kubeflow/pipelines backend/src/v2/driver/driver.go@2.5.0 line 587,
     # @2.17.0 line 445: `res.Limits[k8score.ResourceName(acceleratorType)]`),
@@ -199,6 +202,23 @@ def header(backend: str) -> str:
 def job_labels(backend: str) -> Dict[str, str]:
   """The labels pipeline_job.json adds: none for the open-source backend."""
   return {} if backend == KUBEFLOW else {LABEL: backend}
+
+
+def sent_to(asked: Optional[str], spec_path: str) -> str:
+  """Where `submit` or `schedule` sends a spec: `asked` (--backend), else
+  the backend it was compiled for.
+
+  Raises:
+    argparse.ArgumentTypeError: --backend vertex with a spec not compiled
+      for Vertex: compile never checked its own roots, serving dir,
+      --kserve or train engine against what a Vertex step can take.
+  """
+  compiled = compiled_backend(spec_path)
+  if asked == VERTEX and compiled != VERTEX:
+    raise argparse.ArgumentTypeError(
+        f"--spec {spec_path}: --backend vertex expects a spec compiled for Vertex AI, "
+        f"found one compiled for {compiled}: compile it with `compile --backend vertex`")
+  return asked or compiled
 
 
 def compiled_backend(spec_path: str) -> str:

@@ -8,21 +8,36 @@ What it answers, and nothing more: GET, POST (create) and the IAM policy of
 buckets. The project's buckets are the S3 stand-in's (tests/fakes/s3_server.py)
 under the same names, owned by the project number; `others` names buckets of
 other projects: a number, a bucket the user may read, answered with that
-`projectNumber`; None, one the user may not, answered 403. Any other name is
-404. Objects are read and written through S3, not here.
+`projectNumber`; None, one the user may not, answered 403. `unreadable`
+names buckets of the project's own that answer 403 too: a user granted
+object roles only (roles/storage.objectAdmin has no storage.buckets.get),
+whose runs Vertex takes. Any other name is 404. Objects are read and
+written through S3, not here.
+
+Errors are the JSON API's body, not a gRPC-style `status`: `code`,
+`message` and `errors[]` of `domain`, `reason` ("forbidden", "notFound",
+"conflict") and `message` (cloud.google.com/storage/docs/json_api/v1/
+status-codes, "Error Response Format").
 """
 
 import http.server
 import json
 import threading
 import urllib.parse
-from typing import Dict, Optional
+from typing import Dict, Iterable, Optional
 
 from tests.fakes.google_apis import JsonHandler
 
 
+def error(handler: JsonHandler, code: int, reason: str, message: str) -> None:
+  """The JSON API's error body (status-codes, "Error Response Format")."""
+  handler.send(code, {"error": {"code": code, "message": message, "errors": [
+      {"domain": "global", "reason": reason, "message": message}]}})
+
+
 def storage(handler: JsonHandler, method: str, url, s3, project_number: str,
-            others: Optional[Dict[str, Optional[str]]] = None) -> None:
+            others: Optional[Dict[str, Optional[str]]] = None,
+            unreadable: Iterable[str] = ()) -> None:
   """Buckets through the JSON API, as aiplatform's
   `gcs_utils.create_gcs_bucket_for_pipeline_artifacts_if_it_does_not_exist`
   calls it: exists, reload, create, get and set the IAM policy."""
@@ -33,27 +48,27 @@ def storage(handler: JsonHandler, method: str, url, s3, project_number: str,
   if method == "POST" and bucket is None:
     wanted = json.loads(handler.body())["name"]
     if wanted in others:  # bucket names are global (JSON API buckets/insert: 409)
-      return handler.error(409, "CONFLICT", "The requested bucket name is not available. "
-                           "The bucket namespace is shared by all users of the system. "
-                           "Please select a different name and try again.")
+      return error(handler, 409, "conflict", "The requested bucket name is not available. "
+                   "The bucket namespace is shared by all users of the system. "
+                   "Please select a different name and try again.")
     if wanted in names:
-      return handler.error(409, "CONFLICT", "Your previous request to create the named "
-                           "bucket succeeded and you already own it.")
+      return error(handler, 409, "conflict", "Your previous request to create the named "
+                   "bucket succeeded and you already own it.")
     s3.create_bucket(Bucket=wanted)
     bucket = wanted
-  elif bucket in others and others[bucket] is None:
-    # A caller without storage.buckets.get on it: 403, and the message
+  elif (bucket in others and others[bucket] is None) or bucket in unreadable:
+    # A caller without storage.buckets.get (nor getIamPolicy) on it: 403, and the message
     # Google gives (JSON API status codes, 403 forbidden; "(or it may not
     # exist)" because Google does not say which).
-    return handler.error(403, "PERMISSION_DENIED", "user@example.com does not have "
-                         "storage.buckets.get access to the Google Cloud Storage bucket. "
-                         "Permission 'storage.buckets.get' denied on resource (or it may "
-                         "not exist).")
+    return error(handler, 403, "forbidden", "user@example.com does not have "
+                 "storage.buckets.get access to the Google Cloud Storage bucket. "
+                 "Permission 'storage.buckets.get' denied on resource (or it may "
+                 "not exist).")
   elif bucket not in names and bucket not in others:
     # JSON API status codes, 404 notFound; google-cloud-storage@v2.19.0
     # client.py line 962: lookup_bucket answers None on it, bucket.py
     # `exists` False, and aiplatform then creates the bucket.
-    return handler.error(404, "NOT_FOUND", "The specified bucket does not exist.")
+    return error(handler, 404, "notFound", "The specified bucket does not exist.")
   if parts[1:] == ["iam"]:  # a bucket's policy: what was set is not kept
     policy = json.loads(handler.body()) if method == "PUT" else {"bindings": []}
     return handler.send(200, {"kind": "storage#policy", "etag": "CAE=",
@@ -71,10 +86,11 @@ class StorageServer:
   """The bucket API on its own, in a thread: `env` points
   google-cloud-storage at it."""
 
-  def __init__(self, s3, project_number: str, others: Dict[str, Optional[str]]):
+  def __init__(self, s3, project_number: str, others: Dict[str, Optional[str]],
+               unreadable: Iterable[str] = ()):
     def answer(method):
       return lambda h: storage(h, method, urllib.parse.urlparse(h.path), s3, project_number,
-                               others)
+                               others, unreadable)
     handler = type("Storage", (JsonHandler,), {f"do_{m}": answer(m)
                                                for m in ("GET", "POST", "PUT")})
     self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)

@@ -8,9 +8,12 @@ public docs. Each rule, and where it comes from:
 
 - The layout: a task's folder is `<root>/<project number>/<job id>/<task>_<task id>/`
   (tfx `orchestration/kubeflow/v2/container/kubeflow_v2_run_executor.py`
-  lines 83-84; `aiplatform_v1/types/pipeline_job.py` lines 174-182, "a
-  sub-path pattern {job_id}/{task_id}/{output_key}"), each output artifact at
-  `<folder>/<key>`, the executor output file `<folder>/executor_output.json`.
+  lines 83-84: "{pipelineJob.runtimeConfig.gcsOutputDirectory}/{project_number}
+  /{pipeline_job_user_id}/{task_name}_{task_uuid}/executor_output.json"; the
+  v1 API's own words, `aiplatform_v1/types/pipeline_job.py` lines 174-182,
+  give only "{job_id}/{task_id}/{output_key}", no project number), each
+  output artifact at `<folder>/<key>`, the executor output file
+  `<folder>/executor_output.json`.
 - What a step is handed: artifact URIs as they are (gs://), and the executor
   output file as a path of the Cloud Storage FUSE mount, `/gcs/<bucket>/...`:
   KFP's own executor writes it with os.makedirs and open() (kfp

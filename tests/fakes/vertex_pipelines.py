@@ -23,14 +23,18 @@ before every submit). Here, what the service answers and who may ask:
   `/v1/projects/<project id or number>/locations/<region>`, as aiplatform's
   REST transport sends them; a body with a field the v1 type lacks 400.
 - Auth: a bearer token from the metadata server (google-auth), else 401;
-  another project or region 403, as Google answers for a resource one may
-  not see; a permission in `forbidden` 403 PERMISSION_DENIED naming it:
+  another project or region 403 (the stand-in's own choice: Google answers
+  a resource one may not see with 403, as Resource Manager does a project,
+  but what Vertex answers for another region is not documented); a permission in `forbidden` 403 PERMISSION_DENIED naming it:
   `aiplatform.pipelineJobs.{create,get,list,cancel}`,
   `aiplatform.schedules.{create,get,list,delete}`, `aiplatform.schedules.update`
   to pause or resume (assumed: no narrower permission is documented),
-  `iam.serviceAccounts.actAs` on
+  and `iam.serviceAccounts.actAs` on
   the service account a job runs as ("Users submitting jobs must have
-  act-as permission on this run-as account", `pipeline_jobs.py` submit).
+  act-as permission on this run-as account", `pipeline_jobs.py` submit),
+  which Vertex answers 400 INVALID_ARGUMENT "You do not have permission to
+  act as service_account: ... (or it may not exist)."
+  (googleapis/python-aiplatform#1073).
 - A step's identity: the job's `serviceAccount` and `network` kept as sent;
   each step gets CLOUD_ML_PROJECT_ID, the project NUMBER, which Google's own
   SDK reads as Vertex's (aiplatform `initializer.py` lines 86-95, after
@@ -282,8 +286,10 @@ class Handler(google_apis.JsonHandler):
       raise ApiError(400, "INVALID_ARGUMENT", f"Invalid JSON payload received. {e}") from None
     account = account_of(sent)
     if account and "iam.serviceAccounts.actAs" in self.vp.forbidden:
-      raise api.denied("iam.serviceAccounts.actAs", account, "Permission 'iam.serviceAccounts."
-                       f"actAs' denied on service account {account} (or it may not exist).")
+      # Vertex's answer: 400, not 403 (googleapis/python-aiplatform#1073), as
+      # tests/fakes/vertex_api.py's CustomJobs answer it.
+      raise ApiError(400, "INVALID_ARGUMENT", "You do not have permission to act as "
+                     f"service_account: {account}. (or it may not exist).")
     return sent
 
   def _jobs(self, method: str, match, query: Dict, ints: bool) -> None:

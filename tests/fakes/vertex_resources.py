@@ -6,7 +6,12 @@ As the API's types say (`google/cloud/aiplatform_v1/types/` in
 google-cloud-aiplatform 1.165.1, whose docstrings are the REST reference's
 text), and what aiplatform was seen to send here:
 - A job: `projects/<number>/locations/<region>/pipelineJobs/<id>`, the
-  project NUMBER whichever the request named; the id the request's
+  project NUMBER whichever the request named (aiplatform's own examples of
+  a job's name carry a number, `pipeline_based_service.py` line 226,
+  "projects/123/locations/us-central1/pipelineJobs/456"; and the steps'
+  folders, named by the same number, are `<root>/<project number>/<job id>`,
+  tfx `kubeflow_v2_run_executor.py` lines 83-84; that the API answers a
+  request by project id with the number is the stand-in's reading of both); the id the request's
   `pipelineJobId`, of `[a-z][-a-z0-9]*` (`pipeline_service.py` lines
   252-258), else `<pipeline name>-<YYYYMMDDHHMMSS>` as aiplatform makes them
   (`pipeline_jobs.py` lines 269-274); a taken id 409. The spec, a Struct in
@@ -108,9 +113,11 @@ def check_root(job: Dict) -> str:
 
 
 def generated_id(spec: Dict, taken) -> str:
-  """`<pipeline name>-<YYYYMMDDHHMMSS>`, a suffix if that is taken."""
+  """`<pipeline name>-<YYYYMMDDHHMMSS>`, a suffix if that is taken; the
+  time is local, as aiplatform's (`pipeline_jobs.py` lines 80-82:
+  `datetime.datetime.now()`)."""
   base = "{}-{}".format(re.sub("[^-0-9a-z]+", "-", spec["pipelineInfo"]["name"].lower())
-                        .strip("-"), time.strftime("%Y%m%d%H%M%S", time.gmtime()))
+                        .strip("-"), time.strftime("%Y%m%d%H%M%S", time.localtime()))
   return next(name for n in itertools.count()
               if (name := f"{base}-{n}" if n else base) not in taken)
 

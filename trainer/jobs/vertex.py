@@ -26,8 +26,9 @@ kubeflow/compile/train_job.py `wire_vertex_pipeline`). Never the project
 google-auth finds: on a Vertex AI Pipelines step the metadata server names
 Vertex's tenant project (googleapis/google-auth-library-python#924).
 
-The client speaks REST (not gRPC) to `<region>-aiplatform.googleapis.com`,
-or to VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
+The client speaks REST (not gRPC) to the region's host as aiplatform names
+it (`vertex_calls.api_endpoint`: `<region>-aiplatform.googleapis.com`, `us`'s
+and `global`'s their own), or to VERTEX_API_ENDPOINT when set (a Private Service Connect endpoint, or
 tests/fakes/vertex_api.py's stand-in: `http://127.0.0.1:PORT`).
 """
 
@@ -59,7 +60,8 @@ PIPELINE_ENV = {"project": "VERTEX_PIPELINE_PROJECT", "region": "VERTEX_PIPELINE
 # *number* (googleapis/python-aiplatform#852; aiplatform's initializer.py
 # reads it so, lines 88-94 at 1.165.1); or by the user with --env.
 PROJECT_ENV = "CLOUD_ML_PROJECT_ID"
-REGION_ENVS = ("CLOUD_ML_REGION", "GOOGLE_CLOUD_REGION")  # --env, as aiplatform reads them
+# --env, in the order aiplatform reads them (initializer.py@1.165.1 line 379).
+REGION_ENVS = ("GOOGLE_CLOUD_REGION", "CLOUD_ML_REGION")
 
 
 def _resolved(value: Optional[str]) -> Optional[str]:
@@ -76,7 +78,8 @@ def placement(pod: Dict, env=os.environ) -> Dict[str, str]:
 
   Each is the compile flag's (`pod`, TRAIN_JOB_POD), else the PipelineJob's
   (PIPELINE_ENV); the project else CLOUD_ML_PROJECT_ID, the region else
-  `--env CLOUD_ML_REGION`. No service account: Vertex's Custom Code Service
+  `--env GOOGLE_CLOUD_REGION` or `CLOUD_ML_REGION`, in lower case as
+  aiplatform sends it. No service account: Vertex's Custom Code Service
   Agent; no network: not peered.
 
   Raises:
@@ -86,7 +89,8 @@ def placement(pod: Dict, env=os.environ) -> Dict[str, str]:
   """
   found = {key: pod.get(key) or _resolved(env.get(name)) for key, name in PIPELINE_ENV.items()}
   found["project"] = found["project"] or env.get(PROJECT_ENV)
-  found["region"] = found["region"] or next((env[n] for n in REGION_ENVS if env.get(n)), None)
+  found["region"] = (found["region"] or next((env[n] for n in REGION_ENVS if env.get(n)),
+                                              "")).lower() or None
   for key, flag in (("project", "--train-project PROJECT"), ("region", "--train-region REGION")):
     if not found[key]:
       raise ClusterError(f"Vertex AI: no {key} for the Trainer's CustomJob: compile with "
@@ -122,7 +126,7 @@ def body(job: Job, where: Optional[Dict[str, str]] = None) -> Dict:
 def _client(region: str, env=os.environ):
   import google.auth
   from google.cloud import aiplatform_v1
-  endpoint = env.get(ENDPOINT_ENV) or f"{region}-aiplatform.googleapis.com"
+  endpoint = env.get(ENDPOINT_ENV) or vertex_calls.api_endpoint(region)
   try:  # the client asks google-auth for credentials (not for a project)
     return aiplatform_v1.JobServiceClient(client_options={"api_endpoint": endpoint},
                                           transport="rest")

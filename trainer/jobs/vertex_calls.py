@@ -8,7 +8,8 @@ create_custom_job, get_custom_job and list_custom_jobs), so one 503 or one
 connection reset among hundreds of reads would fail the step while its job
 trains on, and a retry of the step would reattach to it at best. So each
 call here is given a timeout, and an answer that says "try again" (429,
-500, 502, 503, 504, a reset or a timeout) is tried again with a growing
+500, 502, 503, 504, a reset, a timeout, or the metadata server briefly
+unreachable while the credentials refresh) is tried again with a growing
 wait, each in one log line, until RETRY_SECONDS pass without an answer;
 then the step fails in one line naming the last one. Anything else (a 400,
 403, 404) is no blip and is raised at once.
@@ -33,6 +34,23 @@ TRANSIENT_ERRORS = ("TooManyRequests", "ResourceExhausted", "InternalServerError
                     "BadGateway", "ServiceUnavailable", "GatewayTimeout", "DeadlineExceeded")
 
 
+def api_endpoint(region: str) -> str:
+  """Vertex AI's API host for `region`, as aiplatform forms it
+  (initializer.py@1.165.1 lines 469-504), in any case: `global` is the
+  location-free host, a multi-regional jurisdiction (`us`) its own
+  (`aiplatform.us.rep.googleapis.com`, utils `mrep_endpoint`), any other
+  region `<region>-aiplatform.googleapis.com`. The one home of the host
+  for kubeflow/api and the Trainer step alike."""
+  from google.cloud.aiplatform import utils
+  from google.cloud.aiplatform.constants import base
+  region = region.lower()
+  if region == "global":
+    return base.API_BASE_PATH
+  if utils.is_mrep_location(region):
+    return utils.mrep_endpoint(base.API_BASE_PATH, region)
+  return f"{region}-{base.API_BASE_PATH}"
+
+
 def transient(error: BaseException) -> Optional[str]:
   """What the blip was, in a few words, or None when `error` is no blip."""
   import google.auth.exceptions
@@ -46,10 +64,21 @@ def transient(error: BaseException) -> Optional[str]:
     return None
   if isinstance(error, requests.exceptions.Timeout):
     return f"no answer within {CALL_TIMEOUT:.0f} s"
-  if isinstance(error, (requests.exceptions.ConnectionError, ConnectionError)):
+  # ChunkedEncodingError: reset after the status line, mid-body; requests
+  # does not count it a ConnectionError.
+  if isinstance(error, (requests.exceptions.ConnectionError, ConnectionError,
+                        requests.exceptions.ChunkedEncodingError)):
     return "the connection was reset"
   if isinstance(error, google.auth.exceptions.TransportError):
     return "no answer from the token service"  # the metadata server, briefly gone
+  # google-auth's Compute Engine credentials wrap the metadata server's
+  # TransportError in a RefreshError (compute_engine/credentials.py@2.x
+  # lines 153-155, 550-551); a RefreshError of its own (invalid_grant, a
+  # revoked account) is a refusal, and is raised.
+  if isinstance(error, google.auth.exceptions.RefreshError) and any(
+      isinstance(e, google.auth.exceptions.TransportError)
+      for e in (error.__cause__, *error.args)):
+    return "no answer from the token service"
   return None
 
 

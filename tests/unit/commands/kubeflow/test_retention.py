@@ -102,5 +102,7 @@ def test_a_project_id_is_read_as_its_number_with_the_users_credentials(
   assert first["statistics"] in capsys.readouterr().out
   assert kubeflow(["retention", "--spec", spec, "--keep", "1", "--project", "theirs"]) == 1
   err = capsys.readouterr().err.strip()
-  assert err.startswith("error: Vertex AI: reading the number of project theirs failed: "
-                        "permission denied") and "\n" not in err, err
+  # Resource Manager answers a project that does not exist so too: --project, not a role.
+  assert err.startswith("error: reading the number of project theirs failed: Resource "
+                        "Manager refused to read project theirs (") and "\n" not in err, err
+  assert "check --project theirs" in err and "aiplatform.user" not in err, err

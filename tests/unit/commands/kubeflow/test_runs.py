@@ -417,6 +417,18 @@ def test_a_vertex_run_given_a_place_its_steps_cannot_reach_is_refused_before_any
                                                f"{expected}"), err
 
 
+def test_a_spec_compiled_for_kubeflow_is_not_sent_to_vertex(spec, capsys):
+  """compile --backend vertex checks what a Vertex step cannot take (roots,
+  serving dir, --kserve, TFJob/TrainJob engines); a Kubeflow spec was never
+  checked so. No project, region or credentials are needed to be refused."""
+  for command in (["submit"], ["schedule", "--name", "nightly", "--cron", "0 3 * * *"]):
+    assert run(*command, "--spec", spec, "--backend", "vertex") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"error: --spec {spec}: --backend vertex expects a spec compiled for "
+                   "Vertex AI, found one compiled for kubeflow: compile it with `compile "
+                   "--backend vertex`"], err
+
+
 def test_a_vertex_root_in_a_missing_bucket_stops_submit_and_schedule_before_the_sdk(
     spec, tmp_path, capsys, monkeypatch):
   """aiplatform's submit would create the bucket (gcs_utils.py@v1.165.1 lines

@@ -40,3 +40,28 @@ def test_a_mistyped_region_names_the_closest_and_the_valid_ones(no_credentials):
   assert message.startswith("--region us-centrl1: did you mean us-central1? expected a "
                             "Vertex AI region, one of "), message
   assert "europe-west4" in message and "\n" not in message
+
+
+def test_a_project_resource_manager_refuses_names_project_not_a_vertex_role(monkeypatch):
+  # Resource Manager answers a project that does not exist with 403, as
+  # tests/fakes/google_apis.py does; `retention --project` reads its number.
+  from google.api_core import exceptions
+  from google.cloud.aiplatform.utils import resource_manager_utils
+
+  def refuse(project, credentials=None):
+    raise exceptions.PermissionDenied("The caller does not have permission")
+  monkeypatch.setattr(resource_manager_utils, "get_project_number", refuse)
+  monkeypatch.setattr(google_cloud, "_credentials", lambda: (None, None))
+  with pytest.raises(KubeflowError) as refused:
+    google_cloud.project_number("my-projcet")
+  assert str(refused.value) == (
+      "reading the number of project my-projcet failed: Resource Manager refused to read "
+      "project my-projcet (The caller does not have permission): check --project my-projcet, "
+      "which it answers so when no such project exists, or grant your account "
+      "resourcemanager.projects.get on it")
+
+
+@pytest.mark.parametrize("typed, region", [("US", "us"), ("global", "global"),
+                                           ("Europe-West4", "europe-west4")])
+def test_a_region_aiplatform_takes_is_taken_in_lower_case(typed, region):
+  assert google_cloud._region(typed) == region

@@ -61,6 +61,14 @@ def command(action: str, name: str, catchup: bool = False):
       action=action, name=name, project=PROJECT, region=REGION, catchup=catchup))
 
 
+def test_what_the_bucket_check_could_not_check_is_one_warning_line_and_the_run_goes_on(
+    monkeypatch, capsys):
+  from kubeflow.api import vertex_bucket
+  monkeypatch.setattr(vertex_bucket, "check", lambda root, project, region: "not checked")
+  vertex.check_bucket("gs://b/r", argparse.Namespace(project=PROJECT, region=REGION))
+  assert capsys.readouterr().err == "warning: not checked\n"
+
+
 @pytest.mark.parametrize("catchup", [True, False])
 def test_resume_asks_vertex_for_catch_up_only_with_catchup(vp, catchup):
   """aiplatform's `resume(catch_up=True)` sends none (schedules.py@v1.165.1
@@ -208,3 +216,36 @@ def test_an_api_not_enabled_is_named_as_google_names_it(service, name):
       " then retry."), "my-project")
   assert said == (f"the {name} API is not enabled in project my-project: gcloud services "
                   f"enable {service} --project my-project")
+
+
+@pytest.mark.parametrize("region, host", [("us", "aiplatform.us.rep.googleapis.com"),
+                                          ("global", "aiplatform.googleapis.com"),
+                                          ("europe-west4", "europe-west4-aiplatform.googleapis.com")])
+def test_the_runs_list_asks_the_host_aiplatform_names(monkeypatch, region, host):
+  from google.cloud import aiplatform_v1
+  monkeypatch.delenv("VERTEX_API_ENDPOINT", raising=False)
+  monkeypatch.setattr(aiplatform_v1, "PipelineServiceClient", lambda **kwargs: kwargs)
+  assert vertex.client(region)["client_options"] == {"api_endpoint": host}
+
+
+def test_an_account_the_user_may_not_act_as_is_a_400_that_names_service_account_user(vp):
+  """Vertex answers it 400 INVALID_ARGUMENT (googleapis/python-aiplatform#1073),
+  as the stand-in does: the fix is still roles/iam.serviceAccountUser."""
+  from google.api_core import exceptions
+  from google.cloud import aiplatform_v1
+  account = f"runner@{PROJECT}.iam.gserviceaccount.com"
+  client = aiplatform_v1.PipelineServiceClient(
+      credentials=Credentials(TOKEN), transport="rest",
+      client_options={"api_endpoint": vp.endpoint})
+  vp.forbidden.add("iam.serviceAccounts.actAs")
+  try:
+    with pytest.raises(exceptions.BadRequest) as refused:
+      client.create_pipeline_job(parent=f"projects/{PROJECT}/locations/{REGION}",
+                                 pipeline_job={"service_account": account})
+  finally:
+    vp.forbidden.discard("iam.serviceAccounts.actAs")
+  said = vertex.describe(refused.value, PROJECT)
+  assert said.startswith("you may not act as the run's service account (") and said.endswith(
+      "): grant your account roles/iam.serviceAccountUser on it, or name another with "
+      "--service-account"), said
+  assert f"act as service_account: {account}" in said and "aiplatform.user" not in said

@@ -104,6 +104,14 @@ REFUSED = [
     (("--resource", "Trainer:gpus=1,gpu_type=TPU_V3"),  # the image is CUDA's
      f"--resource Trainer:gpus=1,gpu_type=TPU_V3: {VERTEX} expects gpu_type= one of its "
      f"GPU accelerator types"),
+    (("--resource", "Trainer:gpus=1,gpu_type=NVIDIA_TESLA_K80"),
+     "--resource Trainer:gpus=1,gpu_type=NVIDIA_TESLA_K80: NVIDIA_TESLA_K80: Vertex AI no "
+     "longer runs it (AcceleratorType: \"Deprecated: Nvidia Tesla K80 GPU has reached end of "
+     "support\""),
+    (("--train-workers", "2", "--train-engine", "vertex", "--resource",
+      "Trainer:gpus=3,gpu_type=NVIDIA_TESLA_T4"),
+     "--resource Trainer:gpus=3,gpu_type=NVIDIA_TESLA_T4: 3 x NVIDIA_TESLA_T4: its machines "
+     "hold 1, 2, 4 GPUs"),
 ]
 
 

@@ -69,6 +69,15 @@ def test_a_step_without_google_credentials_is_one_line(monkeypatch, tmp_path):
     vertex._client("us-central1", {})
 
 
+@pytest.mark.parametrize("region, host", [("US", "aiplatform.us.rep.googleapis.com"),
+                                          ("global", "aiplatform.googleapis.com"),
+                                          ("Asia-East1", "asia-east1-aiplatform.googleapis.com")])
+def test_the_jobs_client_speaks_to_the_host_aiplatform_names(monkeypatch, region, host):
+  from google.cloud import aiplatform_v1
+  monkeypatch.setattr(aiplatform_v1, "JobServiceClient", lambda **kwargs: kwargs)
+  assert vertex._client(region, {})["client_options"] == {"api_endpoint": host}
+
+
 # -- Where the CustomJob runs, and as whom ----------------------------------
 
 TRAINER_SA = "trainer@user-project.iam.gserviceaccount.com"
@@ -126,6 +135,14 @@ def test_off_vertex_the_placeholders_count_as_absent(no_google_auth):
   assert vertex.placement({}, {**env, "CLOUD_ML_PROJECT_ID": "42",
                                "CLOUD_ML_REGION": "asia-east1"}) == {
       "project": "42", "region": "asia-east1"}
+
+
+def test_the_region_is_read_from_the_environment_as_aiplatform_reads_it(no_google_auth):
+  # GOOGLE_CLOUD_REGION first (aiplatform initializer.py@1.165.1 line 379),
+  # in lower case.
+  assert vertex.placement({"project": "p"}, {"CLOUD_ML_REGION": "asia-east1",
+                                             "GOOGLE_CLOUD_REGION": "Europe-West4"}) == {
+      "project": "p", "region": "europe-west4"}
 
 
 @pytest.mark.parametrize("missing", ["project", "region"])

@@ -5,9 +5,25 @@ step riding them out against the stand-in is in test_vertex.py."""
 import pytest
 import requests
 from google.api_core import exceptions
+from google.auth import exceptions as auth_exceptions
 
 from trainer.jobs import vertex_calls
 from trainer.jobs.job import ClusterError
+
+
+def metadata_blip() -> auth_exceptions.RefreshError:
+  """What Compute Engine credentials raise when the metadata server does not
+  answer a refresh (google-auth compute_engine/credentials.py lines 153-155)."""
+  try:
+    try:
+      raise auth_exceptions.TransportError("Failed to retrieve http://metadata.google."
+                                           "internal/computeMetadata/v1/instance/service-"
+                                           "accounts/default/token")
+    except auth_exceptions.TransportError as caught:
+      raise auth_exceptions.RefreshError(caught) from caught
+  except auth_exceptions.RefreshError as e:
+    return e
+
 
 URL = "GET http://127.0.0.1:4711/v1/projects/p/locations/us-central1/customJobs/1"
 
@@ -23,7 +39,12 @@ URL = "GET http://127.0.0.1:4711/v1/projects/p/locations/us-central1/customJobs/
     (exceptions.DeadlineExceeded("deadline"), "504 deadline"),
     (requests.exceptions.ConnectionError("Connection aborted."), "the connection was reset"),
     (ConnectionResetError(104, "reset"), "the connection was reset"),
-    (requests.exceptions.ReadTimeout("read timed out"), "no answer within 60 s")])
+    (requests.exceptions.ReadTimeout("read timed out"), "no answer within 60 s"),
+    (requests.exceptions.ChunkedEncodingError("Connection broken: ConnectionResetError(104)"),
+     "the connection was reset"),
+    (auth_exceptions.TransportError("Failed to retrieve http://metadata.google.internal"),
+     "no answer from the token service"),
+    (metadata_blip(), "no answer from the token service")])
 def test_a_busy_apis_answers_are_blips_named_without_the_url(error, words):
   assert vertex_calls.transient(error) == words
 
@@ -31,6 +52,8 @@ def test_a_busy_apis_answers_are_blips_named_without_the_url(error, words):
 @pytest.mark.parametrize("error", [
     exceptions.BadRequest("bad body"), exceptions.Forbidden("no"),
     exceptions.NotFound("no such job"), exceptions.Unauthorized("no token"),
+    auth_exceptions.RefreshError("invalid_grant: Token has been expired or revoked.",
+                                 {"error": "invalid_grant"}, retryable=False),
     ValueError("a bug")])
 def test_a_refusal_or_a_bug_is_no_blip(error):
   assert vertex_calls.transient(error) is None
@@ -90,3 +113,13 @@ def test_a_refusal_is_raised_at_once():
   with pytest.raises(exceptions.NotFound):
     vertex_calls.patiently("read CustomJob 1", call, clock.sleep, lambda: clock.now)
   assert clock.slept == []
+
+
+@pytest.mark.parametrize("region, host", [
+    ("europe-west4", "europe-west4-aiplatform.googleapis.com"),
+    ("Europe-West4", "europe-west4-aiplatform.googleapis.com"),
+    ("us", "aiplatform.us.rep.googleapis.com"),  # a jurisdiction: aiplatform's mREP host
+    ("US", "aiplatform.us.rep.googleapis.com"),
+    ("global", "aiplatform.googleapis.com")])
+def test_a_regions_host_is_the_one_aiplatform_sends_to(region, host):
+  assert vertex_calls.api_endpoint(region) == host
