@@ -192,7 +192,7 @@ class KServe:
     if found is None:
       kube.create(self.cluster, GROUP, API_VERSION, PLURAL,
                   body(self.target, self.cluster.namespace, storage_uri))
-      self.wait(None if mode == "standard" else "", version)
+      self.wait(None if mode == "standard" else "", version, 0)
       return (f"kserve: created InferenceService {name}: serves version {version} (100%, "
               f"{MODES[mode]} mode)")
     self._refuse_mode_change(found)
@@ -209,25 +209,25 @@ class KServe:
                                        annotations.get(PREVIOUS_ANNOTATION, ""), mode)
       return line.replace("serves version", "already serves version")
     canary = self.target.canary_percent
-    # A canary replacing a canary: the rest of the traffic stays with the
-    # version rolled out before both.
+    # A canary replacing a canary: the rest stays with the one rolled out before both.
     in_flight = found["spec"]["predictor"].get("canaryTrafficPercent") is not None
     rolled_out = annotations.get(PREVIOUS_ANNOTATION) if in_flight else served
     # The recorded mode written back: an object created with `Knative` on
     # v0.15.2, which recorded `Serverless`, takes updates again.
     written = {PREVIOUS_ANNOTATION: rolled_out, **kserve_modes.kept(found)}
     before = kserve_ready.predictor_status(found).get("latestCreatedRevision", "")
+    generation = found.get("status", {}).get("observedGeneration")  # Standard mode's
     account = {"serviceAccountName": a} if (a := self.target.service_account) else {}
     self.patch({"metadata": {"annotations": written},
                  "spec": {"predictor": {"canaryTrafficPercent": canary or None, "model": {
                      "storageUri": storage_uri, "image": self.target.image}, **account}}},
                 f"serve {version}")
-    return kserve_ready.serving_line(self.wait(None if mode == "standard" else before, version),
-                                     name, version, rolled_out or "", mode)
+    return kserve_ready.serving_line(self.wait(None if mode == "standard" else before, version,
+                                               generation), name, version, rolled_out or "", mode)
 
-  def wait(self, before, version: str) -> dict:
+  def wait(self, before, version: str, generation=None) -> dict:
     return kserve_ready.wait(self.found, before, self.target.name, version,
-                             self.target.ready_seconds)
+                             self.target.ready_seconds, generation=generation)
 
   def promote(self) -> str:
     """The canary takes all traffic: the field changes, and the mode

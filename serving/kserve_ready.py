@@ -38,17 +38,41 @@ def condition(found: dict, kind: str) -> dict:
                if c.get("type") == kind), {})
 
 
+def last_line(message: str) -> str:
+  """The line that says what went wrong: the storage initializer's message
+  is its log's tail (`terminationMessagePolicy: FallbackToLogsOnError`,
+  pkg/utils/storage.go@v0.20.0:322), INFO lines then a traceback whose
+  last line is the error."""
+  lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+  return lines[-1] if lines else ""
+
+
 def failure(found: dict) -> str:
-  """Why the InferenceService's latest revision is not Ready; "" if it is
-  not known to have failed."""
+  """Why the InferenceService's latest revision is not Ready, in one line;
+  "" if it is not known to have failed."""
   model = found.get("status", {}).get("modelStatus", {})
   info = model.get("lastFailureInfo") or {}
   if model.get("transitionStatus") == "BlockedByFailedLoad" and info:
-    return f"{info.get('reason', 'ModelLoadFailed')}: {info.get('message', '')}".strip()
+    return f"{info.get('reason', 'ModelLoadFailed')}: {last_line(info.get('message'))}".strip()
   predictor = condition(found, "PredictorReady")
   if predictor.get("status") == "False" and predictor.get("reason"):
-    return f"{predictor['reason']}: {predictor.get('message', '')}".strip()
+    return f"{predictor['reason']}: {last_line(predictor.get('message'))}".strip()
   return ""
+
+
+def standard_ready(found: dict) -> bool:
+  """Standard mode's Ready, which a rolling update keeps True on the old
+  pod (maxUnavailable 25%, deployment_reconciler.go@v0.20.0:343-348): so
+  also the model's status, read from the newest pod (status.go:751-779),
+  up to date when KServe reports one."""
+  model = found.get("status", {}).get("modelStatus", {})
+  return (condition(found, "Ready").get("status") == "True"
+          and model.get("transitionStatus", "UpToDate") == "UpToDate")
+
+
+def _moved_on(found: dict, generation: Optional[int]) -> bool:
+  seen = found.get("status", {}).get("observedGeneration")
+  return generation is None or seen is None or int(seen) > int(generation)
 
 
 def shares(found: dict) -> Dict[str, int]:
@@ -61,7 +85,8 @@ def shares(found: dict) -> Dict[str, int]:
 
 
 def wait(get: Callable[[], dict], before: Optional[str], name: str, version: str,
-         seconds: float, sleep: Callable[[float], None] = time.sleep) -> dict:
+         seconds: float, sleep: Callable[[float], None] = time.sleep,
+         generation: Optional[int] = None) -> dict:
   """The InferenceService once the revision for `version` is Ready.
 
   Args:
@@ -69,6 +94,11 @@ def wait(get: Callable[[], dict], before: Optional[str], name: str, version: str
     before: its latestCreatedRevision before the patch (a new one is the
       new version's); None in Standard mode, which has no revisions.
     seconds: how long to wait, polling with backoff.
+    generation: Standard mode: `status.observedGeneration` before the patch,
+      the predictor Deployment's (inference_service_status.go@v0.20.0:456,
+      @v0.15.2:354), which grows once its new pod template is taken; a
+      status from before (the same number) is not judged. None where the
+      status gave none.
 
   Raises:
     serving.ServingError: the revision failed (its reason), or is not
@@ -78,13 +108,14 @@ def wait(get: Callable[[], dict], before: Optional[str], name: str, version: str
   while True:
     found = get()
     created = predictor_status(found).get("latestCreatedRevision", "")
-    current = before is None or (created and created != before)
+    current = (created and created != before) if before is not None else (
+        _moved_on(found, generation))
     if current and before is not None and predictor_status(found).get(
         "latestReadyRevision") == created:
       return found
-    if current and before is None and condition(found, "Ready").get("status") == "True":
-      return found
     why = failure(found) if current else ""
+    if not why and current and before is None and standard_ready(found):
+      return found
     if why:
       raise serving.ServingError(
           f"kserve: version {version} of InferenceService {name} did not get Ready"
@@ -104,7 +135,7 @@ def wait(get: Callable[[], dict], before: Optional[str], name: str, version: str
 def serving_line(found: dict, name: str, version: str, rolled_out: str, mode: str) -> str:
   """What takes the traffic, from the status: `version` is the spec's."""
   if mode == "standard":
-    ready = condition(found, "Ready").get("status") == "True"
+    ready = standard_ready(found) and not failure(found)
     return (f"kserve: InferenceService {name} serves version {version} (100%)" if ready
             else f"kserve: InferenceService {name} names version {version}, not Ready")
   predictor = predictor_status(found)

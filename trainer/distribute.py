@@ -184,6 +184,9 @@ class Heartbeat(keras.callbacks.Callback):
   def __init__(self, path: Optional[str] = None):
     super().__init__()
     self.path = path or None
+    # A file an earlier container left, where /tmp outlives it (an emptyDir
+    # on a hardened pod), would fail this one's probe before its first step.
+    self.stop()
 
   def beat(self, *_) -> None:
     if self.path:

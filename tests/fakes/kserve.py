@@ -175,9 +175,18 @@ class Controller:
       # The mode is recorded in every mode (controller.go@v0.20.0:413,
       # 421-425; @v0.15.2:308, 316-320), so the webhook's rule applies.
       condition, model = kserve_storage.reported(revisions[-1][4], revisions[-1][0], revisions[-1][2], "")
+      if not revisions[-1][2] and any(r[2] for r in revisions[:-1]):
+        # A rolling update (maxUnavailable 25%, deployment_reconciler.go@
+        # v0.20.0:343-348) keeps the old pod: the Deployment stays Available,
+        # so Ready stays True (status.go:379-387, 413) while modelStatus,
+        # read from the newest pod, says it failed (:751-779).
+        condition = {"type": "PredictorReady", "status": "True"}
       conditions = [condition, {**condition, "type": "Ready"}]
+      # observedGeneration is the predictor Deployment's (inference_service_
+      # status.go@v0.20.0:456, @v0.15.2:354): one more per new pod template.
       self.store.update(key, lambda o: o.setdefault("status", {}).update(
-          deploymentMode=mode, conditions=conditions, modelStatus=model))
+          deploymentMode=mode, conditions=conditions, modelStatus=model,
+          observedGeneration=len(revisions)))
       self.seen[key[1:4:2]] = meta.get("generation", 1)
       return
     status = obj.get("status", {})

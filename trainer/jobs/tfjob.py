@@ -45,10 +45,11 @@ HEARTBEAT_TIMEOUT = 300  # s without a step; a step, an eval batch, a checkpoint
 # row, within GRACE s: a frozen process ignores SIGTERM until SIGKILL.
 PERIOD, FAILURES, GRACE = 10, 3, 10
 # Exits 1 when the heartbeat file is older than the bound; passes without one
-# (before the first step and during the export, trainer/distribute.py).
+# (before the first step and during the export, trainer/distribute.py), and
+# when unsure: a probe that cannot find its file must not kill a healthy worker.
 PROBE = ("import os, sys, time\n"
          "try:\n  age = time.time() - os.path.getmtime(os.environ['{env}'])\n"
-         "except OSError:\n  age = 0\n"
+         "except (OSError, KeyError):\n  age = 0\n"
          "sys.exit(age > {seconds})")
 
 

@@ -252,3 +252,24 @@ def test_a_predictor_without_the_s3_secret_fails_the_deploy_naming_the_download(
   with pytest.raises(serving.ServingError, match=r"did not get Ready"):
     deploy.deploy(base, fourth)
   assert {version for percent, version in traffic(store) if percent} == {third}
+
+
+@pytest.mark.parametrize("cluster", RELEASES, indirect=True)
+def test_a_standard_update_whose_new_pod_cannot_download_is_not_said_to_serve(tmp_path,
+                                                                             cluster):
+  """Standard mode's rolling update keeps the old pod, so the
+  InferenceService stays Ready while the new pod's model failed to load:
+  the deploy fails naming the download, not "serves version N"."""
+  store, base = cluster, serving_dir(tmp_path)
+  deploy = kserve.KServe(kserve.Target("digits", mode="standard", service_account=ACCOUNT,
+                                       ready_seconds=30))
+  first = push(base, tmp_path / "m1")
+  assert deploy.deploy(base, first) == (f"kserve: created InferenceService digits: serves "
+                                        f"version {first} (100%, Standard mode)")
+  key = ("v1", NAMESPACE, "secrets", "s3-reader-s3")
+  store.update(key, lambda o: o["metadata"]["annotations"].pop(kserve_storage.USE_HTTPS))
+  second = push(base, tmp_path / "m2")
+  with pytest.raises(serving.ServingError) as failed:
+    deploy.deploy(base, second)
+  line = str(failed.value)
+  assert "\n" not in line and "did not get Ready" in line and "SSL" in line, line

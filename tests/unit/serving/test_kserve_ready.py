@@ -55,3 +55,40 @@ def test_the_share_is_read_from_the_traffic():
                                                {"revisionName": "d-00002", "percent": 100}])
   assert kserve_ready.serving_line(rolled_back, "d", "3", "2", "knative") == (
       "kserve: InferenceService d names version 3 at 0% of traffic; version 2 keeps 100%")
+
+
+def test_a_storage_initializers_log_tail_is_said_by_its_last_line():
+  """Its termination message is the log's tail (FallbackToLogsOnError)."""
+  tail = ("INFO:root:Copying contents of s3://serving/d/2 to local\n"
+          "Traceback (most recent call last):\n  File \"storage.py\", line 80\n"
+          "botocore.exceptions.NoCredentialsError: Unable to locate credentials\n")
+  failed = _status("d-00002", "d-00001", [{"revisionName": "d-00001", "percent": 100}],
+                   failure=tail)
+  with pytest.raises(serving.ServingError) as refused:
+    kserve_ready.wait(lambda: failed, "d-00001", "d", "2", 60, sleep=lambda s: None)
+  (line,) = str(refused.value).splitlines()
+  assert line.endswith("ModelLoadFailed: botocore.exceptions.NoCredentialsError: Unable to "
+                       "locate credentials"), line
+
+
+def test_a_standard_update_whose_new_pod_fails_is_not_said_to_serve():
+  """The rolling update keeps the old pod, so Ready stays True while the
+  newest pod's model failed to load."""
+  found = {"status": {"conditions": [{"type": "Ready", "status": "True"}],
+                      "modelStatus": {"transitionStatus": "BlockedByFailedLoad",
+                                      "lastFailureInfo": {"reason": "ModelLoadFailed",
+                                                          "message": "403 Forbidden"}}}}
+  with pytest.raises(serving.ServingError, match="ModelLoadFailed: 403 Forbidden"):
+    kserve_ready.wait(lambda: found, None, "d", "2", 60, sleep=lambda s: None)
+  assert kserve_ready.serving_line(found, "d", "2", "1", "standard") == (
+      "kserve: InferenceService d names version 2, not Ready")
+
+
+def test_a_standard_update_in_progress_is_waited_for():
+  loading = {"status": {"conditions": [{"type": "Ready", "status": "True"}],
+                        "modelStatus": {"transitionStatus": "InProgress"}}}
+  done = {"status": {"conditions": [{"type": "Ready", "status": "True"}],
+                     "modelStatus": {"transitionStatus": "UpToDate"}}}
+  reads = iter([loading, loading, done])
+  assert kserve_ready.wait(lambda: next(reads), None, "d", "2", 60,
+                           sleep=lambda s: None) is done
