@@ -8,9 +8,7 @@ import signal
 import sys
 import time
 
-import pytest
-
-from tests.fakes import kubelet_probes, kubernetes_api, training_engines
+from tests.fakes import kubelet_probes
 from trainer.jobs import tfjob
 from trainer.jobs.job import Job
 
@@ -44,14 +42,6 @@ def test_an_exec_probe_fails_on_a_non_zero_exit_or_its_timeout():
                                        dict(os.environ), 0.5)
 
 
-@pytest.fixture
-def engine(tmp_path):
-  store = kubernetes_api.Store({"tfjobs"})
-  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ),
-                                             backoff_period=1.0)
-  controllers.start()
-  yield store, controllers
-  controllers.stop()
 
 
 def wait_for(what: str, ready, seconds: float):
@@ -66,7 +56,7 @@ def wait_for(what: str, ready, seconds: float):
 def test_a_frozen_tfjob_worker_is_killed_by_its_probe_and_restarted_in_its_pod(engine):
   """The launcher's probe (trainer/jobs/tfjob.py), its timings shortened:
   a worker that beats, then is stopped, stops beating."""
-  store, controllers = engine
+  store, controllers, _ = engine
   beating = [sys.executable, "-c", "import os, time\nwhile True:\n"
              "  open(os.environ['TRAIN_HEARTBEAT'], 'a').close()\n"
              "  os.utime(os.environ['TRAIN_HEARTBEAT'])\n  time.sleep(0.2)"]

@@ -39,17 +39,6 @@ def wait_for(what: str, ready, seconds: float = 300):
   raise AssertionError(f"expected {what} within {seconds:.0f} s; it did not happen")
 
 
-@pytest.fixture
-def engine(tmp_path):
-  store = kubernetes_api.Store({"tfjobs"})
-  # Restarts are counted here, not timed: a 1 s back-off (the kubelet's is
-  # 10 s), so the four incidents take seconds, not minutes.
-  controllers = training_engines.Controllers(store, str(tmp_path), dict(os.environ),
-                                             backoff_period=1.0)
-  controllers.start()
-  yield store, controllers, tmp_path
-  controllers.stop()
-
 
 def start(store, controllers, tmp_path, workers: int):
   """A TFJob as the launcher writes it, of workers that end (0) once
