@@ -33,8 +33,9 @@ def retry_policy(retries: int) -> Optional[Dict]:
 
 
 def tasks(spec: Dict) -> Dict:
-  """The pipeline's steps, inside the exit handler's DAG if there is one."""
-  root = spec["root"]["dag"]["tasks"]
+  """The pipeline's steps, inside the exit handler's DAG if there is one;
+  none for a spec without a DAG (a single component's)."""
+  root = spec.get("root", {}).get("dag", {}).get("tasks", {})
   if EXIT_DAG in root:
     return spec["components"][root[EXIT_DAG]["componentRef"]["name"]]["dag"]["tasks"]
   return root
