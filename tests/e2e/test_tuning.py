@@ -25,8 +25,11 @@ from tests.runs import run_local, start_local
 
 pytestmark = pytest.mark.e2e
 
+# Learning rates Adam trains the digits at for 100 steps every time: at
+# 0.017 a trial scored 0.94 after 20 steps, and the Trainer's 100 steps at
+# the same settings once ended at 0.37 (CI, 2026-11-29), not blessed.
 TUNING = {"algorithm": "random", "max_trials": 4, "steps": 20,
-          "space": {"learning_rate": {"log_uniform": ["2e-3", "2e-2"]},
+          "space": {"learning_rate": {"log_uniform": ["1e-3", "6e-3"]},
                     "width": {"int": [32, 160]}, "dropout": {"uniform": [0.0, 0.4]}}}
 
 
