@@ -13,7 +13,7 @@ import yaml
 
 from kubeflow import profile_paths
 from kubeflow.compile import launcher_config
-from tests.fakes import kubernetes_api, rbac
+from tests.fakes import kserve_storage, kubernetes_api, rbac
 from trainer.jobs.job import POD_ENV
 
 ENDPOINT = "http://seaweedfs.kubeflow:8333"
@@ -35,10 +35,10 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
          engine: str = "", kserve: bool = False, endpoint: str = ENDPOINT,
          worker_pod: Optional[Dict] = None, gpus: Optional[Dict[str, Dict]] = None,
-         kserve_mode: str = "knative") -> str:
+         kserve_mode: str = "knative", kserve_account: str = "s3-reader") -> str:
   """Writes a compiled spec into `folder` (the digits' first step, the
   Trainer, KServeDeploy when `kserve`, InferenceService `digits` in
-  `kserve_mode`); its path. `worker_pod`: the Trainer's TRAIN_JOB_POD, as
+  `kserve_mode`, its predictor's account `kserve_account`); its path. `worker_pod`: the Trainer's TRAIN_JOB_POD, as
   kubeflow/compile/train_job.py writes it; `gpus`: step -> {"count",
   "nodeSelector", "tolerations"}, as `--resource STEP:gpus=N` and the
   platform flags write them."""
@@ -53,7 +53,8 @@ def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
   if kserve:
     tasks["KServeDeploy"] = {"dependentTasks": ["Trainer"], "inputs": {"parameters": {
         "target": {"runtimeValue": {"constant": json.dumps(
-            {"name": "digits", "mode": kserve_mode})}}}}}
+            {"name": "digits", "mode": kserve_mode,
+             "service_account": kserve_account})}}}}}
   container = {"image": "r/i:1", "env": [{"name": k, "value": v} for k, v in env.items()]}
   containers = {t: json.loads(json.dumps(container)) for t in tasks}
   if worker_pod is not None:
@@ -90,7 +91,7 @@ def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
 class Install:
   """A clean stand-in install for `spec_path` in `namespace`, as the user's
   kubeconfig reaches it: its ConfigMap applied, its Secret, the TrainingRuntime,
-  the Trainer's RBAC, KServe. `with Install(...) as install:` sets KUBECONFIG
+  the Trainer's RBAC, KServe and its predictor's account s3-reader. `with Install(...) as install:` sets KUBECONFIG
   (monkeypatch); `install.store` is the stand-in's, to break."""
 
   def __init__(self, folder, monkeypatch, namespace: str = "team-a",
@@ -111,6 +112,7 @@ class Install:
         self.store.create(("v1", namespace, "configmaps", launcher_config.NAME),
                           yaml.safe_load(f))
     self.store.secrets[SECRET] = {key: "stand-in" for key in KEYS}
+    kserve_storage.add_s3_account(self.store, namespace, ENDPOINT)
     with open(os.path.join(REPO, "kubeflow", "manifests", "trainingruntime.yaml")) as f:
       self.store.create(("trainer.kubeflow.org/v1alpha1", namespace, "trainingruntimes",
                          "tfrecord-pipeline-tensorflow"), yaml.safe_load(f))

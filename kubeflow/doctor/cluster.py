@@ -56,6 +56,19 @@ class Reader:
                        name, self.namespace)
     return None if found is None else set(found.data or {}) | set(found.string_data or {})
 
+  def secret_annotations(self, name: str) -> Optional[Dict[str, str]]:
+    """The Secret's annotations, or None when there is none."""
+    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
+                       name, self.namespace)
+    return None if found is None else dict(found.metadata.annotations or {})
+
+  def service_account_secrets(self, name: str) -> Optional[List[str]]:
+    """The Secrets the ServiceAccount `name` lists (`secrets:`), or None
+    when there is no such account."""
+    found = self._read(f"get serviceaccount {name}",
+                       self.cluster.core.read_namespaced_service_account, name, self.namespace)
+    return None if found is None else [ref.name for ref in found.secrets or []]
+
   def secret_values(self, name: str) -> Optional[Dict[str, str]]:
     """The Secret's values, decoded, or None when there is none: for a
     check that uses them in this process (data.py), never to print."""

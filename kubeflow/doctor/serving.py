@@ -11,7 +11,7 @@ and pushed, refused by KServe's webhook.
 
 from typing import List
 
-from kubeflow.doctor import lines
+from kubeflow.doctor import lines, predictor
 from kubeflow.doctor.cluster import Reader, Unreadable
 from kubeflow.doctor.needs import Needs
 from serving import kserve, kserve_modes
@@ -47,4 +47,6 @@ def check(needs: Needs, reader: Reader) -> List[lines.Line]:
   if not reader.serves(kserve.GROUP, kserve.API_VERSION, kserve.PLURAL):
     return [lines.fail(what, "expected the cluster to serve it, found no such API (KServe's "
                              "CRDs are not installed)", kserve.GRANTS.missing_api)]
-  return [lines.ok(what)] + ([_mode(needs, reader)] if needs.kserve_target else [])
+  account = predictor.check(needs, reader)
+  return ([lines.ok(what)] + ([_mode(needs, reader)] if needs.kserve_target else [])
+          + ([account] if account else []))

@@ -95,9 +95,9 @@ class Store:
 
   def __init__(self, installed: Set[str], trainer_version: str = "2.2",
                kserve_version: str = "0.20"):
-    # plurals this cluster serves; SubjectAccessReviews every cluster does.
+    # plurals this cluster serves; these every cluster does.
     self.installed = set(installed) | {"pods", "subjectaccessreviews", "nodes",
-                                       "customresourcedefinitions"}
+                                       "customresourcedefinitions", "serviceaccounts"}
     self.trainer_version = trainer_version
     self.kserve_version = kserve_version  # a key of kserve_versions.RELEASES
     self.objects: Dict[Key, dict] = {}

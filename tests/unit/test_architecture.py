@@ -270,6 +270,8 @@ THROUGH = {
         "starts training workers (tests/training.py) that make their strategy with it",
     "tests/unit/dataset/test_fields.py":
         "declares optional features through dataset.declaration, which reads them with it",
+    "tests/unit/kubeflow/doctor/test_predictor.py": "runs `commands.kubeflow doctor` "
+        "(tests/doctor_install.py doctor), whose serving.py runs it",
     "tests/unit/kubeflow/doctor/test_profile.py": "runs `commands.kubeflow doctor` "
         "(tests/doctor_install.py doctor), whose checks.py runs it",
     "tests/unit/kubeflow/doctor/test_serving.py": "runs `commands.kubeflow doctor` "

@@ -25,7 +25,7 @@ def test_doctor_passes_a_compiled_spec_on_a_clean_install_and_names_what_is_brok
       f"S3_ENDPOINT={ENDPOINT}", "--secret-env", "mlpipeline-minio-artifact:accesskey="
       "AWS_ACCESS_KEY_ID", "--secret-env", "mlpipeline-minio-artifact:secretkey="
       "AWS_SECRET_ACCESS_KEY", "--train-workers", "2", "--train-engine", "trainjob",
-      "--kserve", "digits", "--resource", "Trainer:gpus=2", "--node-selector",
+      "--kserve", "digits", "--kserve-service-account", "s3-reader", "--resource", "Trainer:gpus=2", "--node-selector",
       f"Trainer:{SELECTOR}", "--toleration", "Trainer:nvidia.com/gpu=present:NoSchedule")
   with Install(tmp_path, monkeypatch, spec_path=path) as install:
     status, found, err = _doctor("--spec", path)
@@ -33,7 +33,7 @@ def test_doctor_passes_a_compiled_spec_on_a_clean_install_and_names_what_is_brok
     unreached = [x for x in found if x.startswith(f"not checked the data root {PLACE}/d")]
     assert len(unreached) == 1 and "--store-endpoint" in unreached[0], found
     found = [x for x in found if x not in unreached]
-    assert len(found) == 10 and all(x.startswith("ok  ") for x in found), found
+    assert len(found) == 11 and all(x.startswith("ok  ") for x in found), found
     assert "ok  the TrainingRuntime tfrecord-pipeline-tensorflow in namespace team-a" in found
     assert "ok  nodes for the 2 trainjob workers (each 2 nvidia.com/gpu)" in found
     assert ("ok  the TrainJob's placement of its workers (nodeSelector, tolerations, "
