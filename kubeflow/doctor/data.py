@@ -1,4 +1,6 @@
-"""The data root, listed as the steps will list it: at the steps'
+"""The data root, listed as the steps will list it, and the pipeline root
+and the serving dir, each taking a probe object written and deleted as the
+steps write their outputs (and retention deletes them): at the steps'
 `S3_ENDPOINT`, with the keys their `--secret-env` takes from the Secret.
 
 The first step reads the data root minutes into a run; a root the steps'
@@ -48,13 +50,49 @@ def _keys(needs: Needs, reader: Reader) -> Optional[List[str]]:
   return [found[v] for v in KEY_VARS] if len(found) == len(KEY_VARS) else None
 
 
+def _probe(client, uri: str, endpoint: str, where: str) -> lines.Line:
+  """A probe object written under `uri` and deleted again, as a step writes
+  its outputs there (and retention deletes them)."""
+  import uuid
+
+  import botocore.exceptions
+  what = f"{where} {uri}, written to and deleted from with the steps' keys"
+  bucket, _, prefix = uri[len("s3://"):].partition("/")
+  key = f"{prefix.rstrip('/')}/.doctor-probe-{uuid.uuid4().hex}".lstrip("/")
+  try:
+    client.put_object(Bucket=bucket, Key=key, Body=b"doctor")
+  except botocore.exceptions.ClientError as e:
+    return _refused(what, e, bucket, endpoint, "write under it",
+                    "put keys that may write there in the Secret the steps name, or "
+                    "compile with a path under the namespace's own prefix")
+  try:
+    client.delete_object(Bucket=bucket, Key=key)
+  except botocore.exceptions.ClientError as e:
+    return _refused(what, e, bucket, endpoint, f"delete what they wrote (s3://{bucket}/{key} "
+                    "is left)", "grant the steps' keys s3:DeleteObject there: retention "
+                    "(--keep-runs) and a retried step's clean-up delete too")
+  return lines.ok(what)
+
+
+def _refused(what: str, e, bucket: str, endpoint: str, verb: str, fix: str) -> lines.Line:
+  code = e.response.get("Error", {}).get("Code", "")
+  if code == "NoSuchBucket":
+    return lines.fail(what, f"expected the bucket {bucket} at {endpoint}, found none",
+                      "compile with paths in a bucket the store has")
+  if code in REFUSED:
+    return lines.fail(what, f"expected the steps' keys to {verb}, found them refused ({code})",
+                      fix)
+  raise e
+
+
 def check(needs: Needs, reader: Reader, store_endpoint: str = "") -> List[lines.Line]:
-  """The data root's line, for an s3:// data root the steps reach with keys."""
-  root = needs.places.get("the data root", "")
+  """The data root's line, listed, and the pipeline root's and the serving
+  dir's, each written to, for s3:// places the steps reach with keys."""
   endpoint = needs.env.get("S3_ENDPOINT", "")
-  if not root.startswith("s3://") or not endpoint:
+  places = {what: uri for what, uri in needs.places.items() if uri.startswith("s3://")}
+  if not places or not endpoint:
     return []
-  what = f"the data root {root}, listed with the steps' keys"
+  what = f"{', '.join(places)}, reached with the steps' keys"
   try:
     keys = _keys(needs, reader)
   except Unreadable as e:
@@ -68,29 +106,33 @@ def check(needs: Needs, reader: Reader, store_endpoint: str = "") -> List[lines.
                                   f"name; {FORWARD}")]
   import boto3
   import botocore.exceptions
-  bucket, _, prefix = root[len("s3://"):].partition("/")
   client = boto3.client("s3", endpoint_url=url, aws_access_key_id=keys[0],
                         aws_secret_access_key=keys[1],
                         region_name=needs.env.get("AWS_REGION") or "us-east-1",
                         config=botocore.config.Config(connect_timeout=5, retries={
                             "max_attempts": 1}))
   try:
-    listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix.rstrip("/") + "/", MaxKeys=1)
+    out = ([_list(client, places["the data root"], endpoint)]
+           if "the data root" in places else [])
+    return out + [_probe(client, uri, endpoint, where) for where, uri in places.items()
+                  if where != "the data root"]
   except botocore.exceptions.EndpointConnectionError:
     return [lines.unchecked(what, f"this machine cannot reach {url}; {FORWARD}")]
+
+
+def _list(client, root: str, endpoint: str) -> lines.Line:
+  """The data root, listed for one span's files, as the first step lists it."""
+  what = f"the data root {root}, listed with the steps' keys"
+  bucket, _, prefix = root[len("s3://"):].partition("/")
+  import botocore.exceptions
+  try:
+    listed = client.list_objects_v2(Bucket=bucket, Prefix=prefix.rstrip("/") + "/", MaxKeys=1)
   except botocore.exceptions.ClientError as e:
-    code = e.response.get("Error", {}).get("Code", "")
-    if code == "NoSuchBucket":
-      return [lines.fail(what, f"expected the bucket {bucket} at {endpoint}, found none",
-                         "compile with --data-root in a bucket the store has")]
-    if code in REFUSED:
-      return [lines.fail(what, f"expected the steps' keys to list it, found them refused "
-                               f"({code})", "put keys that may read it in the Secret the "
-                                            "steps name, or compile with a --data-root "
-                                            "under the namespace's own prefix")]
-    raise
+    return _refused(what, e, bucket, endpoint, "list it",
+                    "put keys that may read it in the Secret the steps name, or compile "
+                    "with a --data-root under the namespace's own prefix")
   if not listed.get("KeyCount"):
-    return [lines.fail(what, "expected at least one span's files under it, found none",
-                       "upload the data (tfrecords convert writes it) or compile with the "
-                       "--data-root that holds it")]
-  return [lines.ok(what)]
+    return lines.fail(what, "expected at least one span's files under it, found none",
+                      "upload the data (tfrecords convert writes it) or compile with the "
+                      "--data-root that holds it")
+  return lines.ok(what)

@@ -30,7 +30,8 @@ def test_doctor_passes_a_compiled_spec_on_a_clean_install_and_names_what_is_brok
   with Install(tmp_path, monkeypatch, spec_path=path) as install:
     status, found, err = _doctor("--spec", path)
     assert status == 0, (found, err[-2000:])
-    unreached = [x for x in found if x.startswith(f"not checked the data root {PLACE}/d")]
+    unreached = [x for x in found if x.startswith("not checked the pipeline root, the data "
+                                                  "root, the serving dir")]
     assert len(unreached) == 1 and "--store-endpoint" in unreached[0], found
     found = [x for x in found if x not in unreached]
     assert len(found) == 11 and all(x.startswith("ok  ") for x in found), found

@@ -14,9 +14,10 @@ def test_a_clean_install_is_all_ok(tmp_path, monkeypatch, capsys):
   with Install(tmp_path, monkeypatch, spec_path=path):
     status, found = doctor(capsys, path)
   assert status == 0, found
-  # The data root is listed only where this machine reaches the store
+  # The places are listed and written to only where this machine reaches the store
   # (tests/processes/kubeflow/doctor/test_data.py); the cluster's own name is not.
-  listed = only(found, "not checked the data root s3://mlpipeline/private/team-a/d")
+  listed = only(found, "not checked the pipeline root, the data root, the serving dir, "
+                       "reached with the steps' keys")
   assert "S3_ENDPOINT http://seaweedfs.kubeflow:8333 is the cluster's own name; reach the " \
          "store through a port-forward" in listed, listed
   assert all(line.startswith("ok  ") for line in found if line != listed), found
