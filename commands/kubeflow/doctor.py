@@ -1,12 +1,15 @@
 """`python -m commands.kubeflow doctor`: the install a spec will run on,
 checked before a run (kubeflow/doctor/), one line per check.
 
+A spec compiled for Vertex AI is checked against `--project` and
+`--region` (as `submit` finds them) by kubeflow/doctor/vertex.py: the
+region, the credentials, the project, the Vertex AI API, the pipeline
+root's bucket and the Trainer's CustomJob machine against its GPU.
+
 Exit status: 0 when nothing would stop the run, 1 when something would,
-2 for bad input (an unreadable spec, one compiled for Vertex AI, whose
-checks are not built yet).
+2 for bad input (an unreadable spec).
 """
 
-import argparse
 import os
 import sys
 from typing import List
@@ -38,21 +41,22 @@ def _pipelines(args, wanted) -> List[lines.Line]:
 def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
   """Every line for the spec at `spec_path` and the install `args` name;
   `before_run`, submit's: without the API's line (submit connects itself),
-  and a cluster the kubeconfig does not reach is not checked.
+  and a cluster the kubeconfig does not reach is not checked; on Vertex AI,
+  the spec's own lines only (submit connects and checks the bucket itself).
 
   Raises:
-    argparse.ArgumentTypeError: the spec is unreadable, or compiled for Vertex AI.
+    argparse.ArgumentTypeError: the spec is unreadable, or --backend vertex
+      with a spec not compiled for it.
   """
-  from kubeflow.compile.backend import VERTEX, compiled_backend
+  from kubeflow.compile.backend import VERTEX, sent_to
   from kubeflow.doctor import checks, needs
   from kubeflow.doctor.cluster import Reader
   from runtime.kube import ClusterError
-  if (getattr(args, "backend", None) or compiled_backend(spec_path)) == VERTEX:
-    raise argparse.ArgumentTypeError(
-        f"--spec {spec_path}: doctor checks an open-source Kubeflow install; expected a spec "
-        f"compiled for it, found one for Vertex AI, whose checks are not built yet")
   wanted = needs.read(runs.load_spec(spec_path), spec_path, args.namespace,
                       getattr(args, "pipeline_root", None))
+  if sent_to(getattr(args, "backend", None), spec_path) == VERTEX:
+    from kubeflow.doctor import vertex
+    return vertex.check(wanted, args.project, args.region, before_run)
   found = (_pipelines(args, wanted) if not before_run else []) + checks.offline(wanted)
   try:
     reader = Reader(wanted.namespace)

@@ -96,15 +96,15 @@ def _submit(args) -> int:
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"python -m commands.kubeflow submit, by {who()}")
     run_name = args.run_name or f"{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}"
-    if _vertex(args):
-      print(vertex.submit(args, path, run_name, run_folders.run_root(args.pipeline_root, spec),
-                          params))
-      return 0
+    root = run_folders.run_root(args.pipeline_root, spec)
     from commands.kubeflow import doctor  # it reads specs with load_spec, here
+    on_vertex = _vertex(args)  # connected first: on Vertex, doctor checks the spec only
     doctor.before_submit(args)
-    kfp_client = _connect(args)
-    run = client.submit(kfp_client, path, name, args.experiment or name,
-                        run_name, params, args.namespace, run_folders.run_root(args.pipeline_root, spec))
+    if on_vertex:
+      print(vertex.submit(args, path, run_name, root, params))
+      return 0
+    run = client.submit(_connect(args), path, name, args.experiment or name, run_name, params,
+                        args.namespace, root)
   print(f"run: {run.run_id} ({run_name}) in experiment {args.experiment or name}")
   return 0
 
