@@ -74,10 +74,10 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
 
 
 def before_submit(args) -> None:
-  """The checks, before `submit` sends a run (unless --no-check): a failure
-  goes to stderr and stops the submit. What was not checked is left to
-  `doctor` to show: a user who submits through --host alone, with no
-  kubeconfig, would otherwise read the same line at every submit.
+  """The checks, before `submit` sends a run or `schedule` a schedule
+  (unless --no-check): a failure goes to stderr and stops it. What was not
+  checked is left to `doctor` to show: a user who submits through --host
+  alone, with no kubeconfig, would otherwise read the same line each time.
 
   Raises:
     KubeflowError: a check failed.
@@ -91,8 +91,9 @@ def before_submit(args) -> None:
   for line in failed:
     print(line, file=sys.stderr)
   if failed:
-    raise KubeflowError(f"doctor: {len(failed)} check(s) failed (above), so no run was "
-                        f"sent; fix them, or submit with --no-check")
+    command = args.func.__name__.strip("_")  # _submit, _schedule
+    raise KubeflowError(f"doctor: {len(failed)} check(s) failed (above), so nothing was "
+                        f"sent; fix them, or {command} with --no-check")
 
 
 def _doctor(args) -> int:

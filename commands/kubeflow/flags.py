@@ -41,4 +41,6 @@ def run(parser: argparse.ArgumentParser) -> None:
                       "projects/NUMBER/global/networks/NAME")
   parser.add_argument("--label", action="append", metavar="KEY=VALUE",
                       help="--backend vertex: a label on the run (repeatable)")
+  parser.add_argument("--no-check", action="store_true",
+                      help="send it without doctor's checks")
   exit_handler.add_flag(parser)

@@ -121,17 +121,18 @@ def _schedule(args) -> int:
     name = spec["pipelineInfo"]["name"]
     params = _params(args, spec, f"recurring run {args.name} ({args.cron}), "
                                  f"scheduled by {who()}")
-    if _vertex(args):
+    from commands.kubeflow import doctor  # it reads specs with load_spec, here
+    on_vertex = _vertex(args)  # connected first, as for submit
+    doctor.before_submit(args)
+    if on_vertex:
       print(vertex.schedule(args, path, run_folders.run_root(args.pipeline_root, spec),
                             params, expression))
       return 0
-    kfp_client = _connect(args)
     new, replaced = client.schedule(
-        kfp_client, path, name, args.experiment or name, args.name, expression,
+        _connect(args), path, name, args.experiment or name, args.name, expression,
         params, no_catchup=not args.catchup, namespace=args.namespace,
         pipeline_root=run_folders.run_root(args.pipeline_root, spec))
-  verb = "updated" if replaced else "created"
-  print(f"schedule {verb}: {args.name} ({new.recurring_run_id}), cron "
+  print(f"schedule {'updated' if replaced else 'created'}: {args.name} ({new.recurring_run_id}), cron "
         f"{expression!r}, max concurrency 1, "
         f"catch-up {'on' if args.catchup else 'off'}")
   return 0
@@ -222,7 +223,6 @@ def add_parsers(sub) -> None:
   s = sub.add_parser("submit", help="start one run")
   flags.run(s)
   s.add_argument("--run-name", help="default: PIPELINE-YYYYmmdd-HHMMSS")
-  s.add_argument("--no-check", action="store_true", help="send it without doctor's checks")
   s.set_defaults(func=_submit)
   r = sub.add_parser("schedule", help="create or update a recurring run")
   flags.run(r)

@@ -1,5 +1,5 @@
-"""`submit` runs doctor's checks first: a failure stops it before anything
-is sent; `--no-check` skips them."""
+"""`submit` and `schedule` run doctor's checks first: a failure stops them
+before anything is sent; `--no-check` skips them."""
 
 from commands.kubeflow.cli import main
 from tests.doctor_install import Install, spec
@@ -15,9 +15,27 @@ def test_submit_stops_at_a_failed_check_and_no_check_skips_them(tmp_path, monkey
     assert main(["submit", "--spec", path, "--host", UNREACHABLE]) == 1
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and err[0].startswith("FAIL the launcher's store for "), err
-    assert err[1] == ("error: doctor: 1 check(s) failed (above), so no run was sent; fix "
+    assert err[1] == ("error: doctor: 1 check(s) failed (above), so nothing was sent; fix "
                       "them, or submit with --no-check")
     assert main(["submit", "--spec", path, "--host", UNREACHABLE, "--no-check"]) == 1
   # Past the checks, to the API server.
+  assert capsys.readouterr().err.startswith(
+      f"error: cannot reach Kubeflow Pipelines at {UNREACHABLE}")
+
+
+def test_schedule_stops_at_a_failed_check_too(tmp_path, monkeypatch, capsys):
+  """A schedule whose every run would fail at its first step is not made."""
+  path = spec(tmp_path / "c")
+  with Install(tmp_path, monkeypatch, spec_path=path) as install:
+    install.store.delete(("v1", "team-a", "configmaps", "kfp-launcher"))
+    capsys.readouterr()
+    flags = ["schedule", "--spec", path, "--host", UNREACHABLE, "--name", "nightly",
+             "--cron", "0 3 * * *"]
+    assert main(flags) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("FAIL the launcher's store for "), err
+    assert err[1] == ("error: doctor: 1 check(s) failed (above), so nothing was sent; fix "
+                      "them, or schedule with --no-check")
+    assert main(flags + ["--no-check"]) == 1
   assert capsys.readouterr().err.startswith(
       f"error: cannot reach Kubeflow Pipelines at {UNREACHABLE}")
