@@ -200,10 +200,26 @@ def wire_vertex_pipeline(spec: Dict, config: PipelineConfig) -> None:
   container["command"] = ["env", *assignments, *container["command"]]
 
 
+# Flags that only one engine's workers read: elsewhere they would do nothing.
+ENGINE_FLAGS = {"train_heartbeat_timeout": ("--train-heartbeat-timeout", "tfjob"),
+                "train_machine_type": ("--train-machine-type", "vertex")}
+
+
+def check_engine_flags(config: PipelineConfig, args: argparse.Namespace) -> None:
+  """Raises CompileError for a flag given where no worker reads it."""
+  for name, (flag, engine) in ENGINE_FLAGS.items():
+    if getattr(args, name, None) and (config.train_engine != engine
+                                      or config.train_workers == 1):
+      raise CompileError(f"{flag}: only for --train-workers N (more than 1) on --train-engine "
+                         f"{engine}, found {config.train_workers} worker(s) on --train-engine "
+                         f"{config.train_engine or '(none)'}")
+
+
 def step_env(config: PipelineConfig, image: str, env: Dict[str, str],
              args: Optional[argparse.Namespace]) -> Dict[str, str]:
   """The Trainer step's extra environment: {} with one worker."""
   if args is not None:
+    check_engine_flags(config, args)
     check_vertex_place(config, env, args)
   if config.train_workers == 1:
     return {}

@@ -209,6 +209,9 @@ def test_training_settings_and_the_transform_choice_reach_the_compiled_trainer(
     (["--train-timeout", "0"], "--train-timeout: expected a number of seconds >= 1"),
     (["--train-heartbeat-timeout", "5"], "--train-heartbeat-timeout: expected a number of "
                                          "seconds >= 30"),
+    (["--train-workers", "2", "--train-engine", "trainjob", "--train-heartbeat-timeout", "120"],
+     "--train-heartbeat-timeout: only for --train-workers N (more than 1) on --train-engine "
+     "tfjob, found 2 worker(s) on --train-engine trainjob"),
 ])
 def test_bad_compile_flags_give_one_clear_line(tmp_path, capsys, flags, message):
   code = kubeflow(["compile", "--image", IMAGE, "--pipeline-root", "gs://b/r",

@@ -156,3 +156,19 @@ def test_train_heartbeat_timeout_is_the_tfjob_workers_liveness_bound():
   probe = made["spec"]["tfReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0][
       "livenessProbe"]
   assert "> 120)" in probe["exec"]["command"][2], probe
+
+
+@pytest.mark.parametrize("flag, value, engine, workers", [
+    ("--train-heartbeat-timeout", "120", "trainjob", 2),
+    ("--train-heartbeat-timeout", "120", "tfjob", 1),
+    ("--train-machine-type", "g2-standard-8", "tfjob", 2)])
+def test_a_flag_no_worker_reads_is_refused_naming_the_engine_it_is_for(
+    flag, value, engine, workers):
+  """A heartbeat bound on TrainJob workers, or a Vertex machine for TFJob
+  workers, would be silently dropped."""
+  config = types.SimpleNamespace(train_workers=workers, train_engine=engine, resources={})
+  with pytest.raises(CompileError) as e:
+    train_job.step_env(config, IMAGE, {}, _compile_args(flag, value))
+  wanted = "tfjob" if flag == "--train-heartbeat-timeout" else "vertex"
+  assert str(e.value) == (f"{flag}: only for --train-workers N (more than 1) on --train-engine "
+                          f"{wanted}, found {workers} worker(s) on --train-engine {engine}")
