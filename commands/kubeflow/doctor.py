@@ -58,19 +58,19 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
     from kubeflow.doctor import vertex
     return vertex.check(wanted, args.project, args.region, before_run)
   found = (_pipelines(args, wanted) if not before_run else []) + checks.offline(wanted)
-  try:
+  try:  # no kubeconfig, or its cluster does not answer: one line, then what was found
     reader = Reader(wanted.namespace)
+    found += checks.on_cluster(wanted, reader)
+    if before_run:  # the store is the cluster's own, rarely reachable from here
+      return found
+    from kubeflow.doctor import data
+    return found + data.check(wanted, reader, getattr(args, "store_endpoint", None) or "")
   except ClusterError as e:
     what = "the Kubernetes cluster"
     if before_run:  # submitting needs no kubeconfig: only the checks do
       return found + [lines.unchecked(what, str(e))]
     return found + [lines.fail(what, str(e), "point KUBECONFIG at the install's cluster "
                                              "(kubectl config use-context ...)")]
-  found += checks.on_cluster(wanted, reader)
-  if before_run:  # the store is the cluster's own, rarely reachable from here
-    return found
-  from kubeflow.doctor import data
-  return found + data.check(wanted, reader, getattr(args, "store_endpoint", None) or "")
 
 
 def before_submit(args) -> None:

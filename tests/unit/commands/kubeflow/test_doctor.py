@@ -39,3 +39,31 @@ def test_schedule_stops_at_a_failed_check_too(tmp_path, monkeypatch, capsys):
     assert main(flags + ["--no-check"]) == 1
   assert capsys.readouterr().err.startswith(
       f"error: cannot reach Kubeflow Pipelines at {UNREACHABLE}")
+
+
+def _dead_kubeconfig(tmp_path, monkeypatch) -> None:
+  """A kubeconfig whose cluster does not answer (stopped, or behind a VPN)."""
+  path = tmp_path / "kubeconfig"
+  path.write_text(
+      '{"apiVersion": "v1", "kind": "Config", "current-context": "c", "clusters": [{"name": '
+      f'"c", "cluster": {{"server": "{UNREACHABLE}"}}}}], "users": [{{"name": "u", "user": '
+      '{"token": "t"}}], "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}')
+  monkeypatch.setenv("KUBECONFIG", str(path))
+
+
+def test_a_cluster_that_does_not_answer_is_one_line_not_a_traceback(tmp_path, monkeypatch,
+                                                                    capsys):
+  path = spec(tmp_path / "c")
+  _dead_kubeconfig(tmp_path, monkeypatch)
+  capsys.readouterr()
+  assert main(["doctor", "--spec", path]) == 1
+  found = capsys.readouterr().out.splitlines()
+  assert found[-1].startswith(
+      f"FAIL the Kubernetes cluster: cannot reach the Kubernetes API server at {UNREACHABLE} "
+      "(your kubeconfig's current context): "), found
+  assert found[-1].endswith("; fix: point KUBECONFIG at the install's cluster (kubectl config "
+                            "use-context ...)"), found
+  # submit needs no cluster: its checks are not made, and it goes on to the API.
+  assert main(["submit", "--spec", path, "--host", UNREACHABLE]) == 1
+  assert capsys.readouterr().err.startswith(
+      f"error: cannot reach Kubeflow Pipelines at {UNREACHABLE}")
