@@ -5,6 +5,7 @@ test_data.py)."""
 
 import pytest
 
+from kubeflow.doctor import data
 from tests.doctor_install import Install, doctor, only, spec
 
 
@@ -26,3 +27,8 @@ def test_the_port_forward_names_the_steps_service(tmp_path, monkeypatch, capsys,
   line = only(found, "not checked the pipeline root, the data root, the serving dir")
   assert line.endswith(f"the steps' S3_ENDPOINT {endpoint} is the cluster's own name; reach "
                        f"the store through a port-forward ({forward}"), line
+
+
+def test_a_store_outside_the_cluster_takes_no_port_forward():
+  assert data.forward("https://s3.eu-west-1.amazonaws.com", "team-a") == (
+      "pass --store-endpoint with a URL this machine reaches the store at")
