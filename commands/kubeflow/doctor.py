@@ -28,14 +28,17 @@ def _pipelines(args, wanted) -> List[lines.Line]:
   from kubeflow.api import client
   from kubeflow.doctor import store
   from kubeflow.errors import KubeflowError
-  what = f"Kubeflow Pipelines at {host}"
   try:
     runs._connect(args)
     tag = str(client.healthz(host, args.token or runs._token_from_file()).get("tag_name", ""))
-  except KubeflowError as e:
-    return [lines.fail(what, str(e), "check --host (e.g. kubectl -n kubeflow port-forward "
-                                     "svc/ml-pipeline-ui 8080:80), --token and --namespace")]
-  return [lines.ok(what)] + store.check_install_store(wanted, tag or "unknown")
+  except KubeflowError as e:  # its words name the host: not said twice
+    fix = ("check --host (e.g. kubectl -n kubeflow port-forward svc/ml-pipeline-ui 8080:80), "
+           "--token and --namespace")
+    if "multi-user" in str(e) and not args.namespace:  # submit will need it too
+      fix = f"pass --namespace {wanted.namespace}, to doctor and to submit"
+    return [lines.fail("the Kubeflow Pipelines API", str(e), fix)]
+  return [lines.ok(f"Kubeflow Pipelines at {host}")] + store.check_install_store(
+      wanted, tag or "unknown")
 
 
 def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
@@ -58,19 +61,19 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
     from kubeflow.doctor import vertex
     return vertex.check(wanted, args.project, args.region, before_run)
   found = (_pipelines(args, wanted) if not before_run else []) + checks.offline(wanted)
-  try:
+  try:  # no kubeconfig, or its cluster does not answer: one line, then what was found
     reader = Reader(wanted.namespace)
+    found += checks.on_cluster(wanted, reader)
+    if before_run:  # the store is the cluster's own, rarely reachable from here
+      return found
+    from kubeflow.doctor import data
+    return found + data.check(wanted, reader, getattr(args, "store_endpoint", None) or "")
   except ClusterError as e:
     what = "the Kubernetes cluster"
     if before_run:  # submitting needs no kubeconfig: only the checks do
       return found + [lines.unchecked(what, str(e))]
     return found + [lines.fail(what, str(e), "point KUBECONFIG at the install's cluster "
                                              "(kubectl config use-context ...)")]
-  found += checks.on_cluster(wanted, reader)
-  if before_run:  # the store is the cluster's own, rarely reachable from here
-    return found
-  from kubeflow.doctor import data
-  return found + data.check(wanted, reader, getattr(args, "store_endpoint", None) or "")
 
 
 def before_submit(args) -> None:

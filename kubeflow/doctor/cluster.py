@@ -32,8 +32,15 @@ class Reader:
     """fn(*args), None for a missing object; Unreadable when refused.
     `where`: "" for the namespace, else what is read (cluster-scoped)."""
     from kubernetes.client.exceptions import ApiException
+    from urllib3.exceptions import HTTPError
     try:
       return fn(*args, **kwargs)
+    except HTTPError as e:  # no answer at all: the kubeconfig's cluster is down or elsewhere
+      reason = str(getattr(e, "reason", None) or e).rsplit(": ", 1)[-1]
+      raise kube.ClusterError(
+          f"cannot reach the Kubernetes API server at "
+          f"{self.cluster.core.api_client.configuration.host} (your kubeconfig's current "
+          f"context): {reason}") from None
     except ApiException as e:
       if e.status == 404:
         return None

@@ -23,8 +23,6 @@ from kubeflow.doctor.cluster import Reader, Unreadable
 from kubeflow.doctor.needs import Needs
 
 KEY_VARS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")  # what boto and TensorFlow read
-FORWARD = ("reach the store through a port-forward (kubectl -n kubeflow port-forward "
-           "svc/SERVICE 9000) and pass --store-endpoint http://localhost:9000")
 REFUSED = ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403")
 
 
@@ -37,6 +35,20 @@ def in_cluster(url: str) -> bool:
   if host == "localhost" or all(p.isdigit() for p in labels):
     return False
   return len(labels) <= 2 or host.endswith((".svc", ".cluster.local"))
+
+
+def forward(endpoint: str, namespace: str) -> str:
+  """How to reach the steps' store at `endpoint` from this machine: the
+  port-forward to its Service (`NAME.NAMESPACE`, else the run's
+  `namespace`), and the --store-endpoint it gives."""
+  url = urllib.parse.urlsplit(endpoint if "://" in endpoint else f"http://{endpoint}")
+  labels = (url.hostname or "").split(".")
+  if not in_cluster(url.geturl()):
+    return "pass --store-endpoint with a URL this machine reaches the store at"
+  port = url.port or (443 if url.scheme == "https" else 80)
+  where = labels[1] if len(labels) > 1 and labels[1] != "svc" else namespace
+  return (f"reach the store through a port-forward (kubectl -n {where} port-forward "
+          f"svc/{labels[0]} {port}) and pass --store-endpoint {url.scheme}://localhost:{port}")
 
 
 def _keys(needs: Needs, reader: Reader) -> Optional[List[str]]:
@@ -103,7 +115,7 @@ def check(needs: Needs, reader: Reader, store_endpoint: str = "") -> List[lines.
   url = url if "://" in url else f"http://{url}"
   if not store_endpoint and in_cluster(url):
     return [lines.unchecked(what, f"the steps' S3_ENDPOINT {endpoint} is the cluster's own "
-                                  f"name; {FORWARD}")]
+                                  f"name; {forward(endpoint, needs.namespace)}")]
   import boto3
   import botocore.exceptions
   client = boto3.client("s3", endpoint_url=url, aws_access_key_id=keys[0],
@@ -117,7 +129,8 @@ def check(needs: Needs, reader: Reader, store_endpoint: str = "") -> List[lines.
     return out + [_probe(client, uri, endpoint, where) for where, uri in places.items()
                   if where != "the data root"]
   except botocore.exceptions.EndpointConnectionError:
-    return [lines.unchecked(what, f"this machine cannot reach {url}; {FORWARD}")]
+    return [lines.unchecked(what, f"this machine cannot reach {url}; "
+                                  f"{forward(endpoint, needs.namespace)}")]
 
 
 def _list(client, root: str, endpoint: str) -> lines.Line:

@@ -69,6 +69,9 @@ def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> line
     if SECRET_KEY in keys:
       s3.append(name)
   if not s3:
+    if not needs.kserve_target.get("service_account"):  # compiled without one: the docs' own
+      create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount s3-reader and its "
+                f"Secret of {DOCS}, then compile with --kserve-service-account s3-reader")
     return lines.fail(what, f"expected a Secret listed on the ServiceAccount {account} to hold "
                             f"AWS_ACCESS_KEY_ID and {SECRET_KEY}, found "
                             f"{', '.join(listed) or 'no Secret listed'}: the storage "

@@ -37,8 +37,8 @@ def test_an_unreadable_or_empty_data_root_fails_and_a_listed_one_is_ok(
       assert status == 0, found
       assert only(found, "not checked the pipeline root").startswith(
           "not checked the pipeline root, the data root, the serving dir, reached with the "
-          "steps' keys: this machine cannot reach http://127.0.0.1:9; reach the store through "
-          "a port-forward"), found
+          "steps' keys: this machine cannot reach http://127.0.0.1:9; pass --store-endpoint "
+          "with a URL this machine reaches the store at"), found
       access, secret = s3_profiles.profile_keys("team-a")
       install.store.secrets[SECRET] = {"accesskey": access, "secretkey": secret}
       status, found = doctor(capsys, path)

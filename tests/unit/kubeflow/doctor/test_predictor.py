@@ -46,6 +46,10 @@ def test_the_default_account_without_a_secret_fails_naming_the_keys(
           "ServiceAccount default to hold AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, found "
           "no Secret listed: the storage initializer downloads s3://mlpipeline/private/team-a/"
           "serving with no keys") in line, line
+  # The account the docs make is of no use until the spec names it.
+  assert line.endswith("; fix: kubectl -n team-a apply -f the ServiceAccount s3-reader and its "
+                       "Secret of docs/kubeflow.md, \"The predictor's account\", then compile "
+                       "with --kserve-service-account s3-reader"), line
 
 
 def test_a_listed_secret_that_is_missing_fails_naming_it(tmp_path, monkeypatch, capsys):
