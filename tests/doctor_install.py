@@ -16,7 +16,7 @@ from kubeflow.compile import launcher_config
 from tests.fakes import kserve_storage, kubernetes_api, rbac
 from trainer.jobs.job import POD_ENV
 
-ENDPOINT = "http://seaweedfs.kubeflow:8333"
+ENDPOINT = "http://seaweedfs.kubeflow:9000"
 SECRET = profile_paths.SECRET
 KEYS = {"accesskey": launcher_config.ACCESS, "secretkey": launcher_config.SECRET}
 # The user's rights: by default a cluster admin's (cluster-admin: every verb

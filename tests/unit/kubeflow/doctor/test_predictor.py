@@ -75,11 +75,11 @@ def test_a_secret_without_the_endpoint_goes_to_aws_and_fails(tmp_path, monkeypat
   assert (f"expected the Secret s3-reader-s3 to name the store the steps write to ({ENDPOINT}) "
           "in its serving.kserve.io/s3-endpoint annotation, found none: the storage "
           "initializer goes to AWS; fix: annotate it: kubectl -n team-a annotate secret "
-          "s3-reader-s3 serving.kserve.io/s3-endpoint=seaweedfs.kubeflow:8333") in line, line
+          "s3-reader-s3 serving.kserve.io/s3-endpoint=seaweedfs.kubeflow:9000") in line, line
 
 
-@pytest.mark.parametrize("endpoint, status", [("seaweedfs.kubeflow:8333", 1),
-                                              ("http://seaweedfs.kubeflow:8333", 0)])
+@pytest.mark.parametrize("endpoint, status", [("seaweedfs.kubeflow:9000", 1),
+                                              ("http://seaweedfs.kubeflow:9000", 0)])
 def test_https_to_an_http_store_fails_unless_the_endpoint_says_http(
     tmp_path, monkeypatch, capsys, endpoint, status):
   found, line = _doctor(tmp_path, monkeypatch, capsys,

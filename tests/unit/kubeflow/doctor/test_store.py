@@ -18,7 +18,7 @@ def test_a_clean_install_is_all_ok(tmp_path, monkeypatch, capsys):
   # (tests/processes/kubeflow/doctor/test_data.py); the cluster's own name is not.
   listed = only(found, "not checked the pipeline root, the data root, the serving dir, "
                        "reached with the steps' keys")
-  assert "S3_ENDPOINT http://seaweedfs.kubeflow:8333 is the cluster's own name; reach the " \
+  assert "S3_ENDPOINT http://seaweedfs.kubeflow:9000 is the cluster's own name; reach the " \
          "store through a port-forward" in listed, listed
   assert all(line.startswith("ok  ") for line in found if line != listed), found
   assert only(found, "ok  the launcher's store for s3://mlpipeline/private/team-a/p")
@@ -36,7 +36,7 @@ def test_an_s3_root_without_providers_fails_naming_the_file_to_apply(
     status, found = doctor(capsys, path)
   assert status == 1
   line = only(found, "FAIL the launcher's store for s3://mlpipeline/private/team-a/p")
-  assert "expected `providers` with s3 endpoint seaweedfs.kubeflow:8333" in line, line
+  assert "expected `providers` with s3 endpoint seaweedfs.kubeflow:9000" in line, line
   assert found_text in line, line
   assert line.endswith(f"fix: kubectl apply -n team-a -f {tmp_path / 'c' / 'kfp-launcher.yaml'}")
 
@@ -49,7 +49,7 @@ def test_providers_naming_another_store_than_the_steps_use_fail(tmp_path, monkey
     status, found = doctor(capsys, path)
   assert status == 1
   line = only(found, "FAIL the launcher's store")
-  assert ("expected the s3 default endpoint seaweedfs.kubeflow:8333 (the steps' S3_ENDPOINT), "
+  assert ("expected the s3 default endpoint seaweedfs.kubeflow:9000 (the steps' S3_ENDPOINT), "
           "found minio-service.kubeflow:9000") in line, line
 
 
