@@ -3,7 +3,7 @@
 check turns into "not checked", never into a failure.
 """
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from runtime import kube
 
@@ -69,12 +69,14 @@ class Reader:
                        name, self.namespace)
     return None if found is None else dict(found.metadata.annotations or {})
 
-  def service_account_secrets(self, name: str) -> Optional[List[str]]:
-    """The Secrets the ServiceAccount `name` lists (`secrets:`), or None
-    when there is no such account."""
+  def service_account(self, name: str) -> Optional[Tuple[List[str], Dict[str, str]]]:
+    """(the Secrets it lists under `secrets:`, its annotations) of the
+    ServiceAccount `name`, or None when there is no such account."""
     found = self._read(f"get serviceaccount {name}",
                        self.cluster.core.read_namespaced_service_account, name, self.namespace)
-    return None if found is None else [ref.name for ref in found.secrets or []]
+    if found is None:
+      return None
+    return [ref.name for ref in found.secrets or []], dict(found.metadata.annotations or {})
 
   def secret_values(self, name: str) -> Optional[Dict[str, str]]:
     """The Secret's values, decoded, or None when there is none: for a

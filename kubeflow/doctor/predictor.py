@@ -3,24 +3,31 @@ its service account, and the S3 Secret KServe's storage initializer builds
 its download from. A wrong one fails only at the end of a run that trained
 and pushed: the new revision never becomes Ready (serving/kserve_ready.py).
 
-The rules, from kserve/kserve at v0.15.2 and v0.20.0 (file:line at each in
-tests/fakes/kserve_storage.py, which models them):
-- the account is `--kserve-service-account`, else the namespace's
-  `default` (pkg/credentials/service_account_credentials.go :201-203 |
-  :214-216); a pod naming an account that does not exist is refused by
-  Kubernetes' ServiceAccount admission plugin (kubernetes@v1.31.0
-  plugin/pkg/admission/serviceaccount/admission.go, "error looking up
-  service account");
-- each Secret the account lists under `secrets:` must exist, or the
-  predictor's reconcile fails (:245-248 | :274-277);
-- the S3 keys come from a listed Secret holding `AWS_SECRET_ACCESS_KEY`
-  (the names `inferenceservice-config` ships, :262 | :291), a later one
-  over an earlier;
-- the store is the Secret's `serving.kserve.io/s3-endpoint` annotation
-  (v0.20.0 also its `S3_ENDPOINT` key), else AWS; it is spoken to over
-  HTTPS unless `serving.kserve.io/s3-usehttps` is "0" (v0.20.0 also its
-  `S3_USE_HTTPS` key, or an endpoint written with `http://`)
-  (pkg/credentials/s3/utils.go).
+The rules, from kserve/kserve (pkg/credentials/service_account_credentials.go
+unless said; lines at v0.15.2 | v0.20.0), modelled by tests/fakes/kserve_storage.py:
+- the account is `--kserve-service-account`, else the namespace's `default`
+  (:201-203 | :214-216); one that does not exist gives nothing (:204-209 |
+  :217-222), and Kubernetes' ServiceAccount admission refuses the pod;
+- each Secret it lists (:232-237 | :260-266) must exist: the injector's
+  error (:245-248 | :274-277) refuses the pod at v0.15.2's webhook
+  (storage_initializer_injector.go:443) and fails v0.20.0's reconcile
+  (:585, ksvc_reconciler.go:186);
+- an S3 Secret is one holding `AWS_SECRET_ACCESS_KEY` (:262 | :291; the names
+  config/configmap/inferenceservice.yaml ships, :633-634 | :673-674), and its
+  `AWS_ACCESS_KEY_ID` is a required key of the pod's env; the keys are
+  `valueFrom`, which pkg/credentials/utils.go MergeEnvs (:135 | :139) never
+  replaces, so the first S3 Secret's keys are used; a later one's endpoint
+  replaces an earlier one's only where it names one;
+- the endpoint is the Secret's `serving.kserve.io/s3-endpoint` annotation
+  (s3/utils.go :24 | :39); v0.20.0 also reads its `S3_ENDPOINT` key and an
+  endpoint written with its scheme (:131-142, :166-174), which v0.15.2 turns
+  into `https://http://...`; both fall back to `inferenceservice-config`'s
+  `credentials.s3.s3Endpoint` (:43-60 | :138), else AWS; HTTPS unless
+  `serving.kserve.io/s3-usehttps` is "0" (:25-29 | :176-182).
+Not read here: which KServe runs (a form only one release reads is "not
+checked"), IRSA's role (`eks.amazonaws.com/role-arn` on the account), the
+`serving.kserve.io/storageSecretName` annotation and `storage-config`
+(KServeDeploy writes neither), `s3-verifyssl` and CA bundles.
 """
 
 from typing import List, Optional
@@ -29,67 +36,95 @@ from kubeflow.doctor import lines
 from kubeflow.doctor.cluster import Reader, Unreadable
 from kubeflow.doctor.needs import Needs
 
-SECRET_KEY = "AWS_SECRET_ACCESS_KEY"
+ACCESS_KEY, SECRET_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 ENDPOINT = "serving.kserve.io/s3-endpoint"
 USE_HTTPS = "serving.kserve.io/s3-usehttps"
+IRSA = "eks.amazonaws.com/role-arn"
 DOCS = 'docs/kubeflow.md, "The predictor\'s account"'
 
 
-def _store(reader: Reader, secret: str) -> tuple:
-  """(endpoint, https) the Secret `secret` points the initializer at:
-  ("", True) for AWS. Its values are read here, never shown."""
-  annotations = reader.secret_annotations(secret) or {}
-  values = reader.secret_values(secret) or {}
-  endpoint = annotations.get(ENDPOINT, "")
-  if not endpoint and values.get("S3_ENDPOINT"):  # v0.20.0 reads the key too
-    endpoint = values["S3_ENDPOINT"]
-  plain = (annotations.get(USE_HTTPS, values.get("S3_USE_HTTPS")) == "0"
-           or endpoint.lower().startswith("http://"))
-  return endpoint, not plain
-
-
-def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
-  listed = reader.service_account_secrets(account)
-  if listed is None and account == "default":  # every namespace's, made by Kubernetes
-    listed = []
-  create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount and Secret of "
-            f"{DOCS}")
-  if listed is None:
-    return lines.fail(what, f"expected the ServiceAccount {account} in namespace "
-                            f"{reader.namespace}, found none: Kubernetes refuses the "
-                            f"predictor's pods", create)
-  s3: List[str] = []
+def _s3_secrets(reader: Reader, account: str, listed: List[str]):
+  """[(name, its keys)] of the listed Secrets that are S3's, in order; or a
+  FAIL line's (found, fix) for a listed Secret that does not exist."""
+  out = []
   for name in listed:
     keys = reader.secret_keys(name)
     if keys is None:
-      return lines.fail(what, f"the ServiceAccount {account} lists the Secret {name}, which "
-                              f"namespace {reader.namespace} does not hold: KServe fails the "
-                              f'predictor (secrets "{name}" not found)',
-                        f"create the Secret {name} ({DOCS}), or remove it from the account")
+      return None, (f"the ServiceAccount {account} lists the Secret {name}, which namespace "
+                    f"{reader.namespace} does not hold: KServe refuses the predictor's pod "
+                    f'(secrets "{name}" not found)',
+                    f"create the Secret {name} ({DOCS}), or remove it from the account")
     if SECRET_KEY in keys:
-      s3.append(name)
+      out.append((name, keys))
+  return out, None
+
+
+def _endpoint_line(needs: Needs, reader: Reader, s3, what: str) -> lines.Line:
+  """The store the initializer is sent to, against the steps' S3_ENDPOINT."""
+  steps = needs.env.get("S3_ENDPOINT", "")
+  if not steps:  # the steps write to AWS: so does the initializer, with no endpoint
+    return lines.ok(what)
+  named = [(name, reader.secret_annotations(name) or {}) for name, _ in s3]
+  named = [(name, a) for name, a in named if a.get(ENDPOINT)]
+  host = steps.split("://", 1)[-1]
+  if not named:
+    if any("S3_ENDPOINT" in keys for _, keys in s3):
+      return lines.unchecked(what, f"the Secret {s3[0][0]} names the store in its S3_ENDPOINT "
+                                   f"key, which KServe v0.20 reads and v0.15 does not (which "
+                                   f"one runs is not read here); the {ENDPOINT} annotation "
+                                   f"works on both")
+    return lines.fail(what, f"expected the Secret {s3[0][0]} to name the store the steps write "
+                            f"to ({steps}) in its {ENDPOINT} annotation, found none: the "
+                            f"storage initializer goes to AWS (unless KServe's "
+                            f"inferenceservice-config sets credentials.s3.s3Endpoint)",
+                      f"kubectl -n {reader.namespace} annotate secret {s3[0][0]} "
+                      f"{ENDPOINT}={host}")
+  name, annotations = named[-1]
+  if "://" in annotations[ENDPOINT]:
+    return lines.unchecked(what, f"the Secret {name}'s {ENDPOINT} holds a scheme, which KServe "
+                                 f"v0.20 reads and v0.15 turns into https://{annotations[ENDPOINT]}"
+                                 f" (which one runs is not read here); write {host} and "
+                                 f"{USE_HTTPS}, which work on both")
+  if steps.lower().startswith("http://") and annotations.get(USE_HTTPS) != "0":
+    return lines.fail(what, f"the steps' store {steps} speaks HTTP, but the Secret {name} has "
+                            f"no {USE_HTTPS}: \"0\": the storage initializer speaks HTTPS to it",
+                      f"kubectl -n {reader.namespace} annotate secret {name} {USE_HTTPS}=0")
+  return lines.ok(what)
+
+
+def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
+  found = reader.service_account(account)
+  if found is None and account == "default":  # every namespace's, made by Kubernetes
+    found = [], {}
+  create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount and Secret of "
+            f"{DOCS}")
+  if found is None:
+    return lines.fail(what, f"expected the ServiceAccount {account} in namespace "
+                            f"{reader.namespace}, found none: Kubernetes refuses the "
+                            f"predictor's pods", create)
+  listed, annotations = found
+  if IRSA in annotations:
+    return lines.unchecked(what, f"the ServiceAccount {account} takes its keys from the AWS "
+                                 f"IAM role {annotations[IRSA]} ({IRSA}), not read here")
+  s3, missing = _s3_secrets(reader, account, listed)
+  if missing:
+    return lines.fail(what, *missing)
   if not s3:
     if not needs.kserve_target.get("service_account"):  # compiled without one: the docs' own
       create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount s3-reader and its "
                 f"Secret of {DOCS}, then compile with --kserve-service-account s3-reader")
     return lines.fail(what, f"expected a Secret listed on the ServiceAccount {account} to hold "
-                            f"AWS_ACCESS_KEY_ID and {SECRET_KEY}, found "
+                            f"{ACCESS_KEY} and {SECRET_KEY}, found "
                             f"{', '.join(listed) or 'no Secret listed'}: the storage "
                             f"initializer downloads {needs.places['the serving dir']} with no "
                             f"keys", create)
-  steps = needs.env.get("S3_ENDPOINT", "")
-  endpoint, https = _store(reader, s3[-1])
-  if steps and not endpoint:
-    return lines.fail(what, f"expected the Secret {s3[-1]} to name the store the steps write "
-                            f"to ({steps}) in its {ENDPOINT} annotation, found none: the "
-                            f"storage initializer goes to AWS",
-                      f"annotate it: kubectl -n {reader.namespace} annotate secret {s3[-1]} "
-                      f"{ENDPOINT}={steps.split('://', 1)[-1]}")
-  if steps.lower().startswith("http://") and https:
-    return lines.fail(what, f"the steps' store {steps} speaks HTTP, but the Secret {s3[-1]} has "
-                            f"no {USE_HTTPS}: \"0\": the storage initializer speaks HTTPS to it",
-                      f"kubectl -n {reader.namespace} annotate secret {s3[-1]} {USE_HTTPS}=0")
-  return lines.ok(what)
+  first, keys = s3[0]  # its keys are the ones used
+  if ACCESS_KEY not in keys:
+    return lines.fail(what, f"expected the Secret {first}, the first with {SECRET_KEY} on the "
+                            f"ServiceAccount {account}, to hold {ACCESS_KEY} too, found it "
+                            f"without: the predictor's pod cannot start",
+                      f"add {ACCESS_KEY} to the Secret {first} ({DOCS})")
+  return _endpoint_line(needs, reader, s3, what)
 
 
 def check(needs: Needs, reader: Reader) -> Optional[lines.Line]:

@@ -9,7 +9,10 @@ From kserve/kserve, file:line at each tag (v0.15.2 | v0.20.0):
   (pkg/credentials/service_account_credentials.go :201-203 | :214-216);
   none there, nothing given (:204-209 | :217-222);
 - its Secrets: each listed in the account's `secrets:` field, in order
-  (:232-237 | :260-266); a listed Secret that is missing fails the
+  (:232-237 | :260-266), merged by pkg/credentials/utils.go MergeEnvs
+  (:135 | :139): a later Secret's plain values (endpoint, region) replace
+  an earlier's, its keys (`valueFrom`) never, so the first S3 Secret's
+  keys are used; a listed Secret that is missing fails the
   predictor's reconcile (mountSecretCredential :245-248 | :274-277);
 - an S3 Secret is one holding the secret key under the configured name
   (:262 | :291), the ConfigMap `inferenceservice-config`'s `credentials`
@@ -89,7 +92,10 @@ def initializer_env(store, namespace: str, account: str, version: str) -> Dict[s
     if SECRET_KEY not in data:
       continue  # a GCS, Azure or other Secret: not modelled
     annotations = secret.get("metadata", {}).get("annotations", {})
-    env.update({ACCESS_KEY: data.get(ACCESS_KEY, ""), SECRET_KEY: data[SECRET_KEY]})
+    # The keys are `valueFrom`, which MergeEnvs never replaces (pkg/credentials/
+    # utils.go :135 | :139, copying `.Value` only): the first S3 Secret's stay.
+    env.setdefault(ACCESS_KEY, data.get(ACCESS_KEY, ""))
+    env.setdefault(SECRET_KEY, data[SECRET_KEY])
     s3_endpoint, url = _endpoint(annotations, data, version)
     if url:
       env.update(S3_ENDPOINT=s3_endpoint, AWS_ENDPOINT_URL=url)

@@ -57,7 +57,8 @@ def test_a_listed_secret_that_is_missing_fails_naming_it(tmp_path, monkeypatch, 
                          change=lambda store: store.delete(("v1", NS, "secrets", "s3-reader-s3")))
   assert status == 1
   assert ("the ServiceAccount s3-reader lists the Secret s3-reader-s3, which namespace team-a "
-          'does not hold: KServe fails the predictor (secrets "s3-reader-s3" not found); fix: '
+          'does not hold: KServe refuses the predictor\'s pod (secrets "s3-reader-s3" not '
+          'found); fix: '
           "create the Secret s3-reader-s3") in line, line
 
 
@@ -74,21 +75,83 @@ def test_a_secret_without_the_endpoint_goes_to_aws_and_fails(tmp_path, monkeypat
   assert status == 1
   assert (f"expected the Secret s3-reader-s3 to name the store the steps write to ({ENDPOINT}) "
           "in its serving.kserve.io/s3-endpoint annotation, found none: the storage "
-          "initializer goes to AWS; fix: annotate it: kubectl -n team-a annotate secret "
-          "s3-reader-s3 serving.kserve.io/s3-endpoint=seaweedfs.kubeflow:9000") in line, line
+          "initializer goes to AWS (unless KServe's inferenceservice-config sets "
+          "credentials.s3.s3Endpoint); fix: kubectl -n team-a annotate secret s3-reader-s3 "
+          "serving.kserve.io/s3-endpoint=seaweedfs.kubeflow:9000") in line, line
 
 
-@pytest.mark.parametrize("endpoint, status", [("seaweedfs.kubeflow:9000", 1),
-                                              ("http://seaweedfs.kubeflow:9000", 0)])
-def test_https_to_an_http_store_fails_unless_the_endpoint_says_http(
-    tmp_path, monkeypatch, capsys, endpoint, status):
-  found, line = _doctor(tmp_path, monkeypatch, capsys,
-                        change=_annotations(**{kserve_storage.ENDPOINT: endpoint}))
-  assert found == status, line
-  if status:
-    assert line.endswith('has no serving.kserve.io/s3-usehttps: "0": the storage initializer '
-                         "speaks HTTPS to it; fix: kubectl -n team-a annotate secret "
-                         "s3-reader-s3 serving.kserve.io/s3-usehttps=0"), line
+def test_https_to_an_http_store_fails(tmp_path, monkeypatch, capsys):
+  status, line = _doctor(tmp_path, monkeypatch, capsys, change=_annotations(
+      **{kserve_storage.ENDPOINT: "seaweedfs.kubeflow:9000"}))
+  assert status == 1
+  assert line.endswith('has no serving.kserve.io/s3-usehttps: "0": the storage initializer '
+                       "speaks HTTPS to it; fix: kubectl -n team-a annotate secret "
+                       "s3-reader-s3 serving.kserve.io/s3-usehttps=0"), line
+
+
+def _found(tmp_path, monkeypatch, capsys, change):
+  path = spec(tmp_path / "c", kserve=True)
+  with Install(tmp_path, monkeypatch, spec_path=path) as install:
+    change(install.store)
+    status, found = doctor(capsys, path)
+  (line,) = [x for x in found if "the predictor's service account" in x]
+  return status, line
+
+
+@pytest.mark.parametrize("given, why", [
+    ({kserve_storage.ENDPOINT: "http://seaweedfs.kubeflow:9000"},
+     "holds a scheme, which KServe v0.20 reads and v0.15 turns into "
+     "https://http://seaweedfs.kubeflow:9000"),
+    ({}, "names the store in its S3_ENDPOINT key, which KServe v0.20 reads and v0.15 does not")])
+def test_a_form_only_one_kserve_reads_is_not_checked_and_the_portable_one_named(
+    tmp_path, monkeypatch, capsys, given, why):
+  def change(store):
+    _annotations(**given)(store)
+    store.update(("v1", NS, "secrets", "s3-reader-s3"), lambda secret: secret[
+        "stringData"].update(S3_ENDPOINT="http://seaweedfs.kubeflow:9000") if not given else None)
+  status, line = _found(tmp_path, monkeypatch, capsys, change)
+  assert status == 0 and line.startswith(f"not checked {WHAT}: "), line
+  assert why in line and "work" in line.split(why)[1], line
+
+
+def _second_secret(annotations, data):
+  """A second Secret listed after the docs' one."""
+  def change(store):
+    store.create(("v1", NS, "secrets", "more"), {"metadata": {"annotations": annotations},
+                                                 "stringData": data})
+    store.update(("v1", NS, "serviceaccounts", "s3-reader"),
+                 lambda account: account["secrets"].append({"name": "more"}))
+  return change
+
+
+def test_a_later_secret_gives_its_endpoint_but_not_its_keys(tmp_path, monkeypatch, capsys):
+  """KServe merges the Secrets in order: plain values from the later one
+  that names them, keys from the first (MergeEnvs never replaces them)."""
+  later = _second_secret({kserve_storage.ENDPOINT: "seaweedfs.kubeflow:9000"},
+                         {kserve_storage.ACCESS_KEY: "k", kserve_storage.SECRET_KEY: "s"})
+  status, line = _found(tmp_path, monkeypatch, capsys, later)
+  assert status == 1 and "but the Secret more has no serving.kserve.io/s3-usehttps" in line, line
+
+  def first_without_access_key(store):
+    store.update(("v1", NS, "secrets", "s3-reader-s3"), lambda secret: secret[
+        "stringData"].pop(kserve_storage.ACCESS_KEY))
+    later(store)
+  status, line = _found(tmp_path, monkeypatch, capsys, first_without_access_key)
+  assert status == 1
+  assert ("expected the Secret s3-reader-s3, the first with AWS_SECRET_ACCESS_KEY on the "
+          "ServiceAccount s3-reader, to hold AWS_ACCESS_KEY_ID too, found it without: the "
+          "predictor's pod cannot start; fix: add AWS_ACCESS_KEY_ID") in line, line
+
+
+def test_an_account_with_an_iam_role_is_not_checked(tmp_path, monkeypatch, capsys):
+  role = "arn:aws:iam::123456789012:role/kserve-s3"
+  status, line = _found(tmp_path, monkeypatch, capsys, lambda store: store.update(
+      ("v1", NS, "serviceaccounts", "s3-reader"), lambda account: account.setdefault(
+          "metadata", {}).setdefault("annotations", {}).update(
+              {"eks.amazonaws.com/role-arn": role})))
+  assert (status, line) == (0, f"not checked {WHAT}: the ServiceAccount s3-reader takes its "
+                               f"keys from the AWS IAM role {role} (eks.amazonaws.com/role-arn), "
+                               "not read here")
 
 
 def test_a_user_who_may_not_read_secrets_gets_not_checked(tmp_path, monkeypatch, capsys):
