@@ -12,7 +12,7 @@ Exit status: 0 when nothing would stop the run, 1 when something would,
 
 import os
 import sys
-from typing import List
+from typing import List, Optional
 
 from commands.kubeflow import flags, runs
 from kubeflow.doctor import lines
@@ -41,11 +41,13 @@ def _pipelines(args, wanted) -> List[lines.Line]:
       wanted, tag or "unknown")
 
 
-def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
+def check(args, spec_path: str, before_run: bool = False,
+          documents: Optional[List[dict]] = None) -> List[lines.Line]:
   """Every line for the spec at `spec_path` and the install `args` name;
   `before_run`, submit's: without the API's line (submit connects itself),
   and a cluster the kubeconfig does not reach is not checked; on Vertex AI,
   the spec's own lines only (submit connects and checks the bucket itself).
+  `documents`: the spec's, when the caller has read them.
 
   Raises:
     argparse.ArgumentTypeError: the spec is unreadable, or --backend vertex
@@ -55,7 +57,7 @@ def check(args, spec_path: str, before_run: bool = False) -> List[lines.Line]:
   from kubeflow.doctor import checks, needs
   from kubeflow.doctor.cluster import Reader
   from runtime.kube import ClusterError
-  wanted = needs.read(runs.load_spec(spec_path), spec_path, args.namespace,
+  wanted = needs.read(documents or runs.load_spec(spec_path), spec_path, args.namespace,
                       getattr(args, "pipeline_root", None))
   if sent_to(getattr(args, "backend", None), spec_path) == VERTEX:
     from kubeflow.doctor import vertex
@@ -86,10 +88,13 @@ def before_submit(args) -> None:
     KubeflowError: a check failed.
   """
   from kubeflow.compile import spec as compiled
-  if args.no_check or not compiled.tasks(runs.load_spec(args.spec)[0]):
+  if args.no_check:
+    return
+  documents = runs.load_spec(args.spec)
+  if not compiled.tasks(documents[0]):
     return  # a spec of no steps of ours (a single component's): nothing to check
   from kubeflow.errors import KubeflowError
-  failed = [line for line in check(args, args.spec, before_run=True)
+  failed = [line for line in check(args, args.spec, True, documents)
             if line.verdict == lines.FAILED]
   for line in failed:
     print(line, file=sys.stderr)

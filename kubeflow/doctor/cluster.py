@@ -27,6 +27,7 @@ class Reader:
     self.cluster = kube.Cluster(GRANTS)
     self.cluster.namespace = namespace
     self.namespace = namespace
+    self._secrets: Dict[str, object] = {}  # name -> the Secret read (None: not there)
 
   def _read(self, what: str, fn, *args, where: str = "", **kwargs):
     """fn(*args), None for a missing object; Unreadable when refused.
@@ -57,17 +58,34 @@ class Reader:
                        name, self.namespace)
     return None if found is None else dict(found.data or {})
 
+  def _secret(self, name: str):
+    """The Secret `name` as the client reads it, or None: read once, as
+    several checks ask of the same Secret."""
+    if name not in self._secrets:
+      self._secrets[name] = self._read(f"get secret {name}",
+                                       self.cluster.core.read_namespaced_secret,
+                                       name, self.namespace)
+    return self._secrets[name]
+
   def secret_keys(self, name: str) -> Optional[set]:
     """The keys of the Secret (never its values), or None when there is none."""
-    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
-                       name, self.namespace)
+    found = self._secret(name)
     return None if found is None else set(found.data or {}) | set(found.string_data or {})
 
   def secret_annotations(self, name: str) -> Optional[Dict[str, str]]:
     """The Secret's annotations, or None when there is none."""
-    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
-                       name, self.namespace)
+    found = self._secret(name)
     return None if found is None else dict(found.metadata.annotations or {})
+
+  def secret_values(self, name: str) -> Optional[Dict[str, str]]:
+    """The Secret's values, decoded, or None when there is none: for a
+    check that uses them in this process (data.py), never to print."""
+    import base64
+    found = self._secret(name)
+    if found is None:
+      return None
+    return {**{k: base64.b64decode(v).decode() for k, v in (found.data or {}).items()},
+            **(found.string_data or {})}
 
   def service_account(self, name: str) -> Optional[Tuple[List[str], Dict[str, str]]]:
     """(the Secrets it lists under `secrets:`, its annotations) of the
@@ -77,17 +95,6 @@ class Reader:
     if found is None:
       return None
     return [ref.name for ref in found.secrets or []], dict(found.metadata.annotations or {})
-
-  def secret_values(self, name: str) -> Optional[Dict[str, str]]:
-    """The Secret's values, decoded, or None when there is none: for a
-    check that uses them in this process (data.py), never to print."""
-    import base64
-    found = self._read(f"get secret {name}", self.cluster.core.read_namespaced_secret,
-                       name, self.namespace)
-    if found is None:
-      return None
-    return {**{k: base64.b64decode(v).decode() for k, v in (found.data or {}).items()},
-            **(found.string_data or {})}
 
   def custom(self, group: str, version: str, plural: str, name: str) -> Optional[Dict]:
     """A custom object of the namespace, or None."""
