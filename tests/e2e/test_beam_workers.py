@@ -28,7 +28,7 @@ from tests.fakes.s3_server import free_port
 from tests.runs import run_local
 from tests.unit.test_docker_image import image_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 
 def pool_env() -> dict:

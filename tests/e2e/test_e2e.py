@@ -32,7 +32,7 @@ from tests.runs import (
   start_local,
 )
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 
 @pytest.fixture(scope="module")

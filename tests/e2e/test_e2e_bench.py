@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import REPO
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 TIMED = ("ImportExampleGen", "StatisticsGen", "Transform", "Trainer", "Evaluator")
 

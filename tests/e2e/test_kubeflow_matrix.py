@@ -23,7 +23,7 @@ whole under an unsuffixed URI (the digits run on 2.17, their third run
 with logs off; the first steps on 2.17 with logs off and a ConfigMap root:
 tests/e2e/test_kubeflow_versions.py). Raw pixels over
 spans with a float label run through local_runner.py on s3://
-(tests/e2e/test_s3_runs.py); a TFJob's four workers through incidents in
+(tests/e2e/test_s3_runs.py); a TFJob's three workers through incidents in
 tests/e2e/test_train_workers.py. Tiny data, a few training steps: what is
 judged is that every step runs and the model is pushed and answers in the
 label's names, not its accuracy.
@@ -45,7 +45,7 @@ from tests.fakes.kfp_backend import Backend
 from tests.fakes.s3_server import download, env, read, s3_server, upload_folder
 from tests.fakes.standin_cluster import StandInCluster
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 

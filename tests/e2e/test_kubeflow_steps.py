@@ -85,7 +85,7 @@ from tests.fakes.s3_server import (
 from tests.fakes.standin_cluster import NAMESPACE as STANDIN_NAMESPACE
 from tests.fakes.standin_cluster import StandInCluster
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 SECRETS = {"s3-creds": {"accesskey": KEY, "secretkey": SECRET}}
 NOBODY = 65534  # the uid OpenShift-like clusters may assign: not in the image's passwd

@@ -19,7 +19,7 @@ from dataset import declaration
 from store.metadata import outcome
 from tests.runs import json_answers, run_local
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 TAXI_CSV = os.path.join(os.path.dirname(tfx.__file__), "examples", "chicago_taxi_pipeline",
                         "data", "big_tipper_label", "data.csv")

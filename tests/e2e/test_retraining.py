@@ -29,7 +29,7 @@ from tests.conftest import DIGITS_SCHEMA, REPO, span_pipeline, write_declaration
 from tests.e2e.conftest import write_drifted_span
 from tests.runs import ALL_NODES, module_cli, run_local, serve_accuracy
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 # Margin: these runs are about new spans, warm starts and pushes, not the
 # guard against a worse model (test_e2e). A warm-started candidate may land

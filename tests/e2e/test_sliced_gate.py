@@ -25,7 +25,7 @@ from store.metadata import outcome
 from tests.conftest import span_pipeline, write_declaration
 from tests.runs import run_local
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 # An allowed drop of 0.2: site D, an eighth of the eval split, costs the
 # whole about 0.12, and 0.15 was measured once.

@@ -23,7 +23,7 @@ from dataset.tuning import Dimension, Tuning
 from tests.conftest import DIGITS_SCHEMA, digits_raw, write_declaration
 from tests.runs import run_local, start_local
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 # Learning rates Adam trains the digits at for 100 steps every time: at
 # 0.017 a trial scored 0.94 after 20 steps, and the Trainer's 100 steps at

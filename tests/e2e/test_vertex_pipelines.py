@@ -26,7 +26,7 @@ from tests.e2e.test_kubeflow_steps import webhook
 from tests.fakes.s3_server import env, read, s3_server
 from tests.fakes.vertex_pipelines import StandInVertexPipelines
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long]
 
 NUMBER, PROJECT, REGION = "123456789012", "user-project", "us-central1"
 ACCOUNT = f"pipelines@{PROJECT}.iam.gserviceaccount.com"
