@@ -65,27 +65,25 @@ def digits_dataset(folder, rows: list, pattern_layout: bool = True,
   return write_declaration(folder, raw)
 
 
-_LONG_LEFT = pytest.StashKey[bool]()  # set when this run leaves the long ones out
 LONG_NOTE = ("the long runs (`-m long`: whole pipeline runs through a scenario, "
-             "about 45 minutes) are not in this suite; .ci/run runs them after it")
+             "about 48 minutes) are not in this suite; .ci/run runs them after it")
 
 
 def pytest_configure(config):
   """`pytest` alone runs the suite, within its 20 minutes: every test but
-  the long runs (DEVELOPERS.md, "Its time"). Named files, or a `-m` of the
-  user's own, run as asked, the long ones included. xdist hands this
-  choice to its workers with the other options."""
+  the long runs (DEVELOPERS.md, "Two tiers"). Named files, or a `-m` of the
+  user's own, run as asked, the long ones included. Each xdist worker
+  parses the same command line, so it makes the same choice here."""
   if config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.markexpr:
     config.option.markexpr = "not long"
-    config.stash[_LONG_LEFT] = True
 
 
 def pytest_report_header(config):
-  return LONG_NOTE if config.stash.get(_LONG_LEFT, False) else None
+  return LONG_NOTE if config.option.markexpr == "not long" else None
 
 
 def pytest_terminal_summary(terminalreporter, config):
-  if config.stash.get(_LONG_LEFT, False):
+  if config.option.markexpr == "not long":
     terminalreporter.write_line(LONG_NOTE)
 
 

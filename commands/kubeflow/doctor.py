@@ -94,7 +94,7 @@ def before_submit(args) -> None:
   if not compiled.tasks(documents[0]):
     return  # a spec of no steps of ours (a single component's): nothing to check
   from kubeflow.errors import KubeflowError
-  failed = [line for line in check(args, args.spec, True, documents)
+  failed = [line for line in check(args, args.spec, before_run=True, documents=documents)
             if line.verdict == lines.FAILED]
   for line in failed:
     print(line, file=sys.stderr)

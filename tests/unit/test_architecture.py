@@ -167,7 +167,8 @@ def test_the_top_level_is_read_in_one_glance():
 
 TESTS = ("tests/unit", "tests/processes")  # mirrored: fast ones, and ones that start processes
 CROSS_CUTTING = {"tests/unit/test_architecture.py", "tests/unit/test_docs.py",
-                 "tests/unit/test_docker_image.py", "tests/processes/test_lint.py"}
+                 "tests/unit/test_docker_image.py", "tests/processes/test_lint.py",
+                 "tests/processes/test_tiers.py"}
 
 
 def _modules(root: str = REPO):
