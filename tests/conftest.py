@@ -88,17 +88,20 @@ def pytest_terminal_summary(terminalreporter, config):
 
 
 def pytest_collection_modifyitems(items):
-  """Test files that run pipelines go first, the most tests first within
-  each kind (pyproject.toml turns off xdist's own reordering, which is by
-  count alone). A worker takes one file at a time, so a long file started
-  last keeps the other workers idle at the end: the measured suite ended a
-  minute later than its summed time allowed, with the end-to-end files,
-  few tests each, scheduled last. Only the order changes, never what runs."""
+  """Test files that run pipelines go first, then those of tests/processes/
+  and tests/integration/ (seconds a test), then tests/unit/, the most tests
+  first within each kind (pyproject.toml turns off xdist's own reordering,
+  which is by count alone). A worker takes one file at a time, so a long
+  file started last keeps the other workers idle at the end: the measured
+  suite ended a minute later than its summed time allowed, with the
+  end-to-end files, few tests each, scheduled last. Only the order changes,
+  never what runs."""
   files = {}
   for item in items:
     files.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
   def cost(tests):
-    return (not any(t.get_closest_marker("e2e") for t in tests), -len(tests))
+    slow = tests[0].nodeid.startswith(("tests/processes/", "tests/integration/"))
+    return (not any(t.get_closest_marker("e2e") for t in tests), not slow, -len(tests))
   items[:] = [t for tests in sorted(files.values(), key=cost) for t in tests]
 
 

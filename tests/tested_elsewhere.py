@@ -12,7 +12,7 @@ BENCH_PART = f"part of a benchmark run by hand (DEVELOPERS.md); {DOCS} imports i
 CONVERT = "tests/unit/commands/tfrecords/test_convert_cmd.py::"
 RUNS = "tests/unit/commands/kubeflow/test_runs.py::"
 FOLDERS = "tests/unit/store/retention/test_folders.py::"
-SLICES = "tests/unit/components/evaluator/test_evaluator_slices.py::"
+SLICES = "tests/integration/components/evaluator/test_gate_slices.py::"
 E2E_RUN = "tests/e2e/test_e2e.py::"
 RETRAINING = "tests/e2e/test_retraining.py::"
 FORMAT = "tests/unit/dataset/records/test_format.py::"
@@ -60,13 +60,13 @@ TESTED_ELSEWHERE = {
     'serving/history.py': 'tests/processes/commands/serving/test_cli.py::test_rollback_pushes_a_copy_of_the_earlier_version_as_the_newest',
     'store/metadata/serving_result.py': f'{E2E_RUN}test_a_model_over_its_latency_budget_is_not_pushed_and_the_run_says_why',
     'store/metadata/store.py': E2E + f'every local run writes it; {E2E_RUN}test_debug_commands_show_runs_artifacts_and_lineage reads it back, and tests/processes/commands/debug/test_cli.py::test_another_pipelines_metadata_is_an_error_not_an_empty_listing',
-    'store/report/training.py': 'tests/unit/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold',
+    'store/report/training.py': 'tests/integration/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold',
     'trainer/worker.py': 'each worker process: tests/processes/trainer/test_distribute.py::test_two_workers_train_the_same_weights_on_different_shards',
-    'trainer/run.py': 'tests/unit/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold, tests/unit/trainer/test_export.py::test_regression_label_trains_a_linear_unit_and_serves_a_value',
+    'trainer/run.py': 'tests/integration/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold, tests/unit/trainer/test_export.py::test_regression_label_trains_a_linear_unit_and_serves_a_value',
     'trainer/input_sizing.py': 'tests/unit/trainer/test_input_pipeline.py::test_parsed_data_is_cached_only_when_it_fits_the_budget',
     'trainer/jobs/launch.py': E2E + f'the Trainer step launching its job on each engine, {WORKERS}test_a_preempted_worker_restarts_the_job_which_resumes_and_a_retried_step_reattaches',
     'trainer/jobs/watch.py': f'{TRAINJOB}test_a_suspended_job_is_said_once_with_its_reason',
-    'components/served_score/score.py': 'tests/unit/components/served_score/test_served_score.py::test_the_served_model_is_scored_on_the_newest_span_and_recorded',
+    'components/served_score/score.py': 'tests/integration/components/served_score/test_served_score.py::test_the_served_model_is_scored_on_the_newest_span_and_recorded',
     'components/served_score/chart.py': 'tests/unit/components/served_score/test_served_score.py::test_the_chart_marks_a_push_and_a_rollback_and_draws_the_threshold',
     'pipeline/served.py': 'ServedScore before the gates: tests/unit/pipeline/test_data_components.py::test_with_spans_drift_is_judged_before_the_schemas_check, tests/processes/components/kserve_deploy/test_kserve_deploy.py::test_the_step_is_there_only_with_kserve_and_never_cached_on_kubeflow',
     'runtime/kube.py': f'the training launcher calls the cluster through it: {TRAINJOB}test_a_placed_trainjob_passes_the_trainer_webhook',
@@ -94,12 +94,12 @@ TESTED_ELSEWHERE = {
     'dataset/convert/shards.py': f'{CONVERT}test_shards_by_size_with_consistent_names_and_no_leftovers',
     'runtime/lazy_imports.py': f'what each entry point imports: {STARTUP}test_help_and_a_bad_flag_load_no_heavy_library',
     'runtime/process.py': f'the set-up every entry point makes: {STARTUP}test_start_makes_the_keras_choice_and_keeps_tensorflow_io_unloaded',
-    'runtime/progress/training.py': 'the lines a training prints: tests/unit/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold',
+    'runtime/progress/training.py': 'the lines a training prints: tests/integration/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold',
     'store/retention/apply.py': E2E + f'retention of real runs, {RETRAINING}test_retention_deletes_what_only_older_runs_used_and_marks_it_deleted, tests/e2e/test_s3_runs.py::test_local_runner_runs_on_s3_and_retention_deletes_there',
     'store/report/__init__.py': E2E + f'the report of a real run, opened in a browser: {E2E_RUN}test_the_run_report_opens_in_a_real_browser_with_every_section',
     'store/report/images.py': E2E + f'the report of a real run, {E2E_RUN}test_the_run_report_opens_in_a_real_browser_with_every_section',
     'trainer/augment.py': 'tests/unit/trainer/test_model.py::test_augmentation_changes_training_passes_only',
-    'trainer/curves.py': 'tests/unit/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold',
+    'trainer/curves.py': 'tests/integration/trainer/test_loop.py::test_each_training_loop_reaches_the_accuracy_threshold',
     'trainer/jobs/inputs.py': f'what the workers read: tests/unit/trainer/jobs/test_vertex.py::test_the_primary_and_the_other_workers_each_get_the_trainers_gpus_and_command, {WORKERS}test_each_worker_reads_its_own_files_and_together_all_of_them',
     'bench/image_check_bench.py': BENCH,
     'bench/rerun_bench.py': BENCH,

@@ -165,7 +165,10 @@ def test_the_top_level_is_read_in_one_glance():
   assert sorted(listed) == folders, f"docs/layout.md lists {sorted(listed)}, the tree has {folders}"
 
 
-TESTS = ("tests/unit", "tests/processes")  # mirrored: fast ones, and ones that start processes
+# Mirrored, by cost: fast ones; ones that run TensorFlow, TFT or TFMA for
+# real in pytest's process (a model trained, a Beam pipeline); ones that
+# start processes.
+TESTS = ("tests/unit", "tests/integration", "tests/processes")
 CROSS_CUTTING = {"tests/unit/test_architecture.py", "tests/unit/test_docs.py",
                  "tests/unit/test_docker_image.py", "tests/processes/test_lint.py",
                  "tests/processes/test_tiers.py"}
@@ -281,7 +284,7 @@ THROUGH = {
         "(tests/doctor_install.py doctor), whose checks.py runs it",
     "tests/unit/kubeflow/compile/test_compiler_vertex.py":
         "compiles through `python -m commands.kubeflow compile --backend vertex`",
-    "tests/unit/trainer/test_loop.py": "trains through trainer.run.train, which runs its loops",
+    "tests/integration/trainer/test_loop.py": "trains through trainer.run.train, which runs its loops",
 }
 
 
@@ -308,7 +311,8 @@ def untested_modules(root: str = REPO, tested_elsewhere=(), through=()) -> dict:
 def test_every_module_has_its_tests_at_its_mirrored_path_or_says_where():
   found = untested_modules(REPO, TESTED_ELSEWHERE, THROUGH)
   assert not found["missing"], (
-      "expected tests at tests/unit/<path>/test_<module>.py (or under tests/processes/), "
+      "expected tests at tests/unit/<path>/test_<module>.py (or under tests/integration/ "
+      "or tests/processes/), "
       f"or a reason in tests/tested_elsewhere.py; found neither for: {found['missing']}")
   stale = sorted(set(TESTED_ELSEWHERE) - {where for where, _ in _modules()})
   assert not stale, f"tests/tested_elsewhere.py names modules that are gone: {stale}"
@@ -324,8 +328,9 @@ def test_every_test_file_mirrors_a_module():
   stems = [stem for _, stem in _modules()]
   strays = sorted(t for t in _test_files() if t not in CROSS_CUTTING
                   and not any(_mirrors(t, stem) for stem in stems))
-  assert not strays, ("expected each file under tests/unit/ and tests/processes/ at the "
-                      f"mirrored path of a module (test_<module>[_<aspect>].py), found: {strays}")
+  assert not strays, ("expected each file under tests/unit/, tests/integration/ and "
+                      "tests/processes/ at the mirrored path"
+                      f" of a module (test_<module>[_<aspect>].py), found: {strays}")
 
 
 STANDINS, FAKES = "tests/standins", "tests/fakes"  # the stand-ins' own tests, and the stand-ins

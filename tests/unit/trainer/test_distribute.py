@@ -1,7 +1,12 @@
-"""trainer/distribute.py: the heartbeat a worker's liveness probe reads."""
+"""trainer/distribute.py: what makes a cluster, the GPU feed, and the
+heartbeat a worker's liveness probe reads."""
 
+import json
 import os
 import time
+
+import pytest
+import tensorflow as tf
 
 from trainer import distribute
 
@@ -34,3 +39,24 @@ def test_a_heartbeat_an_earlier_container_left_is_removed_at_start(tmp_path):
   os.utime(path, (0, 0))
   distribute.Heartbeat(str(path))
   assert not path.exists()
+
+
+@pytest.mark.parametrize("tf_config, tasks", [
+    (None, 0), ("", 0),
+    (json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}), 1),
+    (json.dumps({"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1"], "ps": ["d:1"]},
+                 "task": {"type": "chief", "index": 0}}), 3)])
+def test_only_a_cluster_of_two_or_more_tasks_means_multi_worker(tf_config, tasks):
+  assert distribute.cluster_tasks(tf_config) == tasks
+  if tasks < 2:
+    strategy = distribute.make_strategy(tf_config)
+    assert strategy.num_replicas_in_sync == 1  # no GPU here: the default
+    assert distribute.is_chief(strategy)
+
+
+def test_batches_prefetched_to_a_device_are_the_same_batches():
+  # The GPU feed, pointed at the CPU: what a GPU run does before its steps.
+  ds = tf.data.Dataset.range(10).batch(3)
+  fed = distribute.feed_device(ds, "/cpu:0")
+  assert [b.numpy().tolist() for b in fed] == [b.numpy().tolist() for b in ds]
+  assert distribute.feed_device(ds, None) is ds

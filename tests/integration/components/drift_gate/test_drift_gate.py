@@ -37,3 +37,28 @@ def test_a_span_split_by_hash_counts_only_its_training_share(span, fraction, cou
   found, source = previous_statistics(_baseline(fraction), None, root, schema)
   assert found.datasets[0].num_examples == counted
   assert source == f"its files ({os.path.join(root, 'span-1/*.gz')})"
+
+
+def test_without_ml_metadata_the_earlier_spans_statistics_come_from_its_files(tmp_path):
+  """A Kubeflow run with a window of one: no earlier statistics in this run,
+  no store to read; the gate reads the earlier span's files."""
+  import glob
+  import os
+
+  import tensorflow as tf
+  from google.protobuf import text_format
+  from tensorflow_metadata.proto.v0 import schema_pb2
+
+  from components.drift_gate.drift_gate import previous_statistics
+  from dataset.convert.digits import write_digits
+  from tests.conftest import DIGITS_SCHEMA
+  write_digits(str(tmp_path / "span-1"))
+  schema = text_format.Parse(open(DIGITS_SCHEMA).read(), schema_pb2.Schema())
+  baseline = {"previous_split": "", "previous_statistics": "", "train_fraction": 1.0,
+              "previous_glob": "span-1/train/*.tfrecord.gz"}
+  found, source = previous_statistics(baseline, None, str(tmp_path), schema)
+  files = glob.glob(str(tmp_path / "span-1" / "train" / "*.tfrecord.gz"))
+  count = sum(1 for _ in tf.data.TFRecordDataset(files, "GZIP"))
+  assert found.datasets[0].num_examples == count, (found.datasets[0].num_examples, count)
+  assert source == f"its files ({os.path.join(str(tmp_path), baseline['previous_glob'])})"
+  assert {f.path.step[0] for f in found.datasets[0].features} >= {"ink", "shape"}

@@ -2,7 +2,6 @@
 reach the accuracy threshold, their progress lines in a log."""
 
 import dataclasses
-import json
 import re
 
 import numpy as np
@@ -16,7 +15,7 @@ from tests.training import (
   MIN_ACCURACY,
   transformed_digits,
 )
-from trainer import distribute, input_pipeline, run
+from trainer import input_pipeline, run
 
 
 @pytest.fixture(scope="module")
@@ -62,24 +61,3 @@ def test_each_training_loop_reaches_the_accuracy_threshold(digits, loop, tmp_pat
 
 # `fit` on one worker is the compiled Trainer's case: tests/e2e/test_kubeflow_steps.py
 # kills it at its first checkpoint, and the retry resumes and serves >= 0.95.
-
-
-@pytest.mark.parametrize("tf_config, tasks", [
-    (None, 0), ("", 0),
-    (json.dumps({"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}), 1),
-    (json.dumps({"cluster": {"chief": ["a:1"], "worker": ["b:1", "c:1"], "ps": ["d:1"]},
-                 "task": {"type": "chief", "index": 0}}), 3)])
-def test_only_a_cluster_of_two_or_more_tasks_means_multi_worker(tf_config, tasks):
-  assert distribute.cluster_tasks(tf_config) == tasks
-  if tasks < 2:
-    strategy = distribute.make_strategy(tf_config)
-    assert strategy.num_replicas_in_sync == 1  # no GPU here: the default
-    assert distribute.is_chief(strategy)
-
-
-def test_batches_prefetched_to_a_device_are_the_same_batches():
-  # The GPU feed, pointed at the CPU: what a GPU run does before its steps.
-  ds = tf.data.Dataset.range(10).batch(3)
-  fed = distribute.feed_device(ds, "/cpu:0")
-  assert [b.numpy().tolist() for b in fed] == [b.numpy().tolist() for b in ds]
-  assert distribute.feed_device(ds, None) is ds

@@ -1,0 +1,26 @@
+"""The rule of tests/unit/ and tests/integration/: each test runs in
+pytest's process; none starts a second process or a pipeline. A test that
+needs one belongs in tests/processes/ (a module's tests that start
+processes) or tests/e2e/ (whole runs)."""
+
+import multiprocessing
+import platform
+import subprocess
+
+
+def _refuse(folder: str, what: str):
+  def refused(*args, **kwargs):
+    raise AssertionError(f"a test under {folder} {what}: expected none (it belongs in "
+                         f"tests/processes/ or tests/e2e/), found {args[1:2] or args[:1]}")
+  return refused
+
+
+def refuse_processes(monkeypatch, folder: str) -> None:
+  """Makes starting a process or running a pipeline fail the test."""
+  # Imported first: TFX's import asks `uname -p` once (platform.processor,
+  # cached), which is not the test's doing.
+  from tfx.orchestration.local.local_dag_runner import LocalDagRunner
+  platform.processor()
+  monkeypatch.setattr(subprocess.Popen, "__init__", _refuse(folder, "starts a process"))
+  monkeypatch.setattr(multiprocessing.Process, "start", _refuse(folder, "starts a process"))
+  monkeypatch.setattr(LocalDagRunner, "run", _refuse(folder, "runs a pipeline"))
