@@ -276,7 +276,7 @@ class Run:
 def load_spec(path: str):
   """(pipeline spec, platform spec or {}) from a compiled YAML file."""
   with open(path, encoding="utf-8") as f:
-    docs = [d for d in yaml.safe_load_all(f) if d]
+    docs = [d for d in yaml.load_all(f, Loader=yaml.CSafeLoader) if d]
   return docs[0], (docs[1] if len(docs) > 1 else {})
 
 

@@ -248,7 +248,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     text = form["uploadfile"].file.read()
     try:
       # The pipeline spec, and the Kubernetes platform config if compiled with one.
-      spec, *platform = [d for d in yaml.safe_load_all(text) if d]
+      spec, *platform = [d for d in yaml.load_all(text, Loader=yaml.CSafeLoader) if d]
       json_format.ParseDict(spec, pipeline_spec_pb2.PipelineSpec())
       for document in platform:
         json_format.ParseDict(document, pipeline_spec_pb2.PlatformSpec())
