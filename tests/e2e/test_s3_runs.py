@@ -43,6 +43,7 @@ def raw_regression_spans(root) -> dict:
 
 
 @pytest.mark.e2e
+@pytest.mark.long  # a whole run on a stand-in bucket (DEVELOPERS.md, "Two tiers")
 def test_local_runner_runs_on_s3_and_retention_deletes_there(tmp_path):
   """Data, pipeline root and serving dir on s3://: raw pixels over two spans
   and a float label, a whole run. Its preprocessing has no analyzer, so
