@@ -132,7 +132,8 @@ def test_regression_label_trains_a_linear_unit_and_serves_a_value(tmp_path):
   data = input_pipeline.make_dataset(out["files"], output.transformed_feature_spec(), decl,
                                      CONFIG, True)
   before = m.evaluate(data, steps=5, verbose=0)[0]
-  m.fit(data, steps_per_epoch=40, epochs=1, verbose=0)
+  # 10 steps take the squared error from about 61 to 21-28 (three seeds).
+  m.fit(data, steps_per_epoch=10, epochs=1, verbose=0)
   after = m.evaluate(data, steps=5, verbose=0)[0]
   assert after < before, f"expected the squared error to fall, found {before} -> {after}"
   export.export_serving_model(m, output, decl, str(tmp_path / "model"))
