@@ -1,4 +1,4 @@
-"""One training process of tests/unit/trainer/test_loop.py: `python -m tests.multiworker_worker`.
+"""One training process of tests/processes/trainer/: `python -m tests.multiworker_worker`.
 
 Started with TF_CONFIG naming a two-worker cluster on 127.0.0.1, or without
 one (a single worker). It trains through the Trainer's own `train` and

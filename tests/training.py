@@ -1,6 +1,6 @@
 """What the training tests share: all 1797 digits through the real
 preprocessing_fn, split 1400 / 397 in four shards each, and the worker
-processes of tests/multiworker_worker.py (tests/unit/trainer/test_loop.py,
+processes of tests/multiworker_worker.py (tests/integration/trainer/test_loop.py,
 tests/processes/trainer/)."""
 
 import json

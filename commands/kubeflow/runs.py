@@ -2,8 +2,7 @@
 to a Kubeflow Pipelines API server (kubeflow/api/client.py).
 
 Each command imports kubeflow/api/client.py, and so kfp, when it runs: `--help`
-and a bad flag answer without loading kfp, and no command here loads TFX.
-"""
+and a bad flag answer without loading kfp, and no command here loads TFX."""
 
 import argparse
 import contextlib
@@ -48,13 +47,11 @@ def _params(args, spec: dict, scheduled_by: str) -> dict:
 
 def load_spec(path: str) -> List[dict]:
   """The documents of a compiled file: the pipeline spec, then the platform
-  config if any."""
+  config if any. Read by libyaml where PyYAML has it (0.08 s, not 0.8 s)."""
+  loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
   try:
     with open(path, encoding="utf-8") as f:
-      # libyaml's loader where PyYAML was built with it: a compiled spec
-      # (about 120 kB) loads in 0.08 s, against 0.8 s in pure Python.
-      documents = [d for d in yaml.load_all(f, Loader=getattr(yaml, "CSafeLoader",
-                                                              yaml.SafeLoader)) if d]
+      documents = [d for d in yaml.load_all(f, Loader=loader) if d]
     documents[0]["pipelineInfo"]["name"]
     return documents
   except (OSError, yaml.YAMLError, KeyError, TypeError, IndexError) as e:

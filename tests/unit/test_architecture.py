@@ -272,7 +272,7 @@ THROUGH = {
         "starts training workers (tests/training.py) that checkpoint through it",
     "tests/processes/trainer/test_distribute.py":
         "starts training workers (tests/training.py) that make their strategy with it",
-    "tests/unit/dataset/test_fields.py":
+    "tests/integration/dataset/test_fields.py":
         "declares optional features through dataset.declaration, which reads them with it",
     "tests/unit/kubeflow/doctor/test_predictor.py": "runs `commands.kubeflow doctor` "
         "(tests/doctor_install.py doctor), whose serving.py runs it",

@@ -2,7 +2,7 @@
 what each declared kind takes, a request written from real digits records,
 and each request TF Serving's rules refuse, named by instance and feature.
 That `serving_default` answers such requests as `serving_examples` does:
-tests/unit/dataset/test_fields.py, and the serving check in every run."""
+tests/integration/dataset/test_fields.py, and the serving check in every run."""
 
 import base64
 import json
