@@ -24,7 +24,7 @@ def transformed_digits(folder) -> dict:
   from tests.transform_helpers import analyze_and_transform
   rows = digit_rows(1797)
   decl = declaration.load(digits_dataset(folder, rows, pattern_layout=False))
-  out = analyze_and_transform(decl, rows, str(folder))
+  out = analyze_and_transform(decl, rows, str(folder), parsed=False)
   records = [r.numpy() for r in tf.data.TFRecordDataset(
       tf.io.gfile.glob(out["files"][0]), "GZIP")]
   files = {}

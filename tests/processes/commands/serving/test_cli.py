@@ -2,7 +2,9 @@
 the newest, and a version that is not there refused in one line. `request`:
 the REST request a JSON client sends, for real digits records. `kserve`:
 versions deployed, a canary promoted, a rollback pointing the
-InferenceService back, on the stand-in API with KServe (tests/fakes/kserve.py)."""
+InferenceService back, on the stand-in API with KServe (tests/fakes/kserve.py):
+the rollback as a process (s3:// and the cluster from its environment, and
+its exit), the other steps through the CLI's `main` in this process."""
 
 import json
 import os
@@ -10,6 +12,7 @@ import subprocess
 import sys
 
 import serving
+from commands.serving import cli
 from dataset import declaration
 from dataset.convert.rows import write_rows
 from serving import history, latest, push, rest
@@ -23,6 +26,14 @@ def _serving(*args, env=None):
   return subprocess.run([sys.executable, "-m", "commands.serving", *args], cwd=REPO,
                         capture_output=True, text=True, timeout=300,
                         env={**os.environ, **(env or {})})
+
+
+def _main(capsys, *args) -> subprocess.CompletedProcess:
+  """`main` in this process, its outcome as `_serving`'s: a process each costs
+  a TensorFlow import, and the entry point is the same `main`."""
+  code = cli.main(list(args))
+  out, err = capsys.readouterr()
+  return subprocess.CompletedProcess(args, code, out, err)
 
 
 def test_rollback_pushes_a_copy_of_the_earlier_version_as_the_newest(tmp_path):
@@ -91,24 +102,26 @@ def test_request_prints_what_a_json_client_sends_for_the_first_records(tmp_path)
       2, f"error: --examples: no file at {tmp_path / 'none'}"), proc.stderr
 
 
-def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_path, s3):
+def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(
+    tmp_path, s3, monkeypatch, capsys):
   base = f"s3://models/{tmp_path.name}/serving"
   with kserve_fake.standin(str(tmp_path), "team-a") as (store, config):
     first = os.path.basename(push(model_dir(str(tmp_path / "m1")), base))
     env = {"KUBECONFIG": config, **s3_env(s3[0])}
+    monkeypatch.setenv("KUBECONFIG", config)  # `main` here; the s3 fixture set the rest
     flags = ("--serving-dir", base, "--name", "digits")
     kserve_storage.add_s3_account(store, "team-a", s3[0])
-    proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20",
-                    "--service-account", "s3-reader", env=env)
+    proc = _main(capsys, "kserve", "deploy", *flags, "--canary-percent", "20",
+                 "--service-account", "s3-reader")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == (f"kserve: created InferenceService digits: serves version "
                                    f"{first} (100%, Knative mode)")
     second = os.path.basename(push(model_dir(str(tmp_path / "m2")), base))
-    proc = _serving("kserve", "deploy", *flags, "--canary-percent", "20", env=env)
+    proc = _main(capsys, "kserve", "deploy", *flags, "--canary-percent", "20")
     assert proc.stdout.startswith(f"kserve: version {second} is a canary at 20% of traffic; "
                                   f"version {first} keeps 80%"), proc.stdout + proc.stderr
     assert kserve_fake.traffic(store, "team-a", "digits") == [(20, second), (80, first)]
-    proc = _serving("kserve", "status", *flags, env=env)
+    proc = _main(capsys, "kserve", "status", *flags)
     assert " 20% to revision digits-predictor-00002 (latest)" in proc.stdout, proc.stdout
     assert "  80% to revision digits-predictor-00001 [prev]" in proc.stdout, proc.stdout
     # Rolled back: the serving dir's copy of the first, and its traffic back at once.
@@ -119,20 +132,20 @@ def test_kserve_deploy_a_canary_promote_and_a_rollback_back_to_the_earlier(tmp_p
     assert proc.stdout.splitlines()[-1].startswith(f"kserve: canary version {second} rolled "
                                                    "back"), proc.stdout
     assert kserve_fake.traffic(store, "team-a", "digits") == [(0, copy), (100, first)]
-    proc = _serving("kserve", "promote", *flags, env=env)
+    proc = _main(capsys, "kserve", "promote", *flags)
     assert proc.stdout.strip() == f"kserve: version {copy} promoted to all traffic"
     assert kserve_fake.traffic(store, "team-a", "digits") == [(100, copy)]
 
     # No such InferenceService: refused before the serving dir changes.
     before = serving.versions(base)
-    proc = _serving("rollback", "--serving-dir", base, "--kserve", "nope", env=env)
+    proc = _main(capsys, "rollback", "--serving-dir", base, "--kserve", "nope")
     assert (proc.returncode, proc.stderr.strip()) == (
         2, "error: no InferenceService nope in namespace team-a: deploy a version first")
     assert serving.versions(base) == before
 
     store.forbid("patch", "inferenceservices")
     third = os.path.basename(push(model_dir(str(tmp_path / "m3")), base))
-    proc = _serving("kserve", "deploy", *flags, env=env)
+    proc = _main(capsys, "kserve", "deploy", *flags)
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert proc.stderr.startswith("error: patch inferenceservices.serving.kserve.io digits "
                                   f"(serve {third}): forbidden in namespace team-a"), proc.stderr
