@@ -66,7 +66,7 @@ def digits_dataset(folder, rows: list, pattern_layout: bool = True,
 
 
 LONG_NOTE = ("the long runs (`-m long`: whole pipeline runs through a scenario, "
-             "about 48 minutes) are not in this suite; .ci/run runs them after it")
+             "about 50 minutes) are not in this suite; .ci/run runs them after it")
 
 
 def pytest_configure(config):
