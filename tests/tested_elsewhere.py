@@ -34,7 +34,7 @@ TESTED_ELSEWHERE = {
     'components/evaluator/eval_config.py': f'{SLICES}test_each_value_and_each_bucket_is_a_slice_tfma_computes',
     'components/pusher/pusher.py': f'tests/unit/pipeline/test_pipeline.py::test_the_pusher_pushes_what_was_blessed_and_checked_into_the_serving_dir, {E2E_RUN}test_a_push_is_refused_when_another_run_pushed_after_the_judgement',
     'components/statistics/statistics.py': 'tests/unit/runtime/test_beam.py::test_a_data_components_pipeline_runs_without_trying_prism, tests/processes/runtime/test_beam.py::test_a_distributed_runner_gets_its_arguments_as_given',
-    'components/import_examples/hash_split.py': 'tests/unit/components/import_examples/test_import_examples.py::test_hash_split_puts_each_record_where_tfxs_executor_puts_it',
+    'components/import_examples/hash_split.py': 'tests/integration/components/import_examples/test_import_examples.py::test_hash_split_puts_each_record_where_tfxs_executor_puts_it',
     'dataset/check.py': 'tests/unit/dataset/test_declaration.py::test_records_that_do_not_match_fail_with_file_record_and_field',
     'dataset/training.py': 'tests/unit/pipeline/test_pipeline.py::test_invalid_training_config_names_the_field, tests/unit/components/tuner/test_trial.py::test_what_a_worker_process_is_handed_comes_back_whole',
     'dataset/thresholds.py': f'{SLICES}test_per_slice_overrides_loosen_one_value_or_one_feature, tests/unit/components/evaluator/test_gate.py::test_the_verdict_is_tfmas_unless_the_gate_decides',

@@ -284,6 +284,9 @@ THROUGH = {
         "(tests/doctor_install.py doctor), whose checks.py runs it",
     "tests/unit/kubeflow/compile/test_compiler_vertex.py":
         "compiles through `python -m commands.kubeflow compile --backend vertex`",
+    "tests/integration/components/import_examples/test_import_examples.py":
+        "runs its Executor through tests/unit/components/import_examples/"
+        "test_import_examples.py's run_executor",
     "tests/integration/trainer/test_loop.py": "trains through trainer.run.train, which runs its loops",
 }
 

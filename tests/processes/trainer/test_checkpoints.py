@@ -27,7 +27,7 @@ def test_a_killed_training_resumes_from_its_checkpoint(digits, tmp_path, loop, w
   resumes in a retried Kubeflow Trainer (test_kubeflow_steps) and, with two
   workers, in a restarted TrainJob (test_train_workers)."""
   # One worker: the accuracy needs the 400 steps an uninterrupted one takes
-  # (tests/unit/trainer/test_loop.py). Two: only the resume is checked, and each
+  # (tests/integration/trainer/test_loop.py). Two: only the resume is checked, and each
   # step waits on the other worker; 24 still leave 21 steps after the first
   # checkpoint (at 3), far longer than the kill takes to follow it.
   steps = 400 if workers == 1 else 24

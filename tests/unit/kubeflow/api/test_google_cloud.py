@@ -6,6 +6,7 @@ need, initializer.py lines 118-120, and checks the region in `init`)."""
 import argparse
 
 import pytest
+from google.auth.compute_engine import _metadata
 
 from kubeflow.api import google_cloud
 from kubeflow.errors import KubeflowError
@@ -20,6 +21,9 @@ def no_credentials(tmp_path, monkeypatch):
   monkeypatch.setenv("HOME", str(tmp_path))
   monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
   monkeypatch.setenv("NO_GCE_CHECK", "true")
+  # google-auth reads NO_GCE_CHECK once, at its import: without this it
+  # pings the metadata server three times, with back-off (3 s).
+  monkeypatch.setattr(_metadata, "_NO_GCE_CHECK", True)
   monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
   monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
 

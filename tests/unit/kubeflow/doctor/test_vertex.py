@@ -9,6 +9,7 @@ import json
 
 import pytest
 import yaml
+from google.auth.compute_engine import _metadata
 from google.cloud.aiplatform import initializer
 
 from commands.kubeflow.cli import main as kubeflow
@@ -107,6 +108,9 @@ def test_no_credentials_is_one_fail_naming_how_to_sign_in(vp, compiled, capsys, 
   monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
   monkeypatch.setenv("HOME", str(tmp_path))
   monkeypatch.setenv("NO_GCE_CHECK", "true")
+  # google-auth reads NO_GCE_CHECK once, at its import: without this it
+  # pings the metadata server three times, with back-off (3 s).
+  monkeypatch.setattr(_metadata, "_NO_GCE_CHECK", True)
   monkeypatch.setenv("GCE_METADATA_HOST", "127.0.0.1:9")
   monkeypatch.setenv("GCE_METADATA_IP", "127.0.0.1:9")
   status, found = doctor(capsys, compiled)

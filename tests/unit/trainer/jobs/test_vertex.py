@@ -8,6 +8,7 @@ import json
 import types
 
 import pytest
+from google.auth.compute_engine import _metadata
 from google.cloud import aiplatform_v1
 from google.protobuf import json_format
 
@@ -63,6 +64,9 @@ def test_a_step_without_google_credentials_is_one_line(monkeypatch, tmp_path):
     monkeypatch.delenv(name, raising=False)
   monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path))
   monkeypatch.setenv("GCE_METADATA_IP", f"127.0.0.1:{free_port()}")  # nothing listens
+  # google-auth reads NO_GCE_CHECK once, at its import: without this it
+  # pings that address three times, with back-off (3 s).
+  monkeypatch.setattr(_metadata, "_NO_GCE_CHECK", True)
   with pytest.raises(ClusterError, match=r"^Vertex AI: no Google credentials here: run the step "
                                          r"on Vertex AI Pipelines or GKE with a service "
                                          r"account, or set GOOGLE_APPLICATION_CREDENTIALS$"):
