@@ -1,11 +1,15 @@
 """The rule of tests/unit/ and tests/integration/: each test runs in
 pytest's process; none starts a second process or a pipeline. A test that
 needs one belongs in tests/processes/ (a module's tests that start
-processes) or tests/e2e/ (whole runs)."""
+processes) or tests/e2e/ (whole runs). Each folder's conftest.py imports
+the fixture below."""
 
 import multiprocessing
+import os
 import platform
 import subprocess
+
+import pytest
 
 
 def _refuse(folder: str, what: str):
@@ -15,8 +19,11 @@ def _refuse(folder: str, what: str):
   return refused
 
 
-def refuse_processes(monkeypatch, folder: str) -> None:
+@pytest.fixture(autouse=True)
+def in_this_process(monkeypatch, request):
   """Makes starting a process or running a pipeline fail the test."""
+  root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  folder = "/".join(os.path.relpath(str(request.path), root).split(os.sep)[:2]) + "/"
   # Imported first: TFX's import asks `uname -p` once (platform.processor,
   # cached), which is not the test's doing.
   from tfx.orchestration.local.local_dag_runner import LocalDagRunner

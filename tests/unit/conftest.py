@@ -4,11 +4,4 @@ training a model or running a Beam pipeline (those are in
 tests/integration/). tests/unit/test_architecture.py checks the tree
 mirrors the code."""
 
-import pytest
-
-from tests import in_process
-
-
-@pytest.fixture(autouse=True)
-def _in_this_process(monkeypatch):
-  in_process.refuse_processes(monkeypatch, "tests/unit/")
+from tests.in_process import in_this_process  # noqa: F401  (an autouse fixture)
