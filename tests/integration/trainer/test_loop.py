@@ -13,15 +13,8 @@ from store.report.training import read_curves
 from tests.training import (
   CONFIG,
   MIN_ACCURACY,
-  transformed_digits,
 )
 from trainer import input_pipeline, run
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-  """All 1797 digits through the real preprocessing_fn, split 1400 / 397."""
-  return transformed_digits(tmp_path_factory.mktemp("digits"))
 
 
 def _accuracy(model, digits, decl, spec):
