@@ -7,7 +7,8 @@ one the Trainer reports per epoch. Keras and TFMA share the class names.
 
 import dataclasses
 import json
-from typing import Dict, Tuple
+import math
+from typing import Dict, Optional, Tuple
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,6 +24,7 @@ class Metric:
     tfma_key: the name TFMA records its value under.
     in_training: whether the Trainer computes it per epoch too (AUC needs
       one score per example, which a sparse label does not give Keras).
+    bounds: the values it can take.
   """
   name: str
   label_kind: str
@@ -30,12 +32,23 @@ class Metric:
   higher_is_better: bool
   tfma_key: str
   in_training: bool = True
+  bounds: Tuple[float, float] = (0.0, math.inf)
+
+  def clipped(self, low: Optional[float], high: Optional[float]):
+    """An interval of its value, within its bounds. TFMA's jackknife
+    interval is symmetric about the estimate (estimate +- t * error), so
+    a served model near 0 accuracy gets a low end below 0, which no model
+    can score."""
+    if low is None or high is None:
+      return low, high
+    floor, ceiling = self.bounds
+    return min(max(low, floor), ceiling), min(max(high, floor), ceiling)
 
 
 METRICS: Tuple[Metric, ...] = (
     Metric("accuracy", "classes", "SparseCategoricalAccuracy", True,
-           "sparse_categorical_accuracy"),
-    Metric("auc", "classes", "AUC", True, "auc", in_training=False),
+           "sparse_categorical_accuracy", bounds=(0.0, 1.0)),
+    Metric("auc", "classes", "AUC", True, "auc", in_training=False, bounds=(0.0, 1.0)),
     Metric("rmse", "regression", "RootMeanSquaredError", False, "root_mean_squared_error"),
     Metric("mae", "regression", "MeanAbsoluteError", False, "mean_absolute_error"),
 )

@@ -25,7 +25,9 @@ def in_this_process(monkeypatch, request):
   root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   folder = "/".join(os.path.relpath(str(request.path), root).split(os.sep)[:2]) + "/"
   # Imported first: TFX's import asks `uname -p` once (platform.processor,
-  # cached), which is not the test's doing.
+  # cached), and matplotlib (which keras imports) runs `fc-list` once per
+  # machine to cache its font list; neither is the test's doing.
+  import matplotlib.font_manager  # noqa: F401
   from tfx.orchestration.local.local_dag_runner import LocalDagRunner
   platform.processor()
   monkeypatch.setattr(subprocess.Popen, "__init__", _refuse(folder, "starts a process"))

@@ -64,7 +64,7 @@ def judge(found: Found, rules: Evaluation, served: bool) -> Tuple[dict, List[dic
     whole["on"] = "tfma"  # no interval (none computed without a served model)
   family = [r for r in [whole] + rows if r["on"] in ("interval", "evidence")]
   for row in family:
-    _widen(row, len(family))
+    _widen(row, len(family), metric)
   for row in [whole] + rows:
     row["failure"], row["note"] = _verdict(row, metric, served)
   return whole, rows
@@ -92,8 +92,9 @@ def _interval(models: dict, model: str, metric: metrics.Metric):
   return low, high
 
 
-def _widen(row: dict, family: int) -> None:
-  """Widens the row's 95% intervals to 1 - FAMILY_ERROR / family each."""
+def _widen(row: dict, family: int, metric: metrics.Metric) -> None:
+  """Widens the row's 95% intervals to 1 - FAMILY_ERROR / family each; the
+  value's stays within the values the metric can take."""
   confidence = 1 - FAMILY_ERROR / family
   scale = stats.t.ppf(1 - (1 - confidence) / 2, DEGREES_OF_FREEDOM) / _TFMA_T
   for kind in ("value", "change"):
@@ -101,6 +102,7 @@ def _widen(row: dict, family: int) -> None:
     if low is not None:
       middle, half = (low + high) / 2, (high - low) / 2 * scale
       row[f"{kind}_low"], row[f"{kind}_high"] = middle - half, middle + half
+  row["value_low"], row["value_high"] = metric.clipped(row["value_low"], row["value_high"])
   row["confidence"] = confidence
 
 

@@ -52,7 +52,8 @@ def scored(found: dict, eval_config_json: str, version: str, span: Optional[int]
 
   def row(key) -> dict:
     numbers = found.get(key, {})
-    low, high = numbers.get("candidate interval", {}).get(metric.tfma_key, (None, None))
+    low, high = metric.clipped(
+        *numbers.get("candidate interval", {}).get(metric.tfma_key, (None, None)))
     return {"value": numbers.get("candidate", {}).get(metric.tfma_key), "low": low,
             "high": high, "count": numbers.get("candidate", {}).get("example_count")}
 

@@ -89,3 +89,26 @@ def test_the_verdict_is_tfmas_unless_the_gate_decides(tfma_blessed, on, failures
 def test_a_judgement_from_before_the_rules_keeps_tfmas_verdict():
   assert gate.blessed(False, {"failures": []}) is False
   assert gate.blessed(True, {"failures": []}) is True
+
+
+def test_a_value_interval_stays_within_what_accuracy_can_take():
+  """A slice of 30 where all but one is right: TFMA's interval (the mean
+  +- t * error) runs past 1, and widening it for the family runs further;
+  the row says 1.0000 at most, and 0 at least for one nearly all wrong."""
+  rng = np.random.default_rng(7)
+  buckets = rng.integers(0, 20, 30)
+  right, wrong = np.ones(30), np.zeros(30)
+  right[0], wrong[0] = 0.0, 1.0
+  found = {(("shape", "square"),): _jackknife(right, right, buckets),
+           (("shape", "tall"),): _jackknife(wrong, wrong, buckets)}
+  found[()] = _jackknife(np.concatenate([right, wrong]), np.concatenate([right, wrong]),
+                         np.concatenate([buckets, buckets]))
+  assert found[(("shape", "square"),)]["candidate interval"][KEY][1] > 1  # TFMA's, unclipped
+  rules = Evaluation("accuracy", threshold=0.5, max_change=0.01, slices=(Slice("shape"),),
+                     min_slice_examples=100)
+  _, rows = gate.judge(found, rules, served=True)
+  square, tall = sorted(rows, key=lambda r: r["slice"])
+  assert square["on"] == "evidence" and square["value_high"] == 1.0, square
+  assert 0.8 < square["value_low"] < 1.0, square
+  assert tall["value_low"] == 0.0 and 0.0 < tall["value_high"] < 0.2, tall
+  assert "0.0000 to" in tall["failure"], tall["failure"]  # refused, its interval from 0

@@ -62,3 +62,17 @@ def test_the_scoring_config_keeps_the_blessing_metric_and_the_count(digits_decl)
   assert not any(m.per_slice_thresholds for spec in config.metrics_specs for m in spec.metrics)
   assert config.options.compute_confidence_intervals.value, config.options
   assert [s.signature_name for s in config.model_specs] == ["serving_default"]
+
+
+def test_the_recorded_interval_stays_within_what_accuracy_can_take(digits_decl):  # noqa: F811
+  """A served model that fell to almost no right answer on a drifted span:
+  TFMA's interval runs below 0; the record and its line start at 0."""
+  decl = _decl(digits_decl)
+  config = proto_utils.proto_to_json(eval_config(decl, decl.evaluation))
+  key = "sparse_categorical_accuracy"
+  found = {(): {"candidate": {key: 0.0022, "example_count": 900.0},
+                "candidate interval": {key: (-0.0024, 0.0069)}}}
+  record = score.scored(found, config, "7", 3, decl.evaluation)
+  assert (record["low"], record["high"], record["count"]) == (0.0, 0.0069, 900.0), record
+  assert score.verdict(record, None).startswith(
+      "served model (version 7) on span 3: accuracy 0.0022 [0.0000, 0.0069], past its"), record
