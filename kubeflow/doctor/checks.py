@@ -18,5 +18,5 @@ def on_cluster(needs: Needs, reader: Reader) -> List[lines.Line]:
   """The lines for `needs` on the cluster `reader` reads."""
   out, provider = store.check_providers(needs, reader)
   out += store.check_secrets(needs, reader, provider)
-  return (out + training.check(needs, reader) + nodes.check(needs, reader)
-          + serving.check(needs, reader))
+  out += training.check(needs, reader) + nodes.check(needs, reader) + serving.check(needs, reader)
+  return profile.compiled_for(needs, out) + out

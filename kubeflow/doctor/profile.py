@@ -11,6 +11,25 @@ from kubeflow.doctor import lines
 from kubeflow.doctor.needs import Needs
 
 
+def compiled_for(needs: Needs, found: List[lines.Line]) -> List[lines.Line]:
+  """A line to put first when the cluster's lines `found` fail and
+  `--namespace` is not the namespace the spec was compiled for: without
+  it, a spec compiled for team-a and sent to `kubeflow` fails on the
+  store's ConfigMap and Secret with no word of team-a. Not a failure by
+  itself: on a single-user install, `kubeflow`'s keys reach every prefix."""
+  compiled = needs.env.get(profile_paths.PROFILE_ENV)
+  if (not compiled or compiled == needs.namespace
+      or not any(line.verdict == lines.FAILED for line in found)):
+    return []
+  return [lines.fail(
+      f"the namespace the run goes to ({needs.namespace})",
+      f"the spec was compiled for namespace {compiled} (its steps read the keys of the "
+      f"namespace they run in, its paths lie under {compiled}'s prefixes), and --namespace "
+      f"{needs.namespace} sends it to {needs.namespace}, whose lines fail below",
+      f"run it in {compiled} (--namespace {compiled}), or compile it again with "
+      f"--namespace {needs.namespace}")]
+
+
 def check(needs: Needs) -> List[lines.Line]:
   """One line for the run's paths, when its steps hold a profile's keys."""
   namespace = needs.profile()

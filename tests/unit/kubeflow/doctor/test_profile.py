@@ -30,3 +30,25 @@ def test_paths_within_the_prefixes_are_ok_and_a_single_user_install_has_none(
     status, found = doctor(capsys, single)
   assert status == 0, found
   assert not [line for line in found if "prefixes" in line], found
+
+
+def test_a_spec_sent_to_another_namespace_than_compiled_for_names_both(
+    tmp_path, monkeypatch, capsys):
+  """A spec compiled for team-a, checked against `kubeflow` on team-a's
+  multi-user install: the first line of the cluster's says why the store's
+  fail. On a single-user install, where `kubeflow` holds keys to every
+  prefix, the same spec passes with no such line."""
+  path = spec(tmp_path / "c", namespace="team-a")
+  with Install(tmp_path, monkeypatch, spec_path=path):
+    status, found = doctor(capsys, path, "--namespace", "kubeflow")
+  assert status == 1
+  line = only(found, "FAIL the namespace the run goes to (kubeflow)")
+  assert "the spec was compiled for namespace team-a" in line, line
+  assert ("fix: run it in team-a (--namespace team-a), or compile it again with --namespace "
+          "kubeflow") in line, line
+  failing = [x for x in found if x.startswith("FAIL")]
+  assert failing[0] == line and len(failing) > 1, found
+  (tmp_path / "s").mkdir()
+  with Install(tmp_path / "s", monkeypatch, namespace="kubeflow", spec_path=path):
+    status, found = doctor(capsys, path, "--namespace", "kubeflow")
+  assert status == 0 and not [x for x in found if "the run goes to" in x], found
