@@ -9,6 +9,7 @@ lack the right to read what it needs, which says nothing of the run's.
 """
 
 import dataclasses
+import re
 from typing import Iterable
 
 OK, FAILED, UNCHECKED = "ok", "FAIL", "not checked"
@@ -34,7 +35,9 @@ class Line:
       return f"ok  {self.what}"
     if self.verdict == UNCHECKED:
       return f"not checked {self.what}: {self.found}"
-    return f"FAIL {self.what}: {self.found}; fix: {self.fix}"
+    # A library's message ending in a full stop would read "found.; fix".
+    found = self.found[:-1] if re.search(r"[^.]\.$", self.found) else self.found
+    return f"FAIL {self.what}: {found}; fix: {self.fix}"
 
 
 def ok(what: str) -> Line:

@@ -20,7 +20,7 @@ from serving import kserve, kserve_modes
 def _mode(needs: Needs, reader: Reader) -> lines.Line:
   name = needs.kserve_target.get("name", "")
   mode = needs.kserve_target.get("mode", "knative")
-  what = f"KServe's mode for InferenceService {name}: {kserve_modes.MODES[mode]}"
+  what = f"KServe's mode for InferenceService {name} ({kserve_modes.MODES[mode]})"
   try:
     found = reader.custom(kserve.GROUP, kserve.API_VERSION, kserve.PLURAL, name)
   except Unreadable as e:

@@ -117,8 +117,9 @@ def _secret_line(reader: Reader, name: str, keys: List[str], who: str) -> lines.
   what = f"the Secret {name} (keys {', '.join(keys)}), for {who}"
   try:
     found = reader.secret_keys(name)
-  except Unreadable as e:
-    return lines.unchecked(what, str(e))
+  except Unreadable as e:  # `describe` lists a Secret's keys and sizes, never its values
+    return lines.unchecked(what, f"{e}; an admin can look: kubectl -n {reader.namespace} "
+                                 f"describe secret {name}")
   fix = (f"kubectl -n {reader.namespace} create secret generic {name} "
          + " ".join(f"--from-literal={k}=..." for k in keys))
   if found is None:

@@ -27,5 +27,5 @@ def test_a_clean_install_passes_every_check_in_the_order_a_run_meets_them(
       "ok  the TrainJob's placement of its workers",
       f"ok  the step's service account {account} may run TrainJobs",
       "ok  KServe's InferenceService API",
-      "ok  KServe's mode for InferenceService digits: Knative",
+      "ok  KServe's mode for InferenceService digits",
       "ok  the predictor's service account s3-reader and its S3 Secret"]

@@ -29,13 +29,13 @@ def test_an_inference_service_recorded_in_another_mode_fails_naming_the_flag(
   with Install(tmp_path, monkeypatch, spec_path=path, kserve_version=version) as install:
     status, found = doctor(capsys, path)
     assert (status, only(found, "ok  KServe's mode")) == (
-        0, "ok  KServe's mode for InferenceService digits: Knative (a new one)")
+        0, "ok  KServe's mode for InferenceService digits (Knative) (a new one)")
     install.store.create(ISVC, {"apiVersion": "serving.kserve.io/v1beta1",
                                 "kind": "InferenceService", "spec": {"predictor": {}},
                                 "status": {"deploymentMode": recorded}})
     status, found = doctor(capsys, path)
   assert status == 1
-  line = only(found, "FAIL KServe's mode for InferenceService digits: Knative")
+  line = only(found, "FAIL KServe's mode for InferenceService digits (Knative)")
   assert "found it recorded in Standard mode, which KServe refuses to change" in line, line
   assert "fix: compile with --kserve-mode standard, or --kserve naming another " \
          "InferenceService" in line, line
@@ -45,4 +45,4 @@ def test_an_inference_service_recorded_in_another_mode_fails_naming_the_flag(
                                 "status": {"deploymentMode": recorded}})
     status, found = doctor(capsys, same)
   assert (status, only(found, "ok  KServe's mode")) == (
-      0, "ok  KServe's mode for InferenceService digits: Standard")
+      0, "ok  KServe's mode for InferenceService digits (Standard)")

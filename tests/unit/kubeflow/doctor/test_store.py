@@ -77,6 +77,8 @@ def test_a_user_who_may_not_read_secrets_gets_not_checked_not_a_failure(
   assert status == 0, found
   line = only(found, "not checked the Secret mlpipeline-minio-artifact")
   assert "may not get secret mlpipeline-minio-artifact in namespace team-a (HTTP 403)" in line
+  assert line.endswith("an admin can look: kubectl -n team-a describe secret "
+                       "mlpipeline-minio-artifact"), line
 
 
 def test_a_gs_root_needs_no_providers_but_the_steps_secret_all_the_same(
