@@ -44,12 +44,17 @@ def _table(headers: Sequence[str], rows: List[Sequence[str]], numeric=()) -> str
   return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+def title(result: Optional[dict]) -> str:
+  """"Image check", or "Row check" on data without an image (a table)."""
+  return ((result or {}).get("checks") or "image check").capitalize()
+
+
 def page(result: dict) -> str:
   """The findings as a page of their own (the step's `system.HTML`)."""
-  title = result.get("checks", "image check").capitalize()
+  title_ = title(result)
   return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          f"<title>{title}</title><style>{STYLE}</style></head><body>"
-          f"<h2>{title}</h2>\n" + "\n".join(section_parts(result, True))
+          f"<title>{title_}</title><style>{STYLE}</style></head><body>"
+          f"<h2>{title_}</h2>\n" + "\n".join(section_parts(result, True))
           + "\n</body></html>\n")
 
 

@@ -81,7 +81,7 @@ def render(run: run_record.RunRecord) -> str:
                   run.splits("StatisticsGen", "statistics")))
               + ["<h3>Images</h3>"]
               + data.images_section(run.splits("ImportExampleGen", "examples"), decl)),
-      section("image_check", "Image check", image_check.section_parts(
+      section("image_check", image_check.title(outcome.image_check), image_check.section_parts(
           outcome.image_check, "ImageCheck" in run.nodes)),
       section("drift", "Drift from the earlier span",
               drift.section_parts(outcome.drift, "DriftGate" in run.nodes)),

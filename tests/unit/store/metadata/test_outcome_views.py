@@ -73,3 +73,20 @@ def test_the_reports_pushed_section_says_it_as_the_header_does(tmp_path):
   pushed = render(runs.record()).split('<section id="pushed"')[1].split("</section>")[0]
   assert ("Not pushed: serving check failed (json: serving_default takes mean_radius, "
           "expected &#x27;mean radius&#x27;).") in pushed, pushed
+
+
+def test_the_reports_check_section_is_titled_as_the_check_that_ran(tmp_path):
+  """On a table ImageCheck runs the row check, and the report's section says
+  so, as the step's own page does (it said "Image check" on every run)."""
+  import json
+  import os
+  runs = Runs(tmp_path)
+  runs.run("run-1", ("ImageCheck", "COMPLETE", {"result": ("Artifact", {})}))
+  uri = runs.record().uri("ImageCheck", "result")
+  os.rmdir(uri)  # the step's result is a file (components/image_check/result.py)
+  with open(uri, "w") as f:
+    json.dump({"checks": "row check", "images": {"train": 40, "eval": 21}, "findings": [],
+               "classes": {}}, f)
+  section = render(runs.record()).split('<section id="image_check"')[1].split("</section>")[0]
+  assert section.startswith("><h2>Row check</h2>"), section
+  assert "61 rows checked (eval: 21, train: 40)" in section, section
