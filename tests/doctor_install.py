@@ -35,10 +35,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
          engine: str = "", kserve: bool = False, endpoint: str = ENDPOINT,
          worker_pod: Optional[Dict] = None, gpus: Optional[Dict[str, Dict]] = None,
-         kserve_mode: str = "knative", kserve_account: str = "s3-reader") -> str:
+         kserve_mode: str = "knative", kserve_account: str = "s3-reader",
+         serving_dir: str = "") -> str:
   """Writes a compiled spec into `folder` (the digits' first step, the
   Trainer, KServeDeploy when `kserve`, InferenceService `digits` in
-  `kserve_mode`, its predictor's account `kserve_account`); its path. `worker_pod`: the Trainer's TRAIN_JOB_POD, as
+  `kserve_mode`, its predictor's account `kserve_account`, the serving dir
+  `serving_dir`, else one beside the data root); its path. `worker_pod`: the Trainer's TRAIN_JOB_POD, as
   kubeflow/compile/train_job.py writes it; `gpus`: step -> {"count",
   "nodeSelector", "tolerations"}, as `--resource STEP:gpus=N` and the
   platform flags write them."""
@@ -71,7 +73,7 @@ def spec(folder, namespace: Optional[str] = "team-a", root: str = "",
                                  for t, v in tasks.items()}},
                "inputDefinitions": {"parameters": {
                    "data_root": {"defaultValue": f"{place}/d", "parameterType": "STRING"},
-                   "serving_dir": {"defaultValue": f"{place}/serving",
+                   "serving_dir": {"defaultValue": serving_dir or f"{place}/serving",
                                    "parameterType": "STRING"}}}},
       "components": {t: {"executorLabel": f"{t}_executor"} for t in tasks},
       "deploymentSpec": {"executors": {f"{t}_executor": {"container": containers[t]}

@@ -24,6 +24,16 @@ unless said; lines at v0.15.2 | v0.20.0), modelled by tests/fakes/kserve_storage
   into `https://http://...`; both fall back to `inferenceservice-config`'s
   `credentials.s3.s3Endpoint` (:43-60 | :138), else AWS; HTTPS unless
   `serving.kserve.io/s3-usehttps` is "0" (:25-29 | :176-182).
+For a gs:// serving dir (lines at v0.15.2 | v0.20.0): a listed Secret
+without `AWS_SECRET_ACCESS_KEY` that holds `gcloud-application-credentials.json`
+(gcs/gcs_secret.go :24 | :24; inferenceservice-config's
+`credentials.gcs.gcsCredentialFileName` may rename it, not read here) is
+mounted at /var/secrets/ with GOOGLE_APPLICATION_CREDENTIALS pointing at it
+(:267-276 | :296-305); two such Secrets mount twice at one path, which
+Kubernetes refuses ("must be unique", pkg/apis/core/validation
+ValidateVolumeMounts); with none, the initializer uses the node's or
+Workload Identity's (`iam.gke.io/gcp-service-account`) Google credentials,
+which doctor cannot test from here.
 Not read here: which KServe runs (a form only one release reads is "not
 checked"), IRSA's role (`eks.amazonaws.com/role-arn` on the account), the
 `serving.kserve.io/storageSecretName` annotation and `storage-config`
@@ -40,6 +50,8 @@ ACCESS_KEY, SECRET_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 ENDPOINT = "serving.kserve.io/s3-endpoint"
 USE_HTTPS = "serving.kserve.io/s3-usehttps"
 IRSA = "eks.amazonaws.com/role-arn"
+GCS_KEY_FILE = "gcloud-application-credentials.json"
+WORKLOAD_IDENTITY = "iam.gke.io/gcp-service-account"
 DOCS = 'docs/kubeflow.md, "The predictor\'s account"'
 
 
@@ -92,17 +104,28 @@ def _endpoint_line(needs: Needs, reader: Reader, s3, what: str) -> lines.Line:
   return lines.ok(what)
 
 
-def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
+def _account(reader: Reader, account: str, what: str):
+  """(the Secrets it lists, its annotations), or a FAIL line when it does
+  not exist."""
   found = reader.service_account(account)
   if found is None and account == "default":  # every namespace's, made by Kubernetes
     found = [], {}
-  create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount and Secret of "
-            f"{DOCS}")
   if found is None:
     return lines.fail(what, f"expected the ServiceAccount {account} in namespace "
                             f"{reader.namespace}, found none: Kubernetes refuses the "
-                            f"predictor's pods", create)
+                            f"predictor's pods",
+                      f"kubectl -n {reader.namespace} apply -f the ServiceAccount and Secret "
+                      f"of {DOCS}")
+  return found
+
+
+def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
+  found = _account(reader, account, what)
+  if isinstance(found, lines.Line):
+    return found
   listed, annotations = found
+  create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount and Secret of "
+            f"{DOCS}")
   if IRSA in annotations:
     return lines.unchecked(what, f"the ServiceAccount {account} takes its keys from the AWS "
                                  f"IAM role {annotations[IRSA]} ({IRSA}), not read here")
@@ -127,14 +150,49 @@ def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> line
   return _endpoint_line(needs, reader, s3, what)
 
 
+def _gcs_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
+  found = _account(reader, account, what)
+  if isinstance(found, lines.Line):
+    return found
+  listed, annotations = found
+  s3, missing = _s3_secrets(reader, account, listed)
+  if missing:
+    return lines.fail(what, *missing)
+  s3 = {name for name, _ in s3}  # KServe reads those as S3's, whatever else they hold
+  gcs = [name for name in listed if name not in s3 and GCS_KEY_FILE in reader.secret_keys(name)]
+  if len(gcs) > 1:
+    return lines.fail(what, f"expected one Secret holding {GCS_KEY_FILE} on the ServiceAccount "
+                            f"{account}, found {len(gcs)} ({', '.join(gcs)}): KServe mounts each "
+                            f"at /var/secrets/, and Kubernetes refuses the predictor's pod "
+                            f"(volumeMounts mountPath: must be unique)",
+                      f"keep one of them on the ServiceAccount {account} (kubectl -n "
+                      f"{reader.namespace} edit serviceaccount {account})")
+  if gcs:
+    return lines.ok(f"{what} ({gcs[0]}'s {GCS_KEY_FILE})")
+  serving_dir = needs.places["the serving dir"]
+  if WORKLOAD_IDENTITY in annotations:
+    return lines.unchecked(what, f"the ServiceAccount {account} takes its Google credentials "
+                                 f"from Workload Identity ({WORKLOAD_IDENTITY}: "
+                                 f"{annotations[WORKLOAD_IDENTITY]}); whether that account may "
+                                 f"read {serving_dir} is not read here")
+  return lines.unchecked(what, f"no Secret on the ServiceAccount {account} holds {GCS_KEY_FILE}, "
+                               f"and it has no {WORKLOAD_IDENTITY}: the storage initializer "
+                               f"reads {serving_dir} with the node's own Google credentials, "
+                               f"which doctor cannot test from here ({DOCS})")
+
+
 def check(needs: Needs, reader: Reader) -> Optional[lines.Line]:
-  """The predictor account's line, for an s3:// serving dir; None otherwise
-  (GCS credentials and Workload Identity are not read here)."""
-  if not needs.places.get("the serving dir", "").startswith("s3://"):
-    return None
+  """The predictor account's line, for an s3:// or gs:// serving dir; None
+  otherwise."""
+  serving_dir = needs.places.get("the serving dir", "")
   account = needs.kserve_target.get("service_account") or "default"
-  what = f"the predictor's service account {account} and its S3 Secret"
+  if serving_dir.startswith("s3://"):
+    what, checked = f"the predictor's service account {account} and its S3 Secret", _account_line
+  elif serving_dir.startswith("gs://"):
+    what, checked = f"the predictor's service account {account} and its GCS credentials", _gcs_line
+  else:
+    return None
   try:
-    return _account_line(needs, reader, account, what)
+    return checked(needs, reader, account, what)
   except Unreadable as e:
     return lines.unchecked(what, str(e))

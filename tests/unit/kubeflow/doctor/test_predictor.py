@@ -163,3 +163,62 @@ def test_a_user_who_may_not_read_secrets_gets_not_checked(tmp_path, monkeypatch,
   line = only(found, "not checked the predictor's")
   assert line.startswith(f"not checked {WHAT}: your kubeconfig's user may not get secret "
                          "s3-reader-s3 in namespace team-a (HTTP 403)"), line
+
+
+GS = "gs://models/digits"
+GCS = "the predictor's service account gcs-reader and its GCS credentials"
+
+
+def _gcs_line(tmp_path, monkeypatch, secrets, annotations=None, listed=None) -> str:
+  """The predictor's line for a gs:// serving dir on a clean install where
+  the account gcs-reader, with `annotations`, lists `listed` (default: the
+  `secrets` made, name -> its keys)."""
+  from commands.kubeflow import runs
+  from kubeflow.doctor import needs, predictor
+  from kubeflow.doctor.cluster import Reader
+  path = spec(tmp_path / "c", kserve=True, kserve_account="gcs-reader", serving_dir=GS)
+  with Install(tmp_path, monkeypatch, spec_path=path) as install:
+    for name, keys in secrets.items():
+      install.store.create(("v1", NS, "secrets", name), {"stringData": dict.fromkeys(keys, "x")})
+    install.store.create(("v1", NS, "serviceaccounts", "gcs-reader"), {
+        "metadata": {"annotations": annotations or {}},
+        "secrets": [{"name": name} for name in (secrets if listed is None else listed)]})
+    return str(predictor.check(needs.read(runs.load_spec(path), path), Reader(NS)))
+
+
+def test_a_gs_serving_dir_with_kserves_key_file_passes(tmp_path, monkeypatch):
+  line = _gcs_line(tmp_path, monkeypatch, {"gcs-key": ["gcloud-application-credentials.json"]})
+  assert line == f"ok  {GCS} (gcs-key's gcloud-application-credentials.json)"
+
+
+def test_two_gcs_key_secrets_mount_at_one_path_and_fail(tmp_path, monkeypatch):
+  line = _gcs_line(tmp_path, monkeypatch, {
+      "gcs-a": ["gcloud-application-credentials.json"],
+      "aws": ["AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "gcloud-application-credentials.json"],
+      "gcs-b": ["gcloud-application-credentials.json"]})
+  assert line.startswith(f"FAIL {GCS}: expected one Secret holding gcloud-application-"
+                         "credentials.json on the ServiceAccount gcs-reader, found 2 (gcs-a, "
+                         "gcs-b): KServe mounts each at /var/secrets/"), line  # aws is S3's
+  assert line.endswith("fix: keep one of them on the ServiceAccount gcs-reader (kubectl -n "
+                       "team-a edit serviceaccount gcs-reader)"), line
+
+
+def test_a_gs_serving_dir_without_a_key_file_is_not_checked_saying_whose_credentials(
+    tmp_path, monkeypatch):
+  line = _gcs_line(tmp_path, monkeypatch, {"other": ["token"]})
+  assert line.startswith(f"not checked {GCS}: no Secret on the ServiceAccount gcs-reader holds "
+                         "gcloud-application-credentials.json, and it has no "
+                         "iam.gke.io/gcp-service-account: the storage initializer reads "
+                         f"{GS} with the node's own Google credentials"), line
+  line = _gcs_line(tmp_path / "w", monkeypatch, {}, {
+      "iam.gke.io/gcp-service-account": "kserve@p.iam.gserviceaccount.com"})
+  assert line == (f"not checked {GCS}: the ServiceAccount gcs-reader takes its Google "
+                  "credentials from Workload Identity (iam.gke.io/gcp-service-account: "
+                  "kserve@p.iam.gserviceaccount.com); whether that account may read "
+                  f"{GS} is not read here")
+
+
+def test_a_gs_serving_dirs_account_listing_a_missing_secret_fails(tmp_path, monkeypatch):
+  line = _gcs_line(tmp_path, monkeypatch, {}, listed=["absent"])
+  assert line.startswith(f"FAIL {GCS}: the ServiceAccount gcs-reader lists the Secret absent, "
+                         "which namespace team-a does not hold"), line
