@@ -18,5 +18,6 @@ def on_cluster(needs: Needs, reader: Reader) -> List[lines.Line]:
   """The lines for `needs` on the cluster `reader` reads."""
   out, provider = store.check_providers(needs, reader)
   out += store.check_secrets(needs, reader, provider)
-  out += training.check(needs, reader) + nodes.check(needs, reader) + serving.check(needs, reader)
-  return profile.compiled_for(needs, out) + out
+  out = profile.compiled_for(needs, out) + out  # what the namespace's store lines follow from
+  return (out + training.check(needs, reader) + nodes.check(needs, reader)
+          + serving.check(needs, reader))

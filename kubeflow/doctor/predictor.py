@@ -9,9 +9,9 @@ unless said; lines at v0.15.2 | v0.20.0), modelled by tests/fakes/kserve_storage
   (:201-203 | :214-216); one that does not exist gives nothing (:204-209 |
   :217-222), and Kubernetes' ServiceAccount admission refuses the pod;
 - each Secret it lists (:232-237 | :260-266) must exist: the injector's
-  error (:245-248 | :274-277) refuses the pod at v0.15.2's webhook
-  (storage_initializer_injector.go:443) and fails v0.20.0's reconcile
-  (:585, ksvc_reconciler.go:186);
+  error (:245-248 | :274-277) refuses the pod at the pod webhook
+  (storage_initializer_injector.go:443 | mutator.go:134, then
+  storage_initializer_injector.go:783 and :585);
 - an S3 Secret is one holding `AWS_SECRET_ACCESS_KEY` (:262 | :291; the names
   config/configmap/inferenceservice.yaml ships, :633-634 | :673-674), and its
   `AWS_ACCESS_KEY_ID` is a required key of the pod's env; the keys are
@@ -25,15 +25,19 @@ unless said; lines at v0.15.2 | v0.20.0), modelled by tests/fakes/kserve_storage
   `credentials.s3.s3Endpoint` (:43-60 | :138), else AWS; HTTPS unless
   `serving.kserve.io/s3-usehttps` is "0" (:25-29 | :176-182).
 For a gs:// serving dir (lines at v0.15.2 | v0.20.0): a listed Secret
-without `AWS_SECRET_ACCESS_KEY` that holds `gcloud-application-credentials.json`
-(gcs/gcs_secret.go :24 | :24; inferenceservice-config's
-`credentials.gcs.gcsCredentialFileName` may rename it, not read here) is
-mounted at /var/secrets/ with GOOGLE_APPLICATION_CREDENTIALS pointing at it
-(:267-276 | :296-305); two such Secrets mount twice at one path, which
-Kubernetes refuses ("must be unique", pkg/apis/core/validation
-ValidateVolumeMounts); with none, the initializer uses the node's or
-Workload Identity's (`iam.gke.io/gcp-service-account`) Google credentials,
-which doctor cannot test from here.
+without `AWS_SECRET_ACCESS_KEY` (read as S3's first) that holds
+`gcloud-application-credentials.json` (gcs/gcs_secret.go :24 | :24;
+inferenceservice-config's `credentials.gcs.gcsCredentialFileName` may
+rename it, not read here) is mounted at /var/secrets/ as the volume
+`user-gcp-sa`, GOOGLE_APPLICATION_CREDENTIALS pointing at it (:267-276 |
+:296-305); a second such Secret adds a second mount of that volume at the
+same path (pkg/utils/utils.go AppendVolumeIfNotExists dedupes volumes by
+name, not mounts), which Kubernetes refuses ("must be unique",
+pkg/apis/core/validation ValidateVolumeMounts); with none, the
+initializer's storage.Client() takes Google's default credentials (on GKE
+the node's or Workload Identity's, `iam.gke.io/gcp-service-account`;
+elsewhere anonymous, public buckets only: storage.py:330-333 |
+kserve_storage.py:689-692), which doctor cannot test from here.
 Not read here: which KServe runs (a form only one release reads is "not
 checked"), IRSA's role (`eks.amazonaws.com/role-arn` on the account), the
 `serving.kserve.io/storageSecretName` annotation and `storage-config`
@@ -162,9 +166,10 @@ def _gcs_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Li
   gcs = [name for name in listed if name not in s3 and GCS_KEY_FILE in reader.secret_keys(name)]
   if len(gcs) > 1:
     return lines.fail(what, f"expected one Secret holding {GCS_KEY_FILE} on the ServiceAccount "
-                            f"{account}, found {len(gcs)} ({', '.join(gcs)}): KServe mounts each "
-                            f"at /var/secrets/, and Kubernetes refuses the predictor's pod "
-                            f"(volumeMounts mountPath: must be unique)",
+                            f"{account}, found {len(gcs)} ({', '.join(gcs)}): KServe mounts the "
+                            f"first one's volume at /var/secrets/ once for each, and Kubernetes "
+                            f"refuses the predictor's pod (volumeMounts mountPath: must be "
+                            f"unique)",
                       f"keep one of them on the ServiceAccount {account} (kubectl -n "
                       f"{reader.namespace} edit serviceaccount {account})")
   if gcs:
@@ -175,10 +180,15 @@ def _gcs_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Li
                                  f"from Workload Identity ({WORKLOAD_IDENTITY}: "
                                  f"{annotations[WORKLOAD_IDENTITY]}); whether that account may "
                                  f"read {serving_dir} is not read here")
-  return lines.unchecked(what, f"no Secret on the ServiceAccount {account} holds {GCS_KEY_FILE}, "
-                               f"and it has no {WORKLOAD_IDENTITY}: the storage initializer "
-                               f"reads {serving_dir} with the node's own Google credentials, "
-                               f"which doctor cannot test from here ({DOCS})")
+  as_s3 = [name for name in sorted(s3) if GCS_KEY_FILE in reader.secret_keys(name)]
+  held = (f"only the Secret {as_s3[0]} holds {GCS_KEY_FILE}, and KServe reads it as S3's (it "
+          f"holds {SECRET_KEY}): split it" if as_s3
+          else f"no Secret on the ServiceAccount {account} holds {GCS_KEY_FILE}")
+  return lines.unchecked(what, f"{held}, and the account has no {WORKLOAD_IDENTITY}: the "
+                               f"storage initializer reads {serving_dir} with Google's default "
+                               f"credentials (on GKE the node's or Workload Identity's; "
+                               f"elsewhere none, public buckets only), which doctor cannot test "
+                               f"from here ({DOCS})")
 
 
 def check(needs: Needs, reader: Reader) -> Optional[lines.Line]:

@@ -12,7 +12,7 @@ from kubeflow.doctor.needs import Needs
 
 
 def compiled_for(needs: Needs, found: List[lines.Line]) -> List[lines.Line]:
-  """A line to put first when the cluster's lines `found` fail and
+  """A line to put first when the store's lines `found` fail and
   `--namespace` is not the namespace the spec was compiled for: without
   it, a spec compiled for team-a and sent to `kubeflow` fails on the
   store's ConfigMap and Secret with no word of team-a. Not a failure by
@@ -25,7 +25,7 @@ def compiled_for(needs: Needs, found: List[lines.Line]) -> List[lines.Line]:
       f"the namespace the run goes to ({needs.namespace})",
       f"the spec was compiled for namespace {compiled} (its steps read the keys of the "
       f"namespace they run in, its paths lie under {compiled}'s prefixes), and --namespace "
-      f"{needs.namespace} sends it to {needs.namespace}, whose lines fail below",
+      f"{needs.namespace} sends it to {needs.namespace}, whose store lines fail below",
       f"run it in {compiled} (--namespace {compiled}), or compile it again with "
       f"--namespace {needs.namespace}")]
 

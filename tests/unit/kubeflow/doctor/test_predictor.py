@@ -198,7 +198,8 @@ def test_two_gcs_key_secrets_mount_at_one_path_and_fail(tmp_path, monkeypatch):
       "gcs-b": ["gcloud-application-credentials.json"]})
   assert line.startswith(f"FAIL {GCS}: expected one Secret holding gcloud-application-"
                          "credentials.json on the ServiceAccount gcs-reader, found 2 (gcs-a, "
-                         "gcs-b): KServe mounts each at /var/secrets/"), line  # aws is S3's
+                         "gcs-b): KServe mounts the first one's volume at /var/secrets/ once "
+                         "for each"), line  # aws is S3's
   assert line.endswith("fix: keep one of them on the ServiceAccount gcs-reader (kubectl -n "
                        "team-a edit serviceaccount gcs-reader)"), line
 
@@ -207,9 +208,14 @@ def test_a_gs_serving_dir_without_a_key_file_is_not_checked_saying_whose_credent
     tmp_path, monkeypatch):
   line = _gcs_line(tmp_path, monkeypatch, {"other": ["token"]})
   assert line.startswith(f"not checked {GCS}: no Secret on the ServiceAccount gcs-reader holds "
-                         "gcloud-application-credentials.json, and it has no "
+                         "gcloud-application-credentials.json, and the account has no "
                          "iam.gke.io/gcp-service-account: the storage initializer reads "
-                         f"{GS} with the node's own Google credentials"), line
+                         f"{GS} with Google's default credentials (on GKE the node's"), line
+  line = _gcs_line(tmp_path / "s3", monkeypatch, {
+      "both": ["AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "gcloud-application-credentials.json"]})
+  assert line.startswith(f"not checked {GCS}: only the Secret both holds gcloud-application-"
+                         "credentials.json, and KServe reads it as S3's (it holds "
+                         "AWS_SECRET_ACCESS_KEY): split it, and the account has no"), line
   line = _gcs_line(tmp_path / "w", monkeypatch, {}, {
       "iam.gke.io/gcp-service-account": "kserve@p.iam.gserviceaccount.com"})
   assert line == (f"not checked {GCS}: the ServiceAccount gcs-reader takes its Google "
