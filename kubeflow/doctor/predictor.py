@@ -38,10 +38,16 @@ initializer's storage.Client() takes Google's default credentials (on GKE
 the node's or Workload Identity's, `iam.gke.io/gcp-service-account`;
 elsewhere anonymous, public buckets only: storage.py:330-333 |
 kserve_storage.py:689-692), which doctor cannot test from here.
+An InferenceService already there with `serving.kserve.io/storageSecretName`
+(inferenceservice-config's `storageSecretNameAnnotation`, shipped with that
+name: config/configmap/inferenceservice.yaml :203 | :218) takes its
+credentials from that Secret alone, not the account's (:219-229 | :248-258);
+KServeDeploy's merge patch keeps its annotations, so that line is "not
+checked".
 Not read here: which KServe runs (a form only one release reads is "not
-checked"), IRSA's role (`eks.amazonaws.com/role-arn` on the account), the
-`serving.kserve.io/storageSecretName` annotation and `storage-config`
-(KServeDeploy writes neither), `s3-verifyssl` and CA bundles.
+checked"), IRSA's role (`eks.amazonaws.com/role-arn` on the account),
+`storage-config` and a `storage:` spec (KServeDeploy writes neither),
+`s3-verifyssl` and CA bundles.
 """
 
 from typing import List, Optional
@@ -54,6 +60,7 @@ ACCESS_KEY, SECRET_KEY = "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"
 ENDPOINT = "serving.kserve.io/s3-endpoint"
 USE_HTTPS = "serving.kserve.io/s3-usehttps"
 IRSA = "eks.amazonaws.com/role-arn"
+STORAGE_SECRET = "serving.kserve.io/storageSecretName"
 GCS_KEY_FILE = "gcloud-application-credentials.json"
 WORKLOAD_IDENTITY = "iam.gke.io/gcp-service-account"
 DOCS = 'docs/kubeflow.md, "The predictor\'s account"'
@@ -203,6 +210,22 @@ def check(needs: Needs, reader: Reader) -> Optional[lines.Line]:
   else:
     return None
   try:
+    secret = _storage_secret(needs, reader)
+    if secret:
+      return lines.unchecked(what, f"the InferenceService {needs.kserve_target['name']} already "
+                                   f"there names the Secret {secret} in its {STORAGE_SECRET} "
+                                   f"annotation, which KServe reads instead of the account's "
+                                   f"Secrets and a deploy keeps; not read here")
     return checked(needs, reader, account, what)
   except Unreadable as e:
     return lines.unchecked(what, str(e))
+
+
+def _storage_secret(needs: Needs, reader: Reader) -> str:
+  from serving import kserve
+  name = needs.kserve_target.get("name")
+  try:  # one the user may not read: the mode's line says so; the account's is still read
+    found = reader.custom(kserve.GROUP, kserve.API_VERSION, kserve.PLURAL, name) if name else None
+  except Unreadable:
+    return ""
+  return ((found or {}).get("metadata", {}).get("annotations") or {}).get(STORAGE_SECRET, "")

@@ -228,3 +228,19 @@ def test_a_gs_serving_dirs_account_listing_a_missing_secret_fails(tmp_path, monk
   line = _gcs_line(tmp_path, monkeypatch, {}, listed=["absent"])
   assert line.startswith(f"FAIL {GCS}: the ServiceAccount gcs-reader lists the Secret absent, "
                          "which namespace team-a does not hold"), line
+
+
+def test_an_inference_service_naming_its_own_storage_secret_is_not_checked(
+    tmp_path, monkeypatch, capsys):
+  """KServe reads the annotation's Secret instead of the account's, and
+  KServeDeploy's merge patch keeps the annotation."""
+  from serving import kserve
+  status, line = _found(tmp_path, monkeypatch, capsys, lambda store: store.create(
+      (f"{kserve.GROUP}/{kserve.API_VERSION}", NS, kserve.PLURAL, "digits"),
+      {"metadata": {"annotations": {"serving.kserve.io/storageSecretName": "by-hand",
+                                    "serving.kserve.io/deploymentMode": "Serverless"}},
+       "spec": {"predictor": {"model": {"storageUri": "s3://mlpipeline/private/team-a/serving/1"}}}}))
+  assert (status, line) == (0, f"not checked {WHAT}: the InferenceService digits already there "
+                               "names the Secret by-hand in its serving.kserve.io/"
+                               "storageSecretName annotation, which KServe reads instead of the "
+                               "account's Secrets and a deploy keeps; not read here")
