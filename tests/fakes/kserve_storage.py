@@ -12,8 +12,11 @@ From kserve/kserve, file:line at each tag (v0.15.2 | v0.20.0):
   (:232-237 | :260-266), merged by pkg/credentials/utils.go MergeEnvs
   (:135 | :139): a later Secret's plain values (endpoint, region) replace
   an earlier's, its keys (`valueFrom`) never, so the first S3 Secret's
-  keys are used; a listed Secret that is missing fails the
-  predictor's reconcile (mountSecretCredential :245-248 | :274-277);
+  keys are used; a listed Secret that is missing makes the pod webhook
+  refuse the predictor's pod (mountSecretCredential :245-248 | :274-277,
+  returned through storage_initializer_injector.go:443 | mutator.go:134,
+  storage_initializer_injector.go:783 and :585), so the revision never
+  gets Ready;
 - an S3 Secret is one holding the secret key under the configured name
   (:262 | :291), the ConfigMap `inferenceservice-config`'s `credentials`
   `s3.s3AccessKeyIDName`/`s3SecretAccessKeyName`, shipped as
