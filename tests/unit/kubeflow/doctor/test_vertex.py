@@ -208,3 +208,26 @@ def test_a_message_is_split_at_its_last_colon_outside_the_apis_own_words():
       "your credentials were refused (invalid_grant: Token has been expired or revoked.)",
       "sign in again")
   assert vertex.split("no colon here") == ("no colon here", "see above")
+
+
+def test_expired_credentials_are_one_fail_naming_how_to_sign_in_again(vp, compiled, capsys,
+                                                                      tmp_path, monkeypatch):
+  """`gcloud auth application-default login` of some weeks ago: the user's
+  credentials are found, and Google's token endpoint (a local one here)
+  refuses their refresh token."""
+  import google.auth
+  from tests.unit.kubeflow.api.test_vertex import TokenEndpoint, user_credentials
+  token = TokenEndpoint()
+  monkeypatch.setattr(google.auth, "default",
+                      lambda *a, **k: (user_credentials(token.uri), PROJECT))
+  try:
+    status, found = doctor(capsys, compiled)
+  finally:
+    token.close()
+  assert failed(found) == (
+      "FAIL the Google Cloud credentials: your credentials were refused or could not be "
+      "refreshed (invalid_grant: Token has been expired or revoked.); fix: sign in again with "
+      "`gcloud auth application-default login`, or point GOOGLE_APPLICATION_CREDENTIALS at a "
+      "valid service account key"), found
+  assert "not checked the Vertex AI API: needs credentials" in found
+  assert status == 1
