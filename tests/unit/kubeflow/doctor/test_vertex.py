@@ -216,6 +216,7 @@ def test_expired_credentials_are_one_fail_naming_how_to_sign_in_again(vp, compil
   credentials are found, and Google's token endpoint (a local one here)
   refuses their refresh token."""
   import google.auth
+
   from tests.unit.kubeflow.api.test_vertex import TokenEndpoint, user_credentials
   token = TokenEndpoint()
   monkeypatch.setattr(google.auth, "default",
