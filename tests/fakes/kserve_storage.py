@@ -31,8 +31,10 @@ From kserve/kserve, file:line at each tag (v0.15.2 | v0.20.0):
   AWS_ENDPOINT_URL is `https://` + it unless `serving.kserve.io/s3-usehttps`
   is "0" (:25-29 | :175-183, "https by default"; v0.20.0 also takes an
   endpoint's own `http://` or `https://`, :166-174); `s3-region` gives
-  AWS_DEFAULT_REGION, `s3-verifyssl` S3_VERIFY_SSL (:63-93 | :59-81); no
-  endpoint, no AWS_ENDPOINT_URL: boto3 goes to AWS;
+  AWS_DEFAULT_REGION, `s3-verifyssl` S3_VERIFY_SSL (:63-93, annotations
+  only | :59-81, the annotation, else the Secret's own key of the variable's
+  name, getEnvValue :131-142); no endpoint, no AWS_ENDPOINT_URL: boto3 goes
+  to AWS;
 - the initializer's client: boto3 with AWS_ENDPOINT_URL when set
   (python/kserve/kserve/storage/storage.py :202-205 | python/storage/
   kserve_storage/kserve_storage.py :342-345), the keys from its
@@ -103,8 +105,9 @@ def initializer_env(store, namespace: str, account: str, version: str) -> Dict[s
     if url:
       env.update(S3_ENDPOINT=s3_endpoint, AWS_ENDPOINT_URL=url)
     for annotation, var in ((REGION, "AWS_DEFAULT_REGION"), (VERIFY_SSL, "S3_VERIFY_SSL")):
-      if annotation in annotations:
-        env[var] = annotations[annotation]
+      given = annotations.get(annotation, None if version == "0.15" else data.get(var))
+      if given is not None:
+        env[var] = given
   return env
 
 

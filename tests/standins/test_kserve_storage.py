@@ -1,8 +1,9 @@
 """tests/fakes/kserve_storage.py gives the storage initializer what KServe
 v0.15.2's and v0.20.0's credential builder give it (each rule cited in the
 module's docstring): the predictor's account, `default` when none; the S3
-Secrets it lists; the endpoint and HTTPS from the Secret's annotations,
-v0.20.0 also from its data and the endpoint's own scheme."""
+Secrets it lists; the endpoint, HTTPS, region and SSL verification from
+the Secret's annotations, v0.20.0 also from its data (and the endpoint's
+own scheme)."""
 
 import pytest
 
@@ -48,6 +49,18 @@ def test_v0_20_reads_the_secrets_data_and_the_endpoints_scheme_v0_15_only_annota
       "AWS_ENDPOINT_URL"] == "http://minio.kubeflow:9000"
   assert initializer_env(_store(scheme), NS, "s3-reader", "0.15")[
       "AWS_ENDPOINT_URL"] == "https://http://minio.kubeflow:9000"
+
+
+def test_v0_20_takes_the_region_and_verify_ssl_from_the_secrets_data_too():
+  """The annotation first, else (v0.20.0 only) the Secret's key of the
+  variable's own name."""
+  data = {"AWS_DEFAULT_REGION": "eu-west-1", "S3_VERIFY_SSL": "0"}
+  env = initializer_env(_store(data=data), NS, "s3-reader", "0.20")
+  assert (env["AWS_DEFAULT_REGION"], env["S3_VERIFY_SSL"]) == ("eu-west-1", "0"), env
+  env = initializer_env(_store(data=data), NS, "s3-reader", "0.15")
+  assert "AWS_DEFAULT_REGION" not in env and "S3_VERIFY_SSL" not in env, env
+  annotated = _store({kserve_storage.REGION: "us-east-2"}, data)
+  assert initializer_env(annotated, NS, "s3-reader", "0.20")["AWS_DEFAULT_REGION"] == "us-east-2"
 
 
 def test_a_listed_secret_that_is_missing_fails_and_no_endpoint_goes_to_aws():
