@@ -31,10 +31,12 @@ From kserve/kserve, file:line at each tag (v0.15.2 | v0.20.0):
   AWS_ENDPOINT_URL is `https://` + it unless `serving.kserve.io/s3-usehttps`
   is "0" (:25-29 | :175-183, "https by default"; v0.20.0 also takes an
   endpoint's own `http://` or `https://`, :166-174); `s3-region` gives
-  AWS_DEFAULT_REGION, `s3-verifyssl` S3_VERIFY_SSL (:63-93, annotations
-  only | :59-81, the annotation, else the Secret's own key of the variable's
-  name, getEnvValue :131-142); no endpoint, no AWS_ENDPOINT_URL: boto3 goes
-  to AWS;
+  AWS_DEFAULT_REGION, `s3-verifyssl` S3_VERIFY_SSL (:62-72, :85-94,
+  annotations only | :59-65, :75-81, the annotation, else the Secret's own
+  key of the variable's name, getEnvValue :131-142; then
+  inferenceservice-config's, empty as shipped), each only when not empty;
+  no endpoint, no AWS_ENDPOINT_URL: boto3 goes to AWS. S3_USE_HTTPS, which
+  both also set, is not modelled: neither initializer reads it;
 - the initializer's client: boto3 with AWS_ENDPOINT_URL when set
   (python/kserve/kserve/storage/storage.py :202-205 | python/storage/
   kserve_storage/kserve_storage.py :342-345), the keys from its
@@ -70,15 +72,21 @@ def secret_data(secret: dict) -> Dict[str, str]:
 
 
 def _endpoint(annotations: dict, data: dict, version: str) -> Tuple[str, str]:
-  """(S3_ENDPOINT, AWS_ENDPOINT_URL) as utils.go builds them; ("", "") for none."""
-  old = version == "0.15"  # annotations only
-  given = annotations.get(ENDPOINT, "" if old else data.get("S3_ENDPOINT", "")).strip()
+  """(S3_ENDPOINT, AWS_ENDPOINT_URL) as utils.go builds them; ("", "") for none.
+  Neither release trims the value; v0.15.2 takes an annotation that is
+  there, even empty (:24), v0.20.0 a value that is not empty (:40)."""
+  if version == "0.15":  # annotations only
+    if ENDPOINT not in annotations:
+      return "", ""
+    given = annotations[ENDPOINT]
+    return given, ("http://" if annotations.get(USE_HTTPS) == "0" else "https://") + given
+  given = annotations.get(ENDPOINT, data.get("S3_ENDPOINT", ""))
   if not given:
     return "", ""
-  for scheme in ("" if old else ("https://", "http://")):
+  for scheme in ("https://", "http://"):
     if given.lower().startswith(scheme):
       return given[len(scheme):], given
-  use_https = annotations.get(USE_HTTPS, None if old else data.get("S3_USE_HTTPS"))
+  use_https = annotations.get(USE_HTTPS, data.get("S3_USE_HTTPS"))
   return given, ("http://" if use_https == "0" else "https://") + given
 
 
@@ -105,8 +113,10 @@ def initializer_env(store, namespace: str, account: str, version: str) -> Dict[s
     if url:
       env.update(S3_ENDPOINT=s3_endpoint, AWS_ENDPOINT_URL=url)
     for annotation, var in ((REGION, "AWS_DEFAULT_REGION"), (VERIFY_SSL, "S3_VERIFY_SSL")):
+      # Set only when not empty (:67, :89 | :60, :76); an empty annotation
+      # still hides the data's key (getEnvValue).
       given = annotations.get(annotation, None if version == "0.15" else data.get(var))
-      if given is not None:
+      if given:
         env[var] = given
   return env
 

@@ -63,6 +63,25 @@ def test_v0_20_takes_the_region_and_verify_ssl_from_the_secrets_data_too():
   assert initializer_env(annotated, NS, "s3-reader", "0.20")["AWS_DEFAULT_REGION"] == "us-east-2"
 
 
+@pytest.mark.parametrize("version", ["0.15", "0.20"])
+def test_an_empty_value_of_a_later_secret_keeps_the_earlier_ones(version):
+  """KServe sets a variable only from a value that is not empty."""
+  store = _store({kserve_storage.REGION: "eu-west-1", kserve_storage.VERIFY_SSL: "0"})
+  store.create(("v1", NS, "secrets", "more"), {
+      "metadata": {"annotations": {kserve_storage.REGION: "", kserve_storage.VERIFY_SSL: ""}},
+      "stringData": KEYS})
+  store.update(("v1", NS, "serviceaccounts", "s3-reader"),
+               lambda account: account["secrets"].append({"name": "more"}))
+  env = initializer_env(store, NS, "s3-reader", version)
+  assert (env["AWS_DEFAULT_REGION"], env["S3_VERIFY_SSL"]) == ("eu-west-1", "0"), env
+
+
+def test_v0_15_takes_an_empty_endpoint_annotation_and_v0_20_does_not():
+  store = _store({ENDPOINT: ""})
+  assert initializer_env(store, NS, "s3-reader", "0.15")["AWS_ENDPOINT_URL"] == "https://"
+  assert "AWS_ENDPOINT_URL" not in initializer_env(store, NS, "s3-reader", "0.20")
+
+
 def test_a_listed_secret_that_is_missing_fails_and_no_endpoint_goes_to_aws():
   store = kubernetes_api.Store({kserve.PLURAL})
   store.create(("v1", NS, "serviceaccounts", "s3-reader"), {"secrets": [{"name": "gone"}]})
