@@ -51,10 +51,10 @@ def title(result: Optional[dict]) -> str:
 
 def page(result: dict) -> str:
   """The findings as a page of their own (the step's `system.HTML`)."""
-  title_ = title(result)
+  heading = title(result)
   return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          f"<title>{title_}</title><style>{STYLE}</style></head><body>"
-          f"<h2>{title_}</h2>\n" + "\n".join(section_parts(result, True))
+          f"<title>{heading}</title><style>{STYLE}</style></head><body>"
+          f"<h2>{heading}</h2>\n" + "\n".join(section_parts(result, True))
           + "\n</body></html>\n")
 
 

@@ -28,6 +28,7 @@ class Reader:
     self.cluster.namespace = namespace
     self.namespace = namespace
     self._secrets: Dict[str, object] = {}  # name -> the Secret read (None: not there)
+    self._customs: Dict[tuple, Optional[Dict]] = {}  # (group, version, plural, name) -> it
 
   def _read(self, what: str, fn, *args, where: str = "", **kwargs):
     """fn(*args), None for a missing object; Unreadable when refused.
@@ -97,10 +98,14 @@ class Reader:
     return [ref.name for ref in found.secrets or []], dict(found.metadata.annotations or {})
 
   def custom(self, group: str, version: str, plural: str, name: str) -> Optional[Dict]:
-    """A custom object of the namespace, or None."""
-    return self._read(f"get {plural}.{group} {name}",
-                      self.cluster.custom.get_namespaced_custom_object,
-                      group, version, self.namespace, plural, name)
+    """A custom object of the namespace, or None: read once, as the KServe
+    mode's and the predictor's checks ask of the same InferenceService."""
+    key = (group, version, plural, name)
+    if key not in self._customs:
+      self._customs[key] = self._read(f"get {plural}.{group} {name}",
+                                      self.cluster.custom.get_namespaced_custom_object,
+                                      group, version, self.namespace, plural, name)
+    return self._customs[key]
 
   def _raw(self, what: str, fn, *args) -> Optional[Dict]:
     """fn(*args) as the API server's JSON (no client models: a CRD's schema

@@ -50,7 +50,7 @@ checked"), IRSA's role (`eks.amazonaws.com/role-arn` on the account),
 `s3-verifyssl` and CA bundles.
 """
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from kubeflow.doctor import lines
 from kubeflow.doctor.cluster import Reader, Unreadable
@@ -130,11 +130,8 @@ def _account(reader: Reader, account: str, what: str):
   return found
 
 
-def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
-  found = _account(reader, account, what)
-  if isinstance(found, lines.Line):
-    return found
-  listed, annotations = found
+def _s3_line(needs: Needs, reader: Reader, account: str, what: str, listed: List[str],
+             annotations: Dict[str, str]) -> lines.Line:
   create = (f"kubectl -n {reader.namespace} apply -f the ServiceAccount and Secret of "
             f"{DOCS}")
   if IRSA in annotations:
@@ -161,11 +158,8 @@ def _account_line(needs: Needs, reader: Reader, account: str, what: str) -> line
   return _endpoint_line(needs, reader, s3, what)
 
 
-def _gcs_line(needs: Needs, reader: Reader, account: str, what: str) -> lines.Line:
-  found = _account(reader, account, what)
-  if isinstance(found, lines.Line):
-    return found
-  listed, annotations = found
+def _gcs_line(needs: Needs, reader: Reader, account: str, what: str, listed: List[str],
+              annotations: Dict[str, str]) -> lines.Line:
   s3, missing = _s3_secrets(reader, account, listed)
   if missing:
     return lines.fail(what, *missing)
@@ -204,7 +198,7 @@ def check(needs: Needs, reader: Reader) -> Optional[lines.Line]:
   serving_dir = needs.places.get("the serving dir", "")
   account = needs.kserve_target.get("service_account") or "default"
   if serving_dir.startswith("s3://"):
-    what, checked = f"the predictor's service account {account} and its S3 Secret", _account_line
+    what, checked = f"the predictor's service account {account} and its S3 Secret", _s3_line
   elif serving_dir.startswith("gs://"):
     what, checked = f"the predictor's service account {account} and its GCS credentials", _gcs_line
   else:
@@ -216,7 +210,9 @@ def check(needs: Needs, reader: Reader) -> Optional[lines.Line]:
                                    f"there names the Secret {secret} in its {STORAGE_SECRET} "
                                    f"annotation, which KServe reads instead of the account's "
                                    f"Secrets and a deploy keeps; not read here")
-    return checked(needs, reader, account, what)
+    found = _account(reader, account, what)
+    return found if isinstance(found, lines.Line) else checked(needs, reader, account, what,
+                                                               *found)
   except Unreadable as e:
     return lines.unchecked(what, str(e))
 
