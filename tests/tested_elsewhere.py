@@ -80,7 +80,6 @@ TESTED_ELSEWHERE = {
     'commands/tfrecords/schema_cmd.py': 'through `tfrecords schema`: tests/unit/dataset/test_schema.py::test_cli_writes_schema_and_never_overwrites_silently',
     'components/serving_check/check.py': 'the process it starts: tests/processes/components/serving_check/test_serving_check.py::test_a_model_that_serves_as_promised_passes_with_its_latency',
     'components/tuner/worker.py': E2E + 'the search\'s worker processes, tests/e2e/test_tuning.py::test_two_workers_run_four_trials_none_twice',
-    'dataset/metrics.py': 'the metrics each label kind is judged by: tests/unit/pipeline/test_pipeline.py::test_regression_blesses_below_an_upper_bound_and_not_much_worse, tests/unit/components/tuner/test_trial.py::test_auc_is_scored_on_the_positive_class',
     'dataset/converted.py': f'the declaration convert writes: {CONVERT}test_csv_table_becomes_numeric_categorical_and_named_classes',
     'dataset/records/verify.py': f'{FORMAT}test_verify_finds_truncation_inside_gzip_and_passes_good_files',
     'dataset/records/image_bytes.py': f'{CONVERT}test_mixed_png_and_jpeg_keep_their_bytes_and_are_declared_auto, tests/unit/trainer/test_image_decoding.py::test_png_decodes_to_its_uint8_pixels_eagerly_and_inside_tf_data',
